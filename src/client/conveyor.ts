@@ -1,0 +1,261 @@
+import type { Logger } from "pino";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../core/defaults.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
+import { isUuid } from "../core/ids.js";
+import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
+import { isJobStatus, type JobStatus } from "../core/states.js";
+import type { Pool, Queryable } from "../store/db.js";
+import { JobStore } from "../store/job-store.js";
+import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
+import { Worker, type WorkerOptions } from "../worker/worker.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
+import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert, RetryableEnqueue } from "./enqueue.js";
+import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
+
+/** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
+export interface TenantScope {
+  tenant?: string | null;
+}
+
+export interface ListJobsFilter extends TenantScope {
+  status?: JobStatus;
+  kind?: string;
+  queue?: string;
+  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string | null;
+}
+
+export interface ListDeadLettersFilter extends TenantScope {
+  kind?: string;
+  queue?: string;
+  limit?: number;
+  cursor?: string | null;
+}
+
+/** One entry of `enqueueMany`. */
+export type EnqueueManyItem = {
+  job: AnyJobDefinition | string;
+  payload: unknown;
+} & Omit<EnqueueOptions, "tx">;
+
+/** What `cancel` did: cancelled now, cancellation requested of the running handler, or nothing (already terminal). */
+export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal";
+
+// An idempotency race that needs another insert can only repeat while the
+// competing transaction keeps rolling back; three rounds is plenty.
+const IDEMPOTENCY_RETRIES = 3;
+
+/**
+ * The Conveyor client: enqueue, inspect, cancel, manage dead letters, and
+ * create workers. One per process is typical; it holds a connection pool.
+ *
+ * @example
+ * const conveyor = new Conveyor({ connectionString: process.env.DATABASE_URL, jobs: [sendEmail] });
+ * await conveyor.migrate();
+ * const job = await conveyor.enqueue(sendEmail, { to: "ada@example.com", subject: "Hi" });
+ */
+export class Conveyor {
+  readonly options: ResolvedConveyorOptions;
+  /** The store: every statement Conveyor runs. Exposed for the CLI, HTTP layer and tests. */
+  readonly store: JobStore;
+
+  constructor(options: ConveyorOptions) {
+    this.options = resolveConveyorOptions(options);
+    this.store = new JobStore(this.options.pool, this.options.schema);
+  }
+
+  get pool(): Pool {
+    return this.options.pool;
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  /** Registered job kinds. */
+  get jobs(): ReadonlyMap<string, AnyJobDefinition> {
+    return this.options.jobs;
+  }
+
+  /** Apply pending migrations (safe to call from many processes at once). */
+  migrate(): Promise<MigrationResult> {
+    return migrate(this.options.pool, this.options.schema);
+  }
+
+  /** Current and newest schema version, for readiness checks. */
+  schemaStatus(): Promise<SchemaStatus> {
+    return schemaStatus(this.options.pool, this.options.schema);
+  }
+
+  /**
+   * Enqueue one job. The payload is validated by the kind's schema first;
+   * nothing is written when anything is invalid.
+   */
+  async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob>;
+  async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
+  async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
+    const { tx, ...rest } = options;
+    const row = await prepareInsert(this.definitionOf(job), payload, rest);
+    return (await this.insertWithRetry([row], tx))[0]!;
+  }
+
+  /**
+   * Enqueue many jobs in one statement (100,000 in a call is fine). All are
+   * validated before anything is written, and the insert is all or nothing.
+   */
+  async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
+    if (items.length === 0) return [];
+    const rows = [];
+    for (const [index, item] of items.entries()) {
+      const { job, payload, ...rest } = item;
+      try {
+        rows.push(await prepareInsert(this.definitionOf(job), payload, rest));
+      } catch (error) {
+        if (error instanceof ValidationError) {
+          throw new ValidationError(`jobs[${index}]: ${error.message}`, error.issues.map((i) => ({ ...i, path: `jobs.${index}.${i.path}` })));
+        }
+        throw error;
+      }
+    }
+    const hasKeys = rows.some((row) => row.idempotencyKey !== null);
+    if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
+    // A key conflict found after the insert must undo the rows already written.
+    const client = await this.options.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await this.insertWithRetry(rows, client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async insertWithRetry(rows: Parameters<typeof insertJobs>[1], db?: Queryable): Promise<EnqueuedJob[]> {
+    for (let round = 1; ; round++) {
+      try {
+        return await insertJobs(this.store, rows, db);
+      } catch (error) {
+        if (!(error instanceof RetryableEnqueue) || round >= IDEMPOTENCY_RETRIES) throw error;
+      }
+    }
+  }
+
+  /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
+  async getJob(id: string, scope: TenantScope = {}): Promise<JobWithExecutions | null> {
+    checkId(id);
+    const job = await this.store.jobGet(id, scope.tenant ?? null);
+    if (!job) return null;
+    return { ...job, executions: await this.store.executionListByJob(id) };
+  }
+
+  /** Jobs, newest first, with cursor pagination. */
+  async listJobs(filter: ListJobsFilter = {}): Promise<Page<Job>> {
+    if (filter.status !== undefined && !isJobStatus(filter.status)) {
+      throw new ValidationError(`status must be one of queued, running, retrying, succeeded, cancelled, dead; got ${JSON.stringify(filter.status)}`);
+    }
+    const limit = checkLimit(filter.limit);
+    const items = await this.store.jobList({
+      tenant: filter.tenant,
+      status: filter.status,
+      kind: filter.kind,
+      queue: filter.queue,
+      beforeId: decodeCursor(filter.cursor),
+      limit: limit + 1,
+    });
+    return pageOf(items, limit);
+  }
+
+  /**
+   * Cancel a job: queued or retrying ones at once; a running one has its
+   * handler's signal aborted at the worker's next heartbeat; terminal jobs
+   * are left as they are. Throws NotFoundError when there is no such job.
+   */
+  async cancel(id: string, scope: TenantScope = {}): Promise<{ outcome: CancelOutcome; job: Job }> {
+    checkId(id);
+    const tenant = scope.tenant ?? null;
+    const changed = await this.store.jobCancel(id, tenant);
+    if (changed) return { outcome: changed.status === "running" ? "cancel_requested" : "cancelled", job: changed };
+    const job = await this.store.jobGet(id, tenant);
+    if (!job) throw new NotFoundError(`job ${id} not found`);
+    return { outcome: "already_terminal", job };
+  }
+
+  async listDeadLetters(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
+    const limit = checkLimit(filter.limit);
+    const items = await this.store.deadLetterList({
+      tenant: filter.tenant,
+      kind: filter.kind,
+      queue: filter.queue,
+      beforeId: decodeCursor(filter.cursor),
+      limit: limit + 1,
+    });
+    return pageOf(items, limit);
+  }
+
+  async getDeadLetter(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
+    checkId(id);
+    return this.store.deadLetterGet(id, scope.tenant ?? null);
+  }
+
+  /** Put a dead-lettered job back in the queue with fresh attempts (same job id). */
+  async requeueDeadLetter(id: string, scope: TenantScope = {}): Promise<Job> {
+    checkId(id);
+    const job = await this.store.deadLetterRequeue(id, scope.tenant ?? null);
+    if (!job) throw new NotFoundError(`dead letter ${id} not found`);
+    return job;
+  }
+
+  /** Delete a dead-lettered job for good, with its history. */
+  async purgeDeadLetter(id: string, scope: TenantScope = {}): Promise<void> {
+    checkId(id);
+    if (!(await this.store.deadLetterPurge(id, scope.tenant ?? null))) throw new NotFoundError(`dead letter ${id} not found`);
+  }
+
+  /** Workers that reported in recently, with the jobs each is running. */
+  listWorkers(): Promise<WorkerInfo[]> {
+    return this.store.workerList();
+  }
+
+  /** Create a worker for this client's job kinds. Call `start()` on it. */
+  worker(options: WorkerOptions = {}): Worker {
+    return new Worker(this, options);
+  }
+
+  /** Close the pool if Conveyor created it. */
+  async close(): Promise<void> {
+    if (this.options.ownsPool) await this.options.pool.end();
+  }
+
+  private definitionOf(job: AnyJobDefinition | string): AnyJobDefinition {
+    if (typeof job !== "string") return job;
+    const definition = this.options.jobs.get(job);
+    if (!definition) {
+      throw new ValidationError(`unknown job kind ${JSON.stringify(job)}`, [{ path: "kind", message: "unknown job kind" }]);
+    }
+    return definition;
+  }
+}
+
+function checkId(id: string): void {
+  if (typeof id !== "string" || !isUuid(id)) throw new ValidationError(`id must be a UUID, got ${JSON.stringify(id)}`, [{ path: "id", message: "must be a UUID" }]);
+}
+
+function checkLimit(limit: number | undefined): number {
+  const value = limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_LIST_LIMIT) {
+    throw new ValidationError(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(limit)}`, [{ path: "limit", message: "out of range" }]);
+  }
+  return value;
+}
+
+function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: rows.length > limit ? encodeCursor(items.at(-1)!.id) : null };
+}

@@ -1,0 +1,129 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { Logger } from "pino";
+import { type BackoffPolicy, type ResolvedBackoff, resolveBackoff } from "../core/backoff.js";
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_PRIORITY,
+  DEFAULT_QUEUE,
+  DEFAULT_TIMEOUT_MS,
+} from "../core/defaults.js";
+import { ConfigError } from "../core/errors.js";
+import type { RetryAfter } from "../core/errors.js";
+import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
+
+/** What a handler knows about the job it is running. */
+export interface JobInfo {
+  id: string;
+  kind: string;
+  tenant: string;
+  queue: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  maxAttempts: number;
+  /** Id of this attempt; every write about it is fenced on this id. */
+  executionId: string;
+  workerId: string;
+}
+
+/** Everything a handler receives. */
+export interface JobContext<P> {
+  /** The payload, as the schema parsed it. */
+  payload: P;
+  /**
+   * Aborts when the job must stop: cancellation was requested, the lease was
+   * lost (another worker may now own the job), the attempt timed out, or the
+   * worker is shutting down past its grace period. `signal.reason` says which.
+   */
+  signal: AbortSignal;
+  job: JobInfo;
+  /** A child logger carrying job id, kind, attempt, execution id and worker id. */
+  log: Logger;
+  /**
+   * Renew this job's lease now, for a long step between regular heartbeats.
+   * Resolves false (and aborts `signal`) when the lease was already lost.
+   */
+  heartbeat(): Promise<boolean>;
+}
+
+/** A handler returns a JSON-serialisable result (kept on the job), nothing, or a `RetryAfter`. */
+export type JobHandler<P, R = unknown> = (context: JobContext<P>) => Promise<R | RetryAfter> | R | RetryAfter;
+
+export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
+  /** Unique name of the job kind, e.g. `email.send`. Letters, digits and `_ . : - /`. */
+  kind: string;
+  /** Payload validator: any Standard Schema (zod 4, valibot, arktype…). */
+  schema: S;
+  handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
+  /** Attempts before the job is dead-lettered. Default `DEFAULT_MAX_ATTEMPTS` (25). */
+  maxAttempts?: number;
+  /** Retry delays. Defaults in `DEFAULT_BACKOFF_*` (1 s base, 1 h cap, 20% jitter). */
+  backoff?: BackoffPolicy;
+  /** Time limit per attempt in ms; 0 for none. Default `DEFAULT_TIMEOUT_MS` (0). */
+  timeoutMs?: number;
+  /** Queue jobs of this kind go to unless the enqueue names another. Default `"default"`. */
+  queue?: string;
+  /** Default priority; lower runs first. Default 0, range -1000..1000. */
+  priority?: number;
+}
+
+/** A validated, frozen job kind. Pass it to `new Conveyor({ jobs })` and to `enqueue`. */
+export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R = unknown> {
+  readonly kind: string;
+  readonly schema: S;
+  readonly handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
+  readonly maxAttempts: number;
+  readonly backoff: ResolvedBackoff;
+  readonly timeoutMs: number;
+  readonly queue: string;
+  readonly priority: number;
+}
+
+/** Any job definition, whatever its payload type. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyJobDefinition = JobDefinition<StandardSchemaV1<any, any>, any>;
+
+/** Payload type accepted by `enqueue` for a definition. */
+export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
+
+/**
+ * Define a job kind: its name, payload schema and handler.
+ *
+ * @example
+ * const sendEmail = defineJob({
+ *   kind: "email.send",
+ *   schema: z.object({ to: z.email(), subject: z.string() }),
+ *   maxAttempts: 5,
+ *   async handler({ payload, signal }) {
+ *     await mailer.send(payload, { signal });
+ *   },
+ * });
+ */
+export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDefinitionInput<S, R>): JobDefinition<S, R> {
+  checkName(input.kind, "kind");
+  const where = `job "${input.kind}"`;
+  if (!input.schema || typeof input.schema !== "object" || !("~standard" in input.schema)) {
+    throw new ConfigError(`${where}: schema must be a Standard Schema validator (zod 4, valibot, arktype…)`);
+  }
+  if (typeof input.handler !== "function") throw new ConfigError(`${where}: handler must be a function`);
+  const maxAttempts = input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  checkMaxAttempts(maxAttempts, `${where}: maxAttempts`, ConfigError);
+  const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new ConfigError(`${where}: timeoutMs must be a number >= 0 (0 for none), got ${timeoutMs}`);
+  }
+  const queue = input.queue ?? DEFAULT_QUEUE;
+  checkName(queue, `${where}: queue`, ConfigError);
+  const priority = input.priority ?? DEFAULT_PRIORITY;
+  checkPriority(priority, `${where}: priority`, ConfigError);
+  return Object.freeze({
+    kind: input.kind,
+    schema: input.schema,
+    handler: input.handler,
+    maxAttempts,
+    backoff: resolveBackoff(input.backoff, `${where}: backoff`),
+    timeoutMs,
+    queue,
+    priority,
+  });
+}
+

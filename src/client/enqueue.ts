@@ -1,0 +1,143 @@
+import { DEFAULT_TENANT } from "../core/defaults.js";
+import { ConflictError, ValidationError } from "../core/errors.js";
+import { uuidv7 } from "../core/ids.js";
+import { encodeJson } from "../core/json.js";
+import type { Job } from "../core/model.js";
+import type { Queryable } from "../store/db.js";
+import type { JobInsertRow, JobStore } from "../store/job-store.js";
+import type { AnyJobDefinition } from "./define-job.js";
+import { checkIdempotencyKey, checkMaxAttempts, checkName, checkPriority, checkTenant, validatePayload } from "./validate.js";
+
+/** Options for one enqueue. Unset fields come from the job definition. */
+export interface EnqueueOptions {
+  /** Run no earlier than this time. Exclusive with `delayMs`. */
+  runAt?: Date;
+  /** Run no earlier than this many ms from now (database clock). Exclusive with `runAt`. */
+  delayMs?: number;
+  /** Lower runs first; -1000..1000. Default: the definition's. */
+  priority?: number;
+  /** Default: the definition's queue. */
+  queue?: string;
+  /** Default: the definition's maxAttempts. */
+  maxAttempts?: number;
+  /** Same key (per tenant) returns the job it first created; a different kind or payload is refused. */
+  idempotencyKey?: string;
+  /** Default `"default"`. */
+  tenant?: string;
+  /** Run inside your transaction: any client with `query(text, values)`. The job exists only if it commits. */
+  tx?: Queryable;
+}
+
+/** The job as stored, and whether this call created it (false: an idempotency key returned an existing job). */
+export type EnqueuedJob<P = unknown> = Job<P> & { created: boolean };
+
+/** One enqueue request after validation: the row to insert. */
+export async function prepareInsert(
+  definition: AnyJobDefinition,
+  payload: unknown,
+  options: Omit<EnqueueOptions, "tx">,
+): Promise<JobInsertRow> {
+  const { runAt, delayMs } = options;
+  if (runAt !== undefined && delayMs !== undefined) {
+    throw new ValidationError("give runAt or delayMs, not both", [{ path: "runAt", message: "exclusive with delayMs" }]);
+  }
+  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))) {
+    throw new ValidationError("runAt must be a valid Date", [{ path: "runAt", message: "must be a valid Date" }]);
+  }
+  if (delayMs !== undefined && (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0)) {
+    throw new ValidationError(`delayMs must be a finite number >= 0, got ${String(delayMs)}`, [
+      { path: "delayMs", message: "must be a finite number >= 0" },
+    ]);
+  }
+  const priority = options.priority ?? definition.priority;
+  checkPriority(priority);
+  const queue = options.queue ?? definition.queue;
+  checkName(queue, "queue", ValidationError);
+  const maxAttempts = options.maxAttempts ?? definition.maxAttempts;
+  checkMaxAttempts(maxAttempts);
+  const tenant = options.tenant ?? DEFAULT_TENANT;
+  checkTenant(tenant);
+  if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey);
+  const parsed = await validatePayload(definition.schema, payload, definition.kind);
+  return {
+    id: uuidv7(),
+    tenant,
+    queue,
+    kind: definition.kind,
+    payload: encodeJson(parsed),
+    priority,
+    maxAttempts,
+    runAt: runAt ?? null,
+    delayMs: delayMs ?? null,
+    idempotencyKey: options.idempotencyKey ?? null,
+  };
+}
+
+/**
+ * Insert prepared rows and settle idempotency keys: a row whose key already
+ * existed is answered with the existing job when kind and payload match,
+ * and refused with a ConflictError otherwise. Results follow input order.
+ */
+export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[], db?: Queryable): Promise<EnqueuedJob[]> {
+  // Two rows in one batch with the same key must be the same request.
+  const firstByKey = new Map<string, JobInsertRow>();
+  for (const row of rows) {
+    if (row.idempotencyKey === null) continue;
+    const key = `${row.tenant}\u0000${row.idempotencyKey}`;
+    const first = firstByKey.get(key);
+    if (!first) firstByKey.set(key, row);
+    else if (first.kind !== row.kind || first.payload !== row.payload) throw keyConflict(row.idempotencyKey);
+  }
+  const inserted =
+    rows.length === 1 ? [await store.jobInsert(rows[0]!, db)].filter((job): job is Job => job !== null) : await store.jobInsertMany(rows, db);
+  const byId = new Map(inserted.map((job) => [job.id, job]));
+  const results: EnqueuedJob[] = new Array(rows.length);
+  const pending: number[] = [];
+  rows.forEach((row, i) => {
+    const job = byId.get(row.id);
+    if (job) results[i] = { ...job, created: true };
+    else pending.push(i);
+  });
+  if (pending.length > 0) await resolveExisting(store, rows, pending, results, db);
+  return results;
+}
+
+async function resolveExisting(
+  store: JobStore,
+  rows: readonly JobInsertRow[],
+  pending: number[],
+  results: EnqueuedJob[],
+  db?: Queryable,
+): Promise<void> {
+  const byTenant = new Map<string, number[]>();
+  for (const i of pending) byTenant.set(rows[i]!.tenant, [...(byTenant.get(rows[i]!.tenant) ?? []), i]);
+  for (const [tenant, indexes] of byTenant) {
+    const found = await store.jobGetByIdempotencyKeys(
+      tenant,
+      indexes.map((i) => rows[i]!.idempotencyKey!),
+      indexes.map((i) => rows[i]!.payload),
+      db,
+    );
+    const byKey = new Map(found.map((entry) => [entry.key, entry]));
+    for (const i of indexes) {
+      const row = rows[i]!;
+      const existing = byKey.get(row.idempotencyKey!);
+      if (existing === undefined) {
+        // The conflicting insert was rolled back between our insert and this read.
+        // Rare; the caller retries the whole enqueue.
+        throw new RetryableEnqueue();
+      }
+      if (existing.job.kind !== row.kind || !existing.samePayload) throw keyConflict(row.idempotencyKey!);
+      results[i] = { ...existing.job, created: false };
+    }
+  }
+}
+
+/** Internal signal that an idempotency race needs the insert to run again. */
+export class RetryableEnqueue extends Error {}
+
+function keyConflict(key: string): ConflictError {
+  return new ConflictError(
+    `idempotency key ${JSON.stringify(key)} was already used for a different job (kind or payload differ)`,
+  );
+}

@@ -1,0 +1,56 @@
+import type { Logger } from "pino";
+import pino from "pino";
+import { DEFAULT_POOL_SIZE, DEFAULT_SCHEMA } from "../core/defaults.js";
+import { ConfigError } from "../core/errors.js";
+import { createPool, type Pool } from "../store/db.js";
+import type { AnyJobDefinition } from "./define-job.js";
+
+export interface ConveyorOptions {
+  /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
+  connectionString?: string;
+  /** A `pg.Pool` you own (Conveyor never closes it). */
+  pool?: Pool;
+  /** Job kinds this client knows: enqueue by kind name checks against them, workers run them. */
+  jobs?: readonly AnyJobDefinition[];
+  /** Schema holding Conveyor's tables. Default `DEFAULT_SCHEMA` ("conveyor"). */
+  schema?: string;
+  /** Pool size when Conveyor creates the pool. Default `DEFAULT_POOL_SIZE` (10). */
+  poolSize?: number;
+  /** A pino logger. Default: pino at level "info" on stdout. */
+  logger?: Logger;
+}
+
+export interface ResolvedConveyorOptions {
+  readonly pool: Pool;
+  readonly ownsPool: boolean;
+  readonly jobs: ReadonlyMap<string, AnyJobDefinition>;
+  readonly schema: string;
+  readonly logger: Logger;
+}
+
+// Schema names end up in NOTIFY channel names (max 63 bytes) as "<schema>:jobs".
+const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
+
+export function resolveConveyorOptions(options: ConveyorOptions): ResolvedConveyorOptions {
+  if (options.pool && options.connectionString) throw new ConfigError("give either connectionString or pool, not both");
+  if (!options.pool && !options.connectionString) throw new ConfigError("connectionString or pool is required");
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_PATTERN.test(schema)) {
+    throw new ConfigError(`schema must be a letter or _ then up to 47 letters, digits or _, got ${JSON.stringify(schema)}`);
+  }
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+  if (!Number.isInteger(poolSize) || poolSize < 1) throw new ConfigError(`poolSize must be an integer >= 1, got ${poolSize}`);
+  const jobs = new Map<string, AnyJobDefinition>();
+  for (const definition of options.jobs ?? []) {
+    if (jobs.has(definition.kind)) throw new ConfigError(`jobs: kind "${definition.kind}" is defined twice`);
+    jobs.set(definition.kind, definition);
+  }
+  const pool = options.pool ?? createPool({ connectionString: options.connectionString!, max: poolSize, applicationName: "conveyor" });
+  return Object.freeze({
+    pool,
+    ownsPool: !options.pool,
+    jobs,
+    schema,
+    logger: options.logger ?? pino({ level: "info" }),
+  });
+}

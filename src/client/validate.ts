@@ -1,0 +1,66 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import {
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_MAX_ATTEMPTS,
+  MAX_NAME_LENGTH,
+  MAX_PRIORITY,
+  MAX_TENANT_LENGTH,
+  MIN_PRIORITY,
+  NAME_PATTERN,
+} from "../core/defaults.js";
+import { ConfigError, ValidationError, type ValidationIssue } from "../core/errors.js";
+
+type ErrorClass = new (message: string) => Error;
+
+function refuse(ErrorType: ErrorClass | typeof ValidationError, message: string, path: string): never {
+  if (ErrorType === ValidationError) throw new ValidationError(message, [{ path, message }]);
+  throw new (ErrorType as ErrorClass)(message);
+}
+
+/** Kinds and queues: short, printable identifiers. */
+export function checkName(value: unknown, field: string, ErrorType: ErrorClass = ConfigError): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(value)) {
+    refuse(
+      ErrorType,
+      `${field} must be 1-${MAX_NAME_LENGTH} characters of letters, digits and _ . : - /, got ${JSON.stringify(value)}`,
+      field,
+    );
+  }
+}
+
+export function checkTenant(value: unknown, field = "tenant"): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_TENANT_LENGTH || /[\u0000-\u001f]/.test(value)) {
+    refuse(ValidationError, `${field} must be a non-empty string of at most ${MAX_TENANT_LENGTH} printable characters`, field);
+  }
+}
+
+export function checkPriority(value: unknown, field = "priority", ErrorType: ErrorClass = ValidationError): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < MIN_PRIORITY || value > MAX_PRIORITY) {
+    refuse(ErrorType, `${field} must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}, got ${String(value)}`, field);
+  }
+}
+
+export function checkMaxAttempts(value: unknown, field = "maxAttempts", ErrorType: ErrorClass = ValidationError): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_MAX_ATTEMPTS) {
+    refuse(ErrorType, `${field} must be an integer from 1 to ${MAX_MAX_ATTEMPTS}, got ${String(value)}`, field);
+  }
+}
+
+export function checkIdempotencyKey(value: unknown, field = "idempotencyKey"): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH || value.includes("\u0000")) {
+    refuse(ValidationError, `${field} must be a non-empty string of at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without NUL`, field);
+  }
+}
+
+/** Run a Standard Schema validator and return its output, or throw naming each path and rule. */
+export async function validatePayload(schema: StandardSchemaV1, payload: unknown, kind: string): Promise<unknown> {
+  let result = schema["~standard"].validate(payload);
+  if (result instanceof Promise) result = await result;
+  if (!result.issues) return result.value;
+  const issues: ValidationIssue[] = result.issues.map((issue) => ({
+    path: ["payload", ...(issue.path ?? []).map((part) => String(typeof part === "object" ? part.key : part))].join("."),
+    message: issue.message,
+  }));
+  const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
+  throw new ValidationError(`invalid payload for job "${kind}": ${summary}`, issues);
+}

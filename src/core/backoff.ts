@@ -1,0 +1,42 @@
+import {
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_CAP_MS,
+  DEFAULT_BACKOFF_JITTER,
+} from "./defaults.js";
+import { ConfigError } from "./errors.js";
+
+/** How long to wait before retrying a failed attempt. */
+export interface BackoffPolicy {
+  /** Delay after the first failure. Default `DEFAULT_BACKOFF_BASE_MS` (1 s). */
+  baseMs?: number;
+  /** Longest delay. Default `DEFAULT_BACKOFF_CAP_MS` (1 h). */
+  capMs?: number;
+  /** Share of the delay that is random, 0..1. Default `DEFAULT_BACKOFF_JITTER` (0.2). */
+  jitter?: number;
+}
+
+export type ResolvedBackoff = Readonly<Required<BackoffPolicy>>;
+
+export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): ResolvedBackoff {
+  const baseMs = policy.baseMs ?? DEFAULT_BACKOFF_BASE_MS;
+  const capMs = policy.capMs ?? DEFAULT_BACKOFF_CAP_MS;
+  const jitter = policy.jitter ?? DEFAULT_BACKOFF_JITTER;
+  if (!Number.isFinite(baseMs) || baseMs < 0) throw new ConfigError(`${field}.baseMs must be a number >= 0, got ${baseMs}`);
+  if (!Number.isFinite(capMs) || capMs < baseMs) throw new ConfigError(`${field}.capMs must be >= ${field}.baseMs (${baseMs}), got ${capMs}`);
+  if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1) throw new ConfigError(`${field}.jitter must be between 0 and 1, got ${jitter}`);
+  return Object.freeze({ baseMs, capMs, jitter });
+}
+
+/**
+ * Delay before the next attempt after `attempt` failed (attempt counts from 1).
+ * Exponential, capped, then the jittered share is drawn uniformly from
+ * [delay·(1-jitter), delay]: jitter only ever shortens, so the cap holds,
+ * and workers that failed together spread out instead of retrying in lockstep.
+ */
+export function retryDelayMs(policy: ResolvedBackoff, attempt: number, random: () => number = Math.random): number {
+  const exponent = Math.max(0, attempt - 1);
+  // 2^exponent overflows to Infinity past ~1023, and Math.min handles that.
+  const raw = Math.min(policy.capMs, policy.baseMs * 2 ** exponent);
+  const spread = raw * policy.jitter;
+  return Math.round(raw - spread * random());
+}

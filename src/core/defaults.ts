@@ -1,0 +1,72 @@
+/**
+ * Every default and limit in Conveyor, in one place. Options documented
+ * elsewhere point here; nothing sets a default anywhere else.
+ */
+
+/** Schema that holds Conveyor's tables. */
+export const DEFAULT_SCHEMA = "conveyor";
+/** Tenant a job belongs to when none is given. */
+export const DEFAULT_TENANT = "default";
+/** Queue a job goes to when neither its definition nor the enqueue call names one. */
+export const DEFAULT_QUEUE = "default";
+/** Priority when none is given. Lower numbers run first. */
+export const DEFAULT_PRIORITY = 0;
+/** Priorities are limited so they fit a smallint and stay meaningful. */
+export const MIN_PRIORITY = -1000;
+export const MAX_PRIORITY = 1000;
+/** Attempts before a failing job goes to the dead-letter queue. */
+export const DEFAULT_MAX_ATTEMPTS = 25;
+export const MAX_MAX_ATTEMPTS = 1000;
+
+/** Retry backoff: delay = min(cap, base * 2^(attempt-1)), then jittered. */
+export const DEFAULT_BACKOFF_BASE_MS = 1_000;
+export const DEFAULT_BACKOFF_CAP_MS = 60 * 60 * 1000;
+/** Fraction of the delay that is randomised (0 = none, 1 = "full jitter"). */
+export const DEFAULT_BACKOFF_JITTER = 0.2;
+
+/** Per-attempt time limit; 0 means none. */
+export const DEFAULT_TIMEOUT_MS = 0;
+
+/** Kinds and queues are identifiers people read in dashboards; keep them short. */
+export const MAX_NAME_LENGTH = 128;
+export const NAME_PATTERN = /^[A-Za-z0-9_.:\-/]+$/;
+/** Tenants and idempotency keys come from callers; bound them. */
+export const MAX_TENANT_LENGTH = 128;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Page size for `listJobs` when none is given, and the most one page returns. */
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 1000;
+
+/** Rows per INSERT statement in `enqueueMany`; a larger batch is split, all in one transaction. */
+export const ENQUEUE_CHUNK_SIZE = 10_000;
+
+/** Connections in the pool Conveyor creates from a connection string. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/** Worker: jobs run at once. */
+export const DEFAULT_CONCURRENCY = 10;
+/** Worker: how long a claim is owned without renewal. */
+export const DEFAULT_LEASE_MS = 60_000;
+/** Worker: how often leases are renewed; must be at most a third of the lease. */
+export const DEFAULT_HEARTBEAT_MS = 20_000;
+/** Worker: the shortest lease accepted (tests use short leases; production should not). */
+export const MIN_LEASE_MS = 500;
+/** Worker: polling interval when no notification arrives (the fallback to LISTEN/NOTIFY). */
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** Worker: how often expired leases are swept (each sweep is jittered by ±25%). */
+export const DEFAULT_RECLAIM_INTERVAL_MS = 15_000;
+/** Worker: how long shutdown waits for running handlers before aborting them. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/** Worker: most jobs taken in one claim statement. */
+export const DEFAULT_CLAIM_BATCH_SIZE = 100;
+/** Worker: rows handled by one reclaim statement. */
+export const RECLAIM_BATCH_SIZE = 500;
+/** Worker: back-off after a database error, doubling up to the cap. */
+export const ERROR_BACKOFF_MIN_MS = 100;
+export const ERROR_BACKOFF_MAX_MS = 5_000;
+/** Worker: how often the `workers` row is refreshed, and when a silent worker counts as gone. */
+export const WORKER_HEARTBEAT_MS = 10_000;
+export const WORKER_STALE_MS = 60_000;
+/** Payloads nest at most this deep; deeper JSON is refused rather than risking Postgres' stack limit. */
+export const MAX_PAYLOAD_DEPTH = 100;

@@ -1,0 +1,113 @@
+/**
+ * Conveyor's error types. Every error the library raises on purpose is a
+ * `ConveyorError` with a stable `code`, so callers (and the HTTP layer) can
+ * branch on the code instead of parsing messages.
+ */
+
+/** Stable machine-readable error codes. */
+export type ConveyorErrorCode =
+  | "VALIDATION"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "CONFIG"
+  | "DATABASE"
+  | "SCHEMA_TOO_NEW"
+  | "EMBEDDED_POSTGRES";
+
+/** Base class of every error Conveyor raises on purpose. */
+export class ConveyorError extends Error {
+  readonly code: ConveyorErrorCode;
+
+  constructor(code: ConveyorErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** One problem found while validating input: where, and which rule it broke. */
+export interface ValidationIssue {
+  /** Dotted path to the offending value, e.g. `payload.items.0.sku`; empty for the root. */
+  path: string;
+  message: string;
+}
+
+/** Input was refused before anything was written. */
+export class ValidationError extends ConveyorError {
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(message: string, issues: readonly ValidationIssue[] = [], options?: { cause?: unknown }) {
+    super("VALIDATION", message, options);
+    this.issues = issues;
+  }
+}
+
+/** The job, dead letter or key does not exist (or belongs to another tenant). */
+export class NotFoundError extends ConveyorError {
+  constructor(message: string) {
+    super("NOT_FOUND", message);
+  }
+}
+
+/** The request contradicts existing state (an idempotency key reused differently, a terminal job). */
+export class ConflictError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("CONFLICT", message, options);
+  }
+}
+
+/** Options that cannot work, named by field. */
+export class ConfigError extends ConveyorError {
+  constructor(message: string) {
+    super("CONFIG", message);
+  }
+}
+
+/** The database refused or failed an operation in a way the caller cannot fix by changing input. */
+export class DatabaseError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("DATABASE", message, options);
+  }
+}
+
+/** The database was migrated by a newer Conveyor than this one. */
+export class SchemaTooNewError extends ConveyorError {
+  constructor(message: string) {
+    super("SCHEMA_TOO_NEW", message);
+  }
+}
+
+/**
+ * Throw from a handler to fail the job without retrying: it goes straight to
+ * the dead-letter queue. Use it for input that will never succeed (a deleted
+ * account, a malformed address).
+ */
+export class PermanentError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PermanentError";
+  }
+}
+
+/**
+ * Throw (or return) from a handler to run the job again after `delayMs`
+ * without counting the attempt as a failure: for "not yet" conditions such as
+ * a rate limit or an upstream that asked to come back later.
+ */
+export class RetryAfter extends Error {
+  readonly delayMs: number;
+
+  constructor(delayMs: number, message = `retry after ${delayMs} ms`) {
+    super(message);
+    this.name = "RetryAfter";
+    if (!Number.isFinite(delayMs) || delayMs < 0) {
+      throw new ValidationError(`RetryAfter delayMs must be a finite number >= 0, got ${String(delayMs)}`);
+    }
+    this.delayMs = delayMs;
+  }
+}
+
+/** Helper for handlers: `return retryAfter(30_000)`. */
+export function retryAfter(delayMs: number, message?: string): RetryAfter {
+  return new RetryAfter(delayMs, message);
+}

@@ -1,0 +1,70 @@
+import { MAX_PAYLOAD_DEPTH } from "./defaults.js";
+import { ValidationError } from "./errors.js";
+
+/**
+ * Serialise a payload to the JSON text stored in `jsonb`, refusing what
+ * JSON.stringify would silently change or Postgres would reject later:
+ * NaN/Infinity (stringify writes `null`), BigInt, functions, symbols,
+ * cycles, NUL characters and lone UTF-16 surrogates (jsonb cannot hold
+ * either), and nesting deeper than `MAX_PAYLOAD_DEPTH`.
+ * `label` names the value in messages, e.g. `payload`.
+ */
+export function encodeJson(value: unknown, label = "payload"): string {
+  const seen = new Set<object>();
+  check(value, label, 0, seen);
+  return JSON.stringify(value);
+}
+
+function check(value: unknown, path: string, depth: number, seen: Set<object>): void {
+  if (depth > MAX_PAYLOAD_DEPTH) fail(path, `nests deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+  switch (typeof value) {
+    case "string":
+      checkString(value, path);
+      return;
+    case "number":
+      if (!Number.isFinite(value)) fail(path, `is ${value}, which JSON cannot represent`);
+      return;
+    case "boolean":
+      return;
+    case "bigint":
+      fail(path, "is a BigInt, which JSON cannot represent (send it as a string)");
+    case "function":
+    case "symbol":
+      fail(path, `is a ${typeof value}, which JSON cannot represent`);
+    case "undefined":
+      if (depth === 0) fail(path, "is undefined");
+      return; // dropped by JSON.stringify inside objects, as everywhere in JSON
+    case "object":
+      break;
+  }
+  if (value === null) return;
+  const object = value as object;
+  if (seen.has(object)) fail(path, "contains a circular reference");
+  if (typeof (object as { toJSON?: unknown }).toJSON === "function") {
+    // Dates and similar: check what will actually be stored.
+    check((object as { toJSON: () => unknown }).toJSON(), path, depth, seen);
+    return;
+  }
+  seen.add(object);
+  if (Array.isArray(object)) {
+    object.forEach((item, index) => check(item, `${path}.${index}`, depth + 1, seen));
+  } else {
+    for (const [key, item] of Object.entries(object)) {
+      checkString(key, `${path} key ${JSON.stringify(key.slice(0, 40))}`);
+      check(item, `${path}.${key}`, depth + 1, seen);
+    }
+  }
+  seen.delete(object);
+}
+
+// A lone surrogate is a high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function checkString(value: string, path: string): void {
+  if (value.includes("\u0000")) fail(path, "contains a NUL character (\\u0000), which PostgreSQL cannot store");
+  if (LONE_SURROGATE.test(value)) fail(path, "contains a lone UTF-16 surrogate, which is not valid Unicode");
+}
+
+function fail(path: string, problem: string): never {
+  throw new ValidationError(`${path} ${problem}`, [{ path, message: problem }]);
+}

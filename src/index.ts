@@ -1,0 +1,54 @@
+/**
+ * Conveyor: background jobs for TypeScript on PostgreSQL.
+ *
+ * Glossary: a *job kind* is defined once with `defineJob`; a *job* is one
+ * enqueued unit of work of a kind; an *attempt* (execution) is one run of a
+ * job by a worker, owned under a *lease* that heartbeats renew; *fencing*
+ * means every write about a running job names its execution id, so a worker
+ * that lost the lease writes nothing; the *dead-letter queue* keeps jobs
+ * that will not succeed, with their history.
+ */
+export { Conveyor } from "./client/conveyor.js";
+export type {
+  CancelOutcome,
+  EnqueueManyItem,
+  ListDeadLettersFilter,
+  ListJobsFilter,
+  TenantScope,
+} from "./client/conveyor.js";
+export { defineJob } from "./client/define-job.js";
+export type {
+  AnyJobDefinition,
+  JobContext,
+  JobDefinition,
+  JobDefinitionInput,
+  JobHandler,
+  JobInfo,
+  PayloadInput,
+} from "./client/define-job.js";
+export type { EnqueuedJob, EnqueueOptions } from "./client/enqueue.js";
+export type { ConveyorOptions } from "./client/options.js";
+export type { BackoffPolicy } from "./core/backoff.js";
+export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
+export * as defaults from "./core/defaults.js";
+export {
+  ConfigError,
+  ConflictError,
+  ConveyorError,
+  DatabaseError,
+  NotFoundError,
+  PermanentError,
+  RetryAfter,
+  retryAfter,
+  SchemaTooNewError,
+  ValidationError,
+} from "./core/errors.js";
+export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
+export { uuidv7 } from "./core/ids.js";
+export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
+export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
+export type { ExecutionOutcome, JobStatus } from "./core/states.js";
+export type { Queryable } from "./store/db.js";
+export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
+export { Worker } from "./worker/worker.js";
+export type { WorkerOptions } from "./worker/worker.js";

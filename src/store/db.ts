@@ -1,0 +1,47 @@
+import pg from "pg";
+
+/**
+ * The one thing Conveyor needs from a database connection: run a statement
+ * with bound values. A `pg.Pool`, a `pg.Client` inside the caller's
+ * transaction, or any driver wrapper with this shape will do; that is what
+ * makes enqueueing inside your own transaction work.
+ */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+}
+
+/** A pool the library can check clients out of (LISTEN and migrations need a dedicated connection). */
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Return int8 and numeric as JS numbers: counts and attempts fit comfortably.
+// Set per pool (not globally) so Conveyor does not change the caller's pg types.
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20) return (value: string) => Number(value);
+    return (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export interface PoolOptions {
+  connectionString: string;
+  max: number;
+  applicationName: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max,
+    application_name: options.applicationName,
+    types,
+  });
+  // An idle client whose server went away emits 'error' on the pool; without a
+  // listener Node would crash the process. The next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,252 @@
+import type { DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
+import type { ExecutionOutcome } from "../core/states.js";
+import type { Queryable } from "./db.js";
+import { translatePgError } from "./pg-errors.js";
+import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
+import { rowToDeadLetter, rowToExecution, rowToJob, rowToWorker } from "./rows.js";
+
+/** One row of `jobInsertMany`, columns already validated and encoded. */
+export interface JobInsertRow {
+  id: string;
+  tenant: string;
+  queue: string;
+  kind: string;
+  /** JSON text. */
+  payload: string;
+  priority: number;
+  maxAttempts: number;
+  runAt: Date | null;
+  delayMs: number | null;
+  idempotencyKey: string | null;
+}
+
+export interface JobListFilter {
+  tenant?: string | null;
+  status?: string | null;
+  kind?: string | null;
+  queue?: string | null;
+  /** Exclusive: return rows older than this id. */
+  beforeId?: string | null;
+  limit: number;
+}
+
+/** How one attempt that did not succeed ended, as the worker reports it. */
+export interface AttemptEnd {
+  jobId: string;
+  executionId: string;
+  outcome: Extract<ExecutionOutcome, "failed" | "timeout" | "retry_after" | "interrupted">;
+  /** JSON text of a StoredError, or null. */
+  error: string | null;
+  /** Delay before the job may run again. */
+  delayMs: number;
+  /** Skip remaining attempts: straight to the dead-letter queue. */
+  permanent: boolean;
+}
+
+export interface HeldJob {
+  jobId: string;
+  executionId: string;
+}
+
+export interface LeaseState extends HeldJob {
+  cancelRequested: boolean;
+}
+
+/**
+ * All of Conveyor's SQL, behind methods named entity first. Each method runs
+ * on the store's own pool unless a `db` is passed (the caller's transaction).
+ * Statements on the store's own pool are prepared by name; on a caller's
+ * connection they run unnamed, since it may be any driver.
+ */
+export class JobStore {
+  readonly schema: string;
+  private readonly pool: Queryable;
+  private readonly q: Queries;
+
+  constructor(pool: Queryable, schema: string) {
+    this.pool = pool;
+    this.schema = schema;
+    this.q = bindQueries(schema);
+  }
+
+  private async run(query: BoundQuery, values: unknown[], db?: Queryable, prepare = true) {
+    try {
+      if (db && db !== this.pool) return await db.query(query.text, values);
+      if (!prepare) return await this.pool.query(query.text, values);
+      // pg accepts a config object with a statement name; the Queryable type does not say so.
+      return await (this.pool as unknown as { query(config: object): ReturnType<Queryable["query"]> }).query({
+        name: query.name,
+        text: query.text,
+        values,
+      });
+    } catch (error) {
+      throw translatePgError(error);
+    }
+  }
+
+  /** Insert one job; null when its idempotency key already exists for the tenant. */
+  async jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {
+    const { rows } = await this.run(
+      this.q.jobInsert,
+      [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey],
+      db,
+    );
+    return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  /** Insert many jobs in one statement; rows whose idempotency key exists are skipped (not returned). */
+  async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Job[]> {
+    const columns: unknown[][] = Array.from({ length: 10 }, () => new Array(input.length));
+    input.forEach((row, i) => {
+      columns[0]![i] = row.id;
+      columns[1]![i] = row.tenant;
+      columns[2]![i] = row.queue;
+      columns[3]![i] = row.kind;
+      columns[4]![i] = row.payload;
+      columns[5]![i] = row.priority;
+      columns[6]![i] = row.maxAttempts;
+      columns[7]![i] = row.runAt;
+      columns[8]![i] = row.delayMs;
+      columns[9]![i] = row.idempotencyKey;
+    });
+    const { rows } = await this.run(this.q.jobInsertMany, columns, db);
+    return rows.map(rowToJob);
+  }
+
+  /** Jobs holding these idempotency keys, each with whether its payload equals the one given. */
+  async jobGetByIdempotencyKeys(
+    tenant: string,
+    keys: readonly string[],
+    payloads: readonly string[],
+    db?: Queryable,
+  ): Promise<Array<{ job: Job; samePayload: boolean; key: string }>> {
+    const { rows } = await this.run(this.q.jobGetByIdempotencyKeys, [tenant, keys, payloads], db, false);
+    return rows.map((row) => ({ job: rowToJob(row), samePayload: row.same_payload === true, key: row.requested_key }));
+  }
+
+  async jobGet(id: string, tenant: string | null, db?: Queryable): Promise<Job | null> {
+    const { rows } = await this.run(this.q.jobGet, [id, tenant], db);
+    return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  async executionListByJob(jobId: string, db?: Queryable): Promise<JobExecution[]> {
+    const { rows } = await this.run(this.q.executionListByJob, [jobId], db);
+    return rows.map(rowToExecution);
+  }
+
+  async jobList(filter: JobListFilter, db?: Queryable): Promise<Job[]> {
+    const { rows } = await this.run(
+      this.q.jobList,
+      [filter.tenant ?? null, filter.status ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
+      db,
+      false, // optional filters: a generic plan would ignore which ones are set
+    );
+    return rows.map(rowToJob);
+  }
+
+  /** Cancel now (queued/retrying) or request it (running); null when not cancellable or not found. */
+  async jobCancel(id: string, tenant: string | null, db?: Queryable): Promise<Job | null> {
+    const { rows } = await this.run(this.q.jobCancel, [id, tenant], db);
+    return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<Job[]> {
+    const { rows } = await this.run(this.q.jobClaim, [workerId, limit, kinds, queues, leaseMs]);
+    return rows.map(rowToJob);
+  }
+
+  /** Renew leases; returns the jobs still held (with their cancel flag). Missing ones were lost. */
+  async jobHeartbeat(held: readonly HeldJob[], leaseMs: number): Promise<LeaseState[]> {
+    if (held.length === 0) return [];
+    const { rows } = await this.run(this.q.jobHeartbeat, [held.map((h) => h.jobId), held.map((h) => h.executionId), leaseMs]);
+    return rows.map((row) => ({ jobId: row.id, executionId: row.execution_id, cancelRequested: row.cancel_requested }));
+  }
+
+  /** Mark attempts succeeded; returns the execution ids actually written (the rest were fenced). */
+  async jobComplete(done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
+    if (done.length === 0) return new Set();
+    const { rows } = await this.run(this.q.jobComplete, [
+      done.map((d) => d.jobId),
+      done.map((d) => d.executionId),
+      done.map((d) => d.result),
+    ]);
+    return new Set(rows.map((row) => row.execution_id as string));
+  }
+
+  /** End attempts that did not succeed; returns the jobs as moved (fenced ones are absent). */
+  async jobEndAttempts(ends: readonly AttemptEnd[]): Promise<Job[]> {
+    if (ends.length === 0) return [];
+    const { rows } = await this.run(this.q.jobEndAttempts, [
+      ends.map((e) => e.jobId),
+      ends.map((e) => e.executionId),
+      ends.map((e) => e.outcome),
+      ends.map((e) => e.error),
+      ends.map((e) => e.delayMs),
+      ends.map((e) => e.permanent),
+    ]);
+    return rows.map(rowToJob);
+  }
+
+  /** Return up to `limit` jobs with expired leases to the queue (or the dead-letter queue). */
+  async jobReclaimExpired(limit: number): Promise<Job[]> {
+    const error = JSON.stringify({ name: "LeaseExpired", message: "lease expired" });
+    const { rows } = await this.run(this.q.jobReclaimExpired, [limit, error]);
+    return rows.map(rowToJob);
+  }
+
+  async deadLetterList(
+    filter: { tenant?: string | null; kind?: string | null; queue?: string | null; beforeId?: string | null; limit: number },
+  ): Promise<DeadLetter[]> {
+    const { rows } = await this.run(
+      this.q.deadLetterList,
+      [filter.tenant ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
+      undefined,
+      false,
+    );
+    return rows.map(rowToDeadLetter);
+  }
+
+  async deadLetterGet(id: string, tenant: string | null): Promise<DeadLetter | null> {
+    const { rows } = await this.run(this.q.deadLetterGet, [id, tenant]);
+    return rows[0] ? rowToDeadLetter(rows[0]) : null;
+  }
+
+  async deadLetterRequeue(id: string, tenant: string | null): Promise<Job | null> {
+    const { rows } = await this.run(this.q.deadLetterRequeue, [id, tenant]);
+    return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  async deadLetterPurge(id: string, tenant: string | null): Promise<boolean> {
+    const { rows } = await this.run(this.q.deadLetterPurge, [id, tenant]);
+    return rows.length > 0;
+  }
+
+  async workerUpsert(worker: {
+    id: string;
+    hostname: string;
+    pid: number;
+    queues: readonly string[] | null;
+    kinds: readonly string[];
+    concurrency: number;
+    staleMs: number;
+  }): Promise<void> {
+    await this.run(this.q.workerUpsert, [
+      worker.id,
+      worker.hostname,
+      worker.pid,
+      worker.queues,
+      worker.kinds,
+      worker.concurrency,
+      worker.staleMs,
+    ]);
+  }
+
+  async workerDeregister(id: string): Promise<void> {
+    await this.run(this.q.workerDeregister, [id]);
+  }
+
+  async workerList(): Promise<WorkerInfo[]> {
+    const { rows } = await this.run(this.q.workerList, []);
+    return rows.map(rowToWorker);
+  }
+}

@@ -1,0 +1,109 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { SchemaTooNewError } from "../core/errors.js";
+import type { Pool } from "./db.js";
+import { quoteIdent } from "./db.js";
+import { translatePgError } from "./pg-errors.js";
+
+/** One numbered migration file, e.g. `001_initial.sql`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
+
+// Both keys of the advisory lock: a constant for "Conveyor migrations" and the schema's hash.
+const LOCK_NAMESPACE = 0x436f6e76; // "Conv"
+
+/** The migrations shipped with this version of Conveyor, in order. */
+export function loadMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /^\d+_.+\.sql$/.test(file))
+    .map((file) => ({
+      version: Number.parseInt(file, 10),
+      name: file.replace(/\.sql$/, ""),
+      sql: readFileSync(MIGRATIONS_DIR + file, "utf8"),
+    }))
+    .sort((a, b) => a.version - b.version);
+}
+
+export interface MigrationResult {
+  /** Versions applied by this call (empty when the schema was already current). */
+  applied: number[];
+  /** Schema version after the call. */
+  version: number;
+}
+
+/**
+ * Bring `schema` up to the newest migration. Runs under a session advisory
+ * lock keyed by the schema, so any number of processes may call it at once:
+ * one applies, the others wait and then find nothing to do. Each migration
+ * runs in its own transaction together with its ledger row.
+ */
+export async function migrate(pool: Pool, schema: string): Promise<MigrationResult> {
+  const migrations = loadMigrations();
+  const latest = migrations.at(-1)?.version ?? 0;
+  const quoted = quoteIdent(schema);
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${quoted}.migrations (
+           version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${quoted}.migrations`);
+      const done = new Set(rows.map((row) => row.version));
+      const newest = Math.max(0, ...done);
+      if (newest > latest) {
+        throw new SchemaTooNewError(
+          `schema ${quoted} is at migration ${newest} but this Conveyor only knows up to ${latest}; upgrade Conveyor`,
+        );
+      }
+      const applied: number[] = [];
+      for (const migration of migrations) {
+        if (done.has(migration.version)) continue;
+        await client.query("BEGIN");
+        try {
+          await client.query(migration.sql.replaceAll("{{schema}}", quoted));
+          await client.query(`INSERT INTO ${quoted}.migrations (version, name) VALUES ($1, $2)`, [
+            migration.version,
+            migration.name,
+          ]);
+          await client.query("COMMIT");
+        } catch (error) {
+          await client.query("ROLLBACK");
+          throw error;
+        }
+        applied.push(migration.version);
+      }
+      return { applied, version: latest };
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_NAMESPACE, schema]);
+    }
+  } catch (error) {
+    throw translatePgError(error);
+  } finally {
+    client.release();
+  }
+}
+
+export interface SchemaStatus {
+  /** Newest migration applied to the database (0 when none). */
+  current: number;
+  /** Newest migration this code knows. */
+  latest: number;
+}
+
+/** Where the schema stands, without changing anything (for readiness checks). */
+export async function schemaStatus(db: { query: Pool["query"] }, schema: string): Promise<SchemaStatus> {
+  const latest = loadMigrations().at(-1)?.version ?? 0;
+  const { rows } = await db.query<{ version: number | null }>(
+    `SELECT CASE WHEN to_regclass($1) IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM ${quoteIdent(schema)}.migrations) END AS version`,
+    [`${quoteIdent(schema)}.migrations`],
+  );
+  return { current: rows[0]?.version ?? 0, latest };
+}

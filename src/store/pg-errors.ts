@@ -1,0 +1,43 @@
+import { ConflictError, ConveyorError, DatabaseError, ValidationError } from "../core/errors.js";
+
+/** Postgres SQLSTATE codes Conveyor reacts to. */
+export const PG_UNIQUE_VIOLATION = "23505";
+export const PG_CHECK_VIOLATION = "23514";
+export const PG_UNTRANSLATABLE_CHARACTER = "22P05";
+export const PG_INVALID_TEXT_REPRESENTATION = "22P02";
+
+interface PgErrorShape {
+  code?: string;
+  message?: string;
+  constraint?: string;
+}
+
+/**
+ * Turn a driver error into a Conveyor error, in one place. Errors that are
+ * already Conveyor's pass through; connection failures and unknown codes
+ * become `DatabaseError` with the original as `cause`.
+ */
+export function translatePgError(error: unknown): Error {
+  if (error instanceof ConveyorError) return error;
+  const pgError = error as PgErrorShape;
+  switch (pgError?.code) {
+    case PG_UNIQUE_VIOLATION:
+      return new ConflictError(`conflicts with an existing row (${pgError.constraint ?? "unique constraint"})`, { cause: error });
+    case PG_CHECK_VIOLATION:
+      return new ValidationError(`violates ${pgError.constraint ?? "a check constraint"}`, [], { cause: error });
+    case PG_UNTRANSLATABLE_CHARACTER:
+    case PG_INVALID_TEXT_REPRESENTATION:
+      return new ValidationError(`the database refused a value: ${pgError.message ?? "invalid input"}`, [], { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new DatabaseError(`database error: ${message}`, { cause: error });
+}
+
+/** True for errors that mean "the connection or server is gone", worth retrying after a pause. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as PgErrorShape & { errno?: unknown })?.code ?? "";
+  if (/^(08|57P0[1-3]|53300)/.test(code)) return true; // connection exception, admin shutdown, too many connections
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"].includes(code)) return true;
+  const message = error instanceof Error ? error.message : "";
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(message);
+}

@@ -1,0 +1,75 @@
+import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
+
+// Row shapes as pg returns them (jsonb parsed, timestamptz as Date, int8 as number).
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Row = Record<string, any>;
+
+export function rowToJob(row: Row): Job {
+  return {
+    id: row.id,
+    tenant: row.tenant,
+    kind: row.kind,
+    queue: row.queue,
+    payload: row.payload,
+    status: row.status,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    runAt: row.run_at,
+    lastError: (row.last_error as StoredError | null) ?? null,
+    cancelRequested: row.cancel_requested,
+    idempotencyKey: row.idempotency_key,
+    result: row.result ?? null,
+    lockedBy: row.locked_by,
+    currentExecutionId: row.current_execution_id,
+    leaseExpiresAt: row.lease_expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+export function rowToExecution(row: Row): JobExecution {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    attempt: row.attempt,
+    workerId: row.worker_id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    outcome: row.outcome,
+    error: row.error ?? null,
+  };
+}
+
+export function rowToDeadLetter(row: Row): DeadLetter {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    tenant: row.tenant,
+    queue: row.queue,
+    kind: row.kind,
+    payload: row.payload,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    reason: row.reason,
+    lastError: row.last_error ?? null,
+    history: row.history,
+    deadAt: row.dead_at,
+  };
+}
+
+export function rowToWorker(row: Row): WorkerInfo {
+  return {
+    id: row.id,
+    hostname: row.hostname,
+    pid: row.pid,
+    queues: row.queues,
+    kinds: row.kinds,
+    concurrency: row.concurrency,
+    startedAt: row.started_at,
+    lastSeenAt: row.last_seen_at,
+    runningJobIds: row.running_job_ids,
+  };
+}

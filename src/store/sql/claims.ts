@@ -1,0 +1,158 @@
+import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+
+// Every statement about a running job matches on current_execution_id (fencing):
+// a worker that lost its lease matches no row and so writes nothing.
+// All lease times come from the database clock (now()), never a worker's.
+
+/**
+ * Claim up to $2 ready jobs in one statement. SKIP LOCKED lets any number of
+ * workers claim at once without waiting on each other's rows. Each claimed
+ * row gets a fresh execution id and lease, and its attempt is recorded.
+ * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms
+ */
+export const jobClaim = `
+WITH claimable AS (
+  SELECT id FROM {{schema}}.jobs
+  WHERE status IN ('queued', 'retrying') AND run_at <= now()
+    AND kind = ANY($3::text[])
+    AND ($4::text[] IS NULL OR queue = ANY($4::text[]))
+  ORDER BY priority, run_at, id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE {{schema}}.jobs AS j SET
+    status = 'running',
+    attempts = j.attempts + 1,
+    locked_by = $1,
+    current_execution_id = {{schema}}.uuid_v7(),
+    lease_expires_at = now() + $5::float8 * interval '1 millisecond',
+    started_at = now(),
+    updated_at = now()
+  FROM claimable WHERE j.id = claimable.id
+  RETURNING ${jobColumnsOf("j")}
+), recorded AS (
+  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id)
+  SELECT current_execution_id, id, attempts, $1 FROM claimed
+)
+SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+
+/**
+ * Renew the leases of many running jobs at once (one statement per worker per
+ * tick). Rows not returned were lost (reclaimed or finished elsewhere);
+ * `cancel_requested` tells the worker to abort the handler.
+ * $1 job ids uuid[], $2 execution ids uuid[] (aligned), $3 lease_ms
+ */
+export const jobHeartbeat = `
+UPDATE {{schema}}.jobs AS j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::uuid[]) AS held(id, execution_id)
+WHERE j.id = held.id AND j.current_execution_id = held.execution_id
+RETURNING j.id, j.current_execution_id AS execution_id, j.cancel_requested`;
+
+/**
+ * Mark many attempts succeeded in one statement, fenced per job.
+ * $1 job ids uuid[], $2 execution ids uuid[], $3 results (json text|null)[]
+ */
+export const jobComplete = `
+WITH done AS (
+  UPDATE {{schema}}.jobs AS j SET
+    status = 'succeeded', result = finished.result::jsonb, finished_at = now(), updated_at = now(),
+    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS finished(id, execution_id, result)
+  WHERE j.id = finished.id AND j.current_execution_id = finished.execution_id
+  RETURNING j.id, finished.execution_id
+), recorded AS (
+  UPDATE {{schema}}.job_executions AS e SET outcome = 'succeeded', finished_at = now()
+  FROM done WHERE e.id = done.execution_id
+)
+SELECT id, execution_id FROM done`;
+
+/**
+ * The common tail of every statement that ends an attempt without success.
+ * Expects a CTE `target(id, execution_id, next_status, outcome, error, delay_ms, dead_reason)`
+ * whose rows are already locked. It moves the job, closes the execution and,
+ * for `dead`, writes the dead-letter entry with the whole execution history
+ * in the same statement, so the move is atomic. The history is read from the
+ * statement's snapshot, where the current execution is still open, so its
+ * final fields are taken from `target`.
+ */
+const endAttempts = `
+, moved AS (
+  UPDATE {{schema}}.jobs AS j SET
+    status = t.next_status,
+    attempts = CASE WHEN t.outcome IN ('retry_after', 'interrupted') THEN j.attempts - 1 ELSE j.attempts END,
+    run_at = CASE WHEN t.next_status IN ('queued', 'retrying') THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+    finished_at = CASE WHEN t.next_status IN ('succeeded', 'cancelled', 'dead') THEN now() END,
+    last_error = coalesce(t.error, j.last_error),
+    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
+  FROM target AS t WHERE j.id = t.id
+  RETURNING ${jobColumnsOf("j")}
+), recorded AS (
+  UPDATE {{schema}}.job_executions AS e SET
+    outcome = CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END,
+    finished_at = now(), error = t.error
+  FROM target AS t WHERE e.id = t.execution_id
+), buried AS (
+  INSERT INTO {{schema}}.dead_letter_jobs
+    (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
+  SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
+         t.dead_reason, m.last_error,
+         (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                   'executionId', e.id, 'attempt', e.attempt, 'workerId', e.worker_id, 'startedAt', e.started_at,
+                   'finishedAt', CASE WHEN e.id = t.execution_id THEN now() ELSE e.finished_at END,
+                   'outcome', CASE WHEN e.id = t.execution_id THEN t.outcome ELSE e.outcome END,
+                   'error', CASE WHEN e.id = t.execution_id THEN t.error ELSE e.error END)
+                 ORDER BY e.started_at, e.id), '[]'::jsonb)
+            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id)
+  FROM moved AS m JOIN target AS t ON t.id = m.id
+  WHERE m.status = 'dead'
+)
+SELECT ${JOB_COLUMNS} FROM moved`;
+
+/**
+ * End attempts that did not succeed: failed, timed out, asked to retry after a
+ * delay, or interrupted by shutdown. Fenced per job. A job whose cancel was
+ * requested ends `cancelled` whatever the outcome. `retry_after` and
+ * `interrupted` give the attempt back (attempts - 1): they are not failures.
+ * $1 job ids uuid[], $2 execution ids uuid[], $3 outcomes text[], $4 errors (json text|null)[],
+ * $5 delays ms float8[], $6 permanent boolean[]
+ */
+export const jobEndAttempts = `
+WITH target AS (
+  SELECT j.id, j.current_execution_id AS execution_id,
+         CASE WHEN j.cancel_requested THEN 'cancelled'
+              WHEN p.outcome = 'interrupted' THEN 'queued'
+              WHEN p.outcome = 'retry_after' THEN 'retrying'
+              WHEN p.permanent OR j.attempts >= j.max_attempts THEN 'dead'
+              ELSE 'retrying' END AS next_status,
+         p.outcome, p.error::jsonb AS error, p.delay_ms,
+         CASE WHEN p.permanent THEN 'permanent_error' ELSE 'attempts_exhausted' END AS dead_reason
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::boolean[])
+         AS p(id, execution_id, outcome, error, delay_ms, permanent)
+  JOIN {{schema}}.jobs AS j ON j.id = p.id AND j.current_execution_id = p.execution_id
+  FOR UPDATE OF j
+)${endAttempts}`;
+
+/**
+ * Reclaim jobs whose lease expired: back to the queue, or to the dead-letter
+ * queue when their attempts are spent. The expiry test and the row lock are
+ * taken in the same SELECT … FOR UPDATE SKIP LOCKED, and Postgres re-checks
+ * the WHERE clause against the newest row version after locking, so a job
+ * that was completed or re-claimed (new lease) after the sweep looked is
+ * left alone; a row another transaction is writing right now is skipped.
+ * $1 limit, $2 error (json text) recorded on each reclaimed attempt
+ */
+export const jobReclaimExpired = `
+WITH target AS (
+  SELECT j.id, j.current_execution_id AS execution_id,
+         CASE WHEN j.cancel_requested THEN 'cancelled'
+              WHEN j.attempts >= j.max_attempts THEN 'dead'
+              ELSE 'retrying' END AS next_status,
+         'lease_expired'::text AS outcome,
+         jsonb_set($2::jsonb, '{message}', to_jsonb('lease expired on worker ' || j.locked_by)) AS error,
+         0::float8 AS delay_ms, 'attempts_exhausted'::text AS dead_reason
+  FROM {{schema}}.jobs AS j
+  WHERE j.status = 'running' AND j.lease_expires_at < now()
+  ORDER BY j.lease_expires_at
+  LIMIT $1
+  FOR UPDATE OF j SKIP LOCKED
+)${endAttempts}`;

@@ -1,0 +1,41 @@
+import { jobColumnsOf } from "./job-columns.js";
+
+export const DEAD_LETTER_COLUMNS =
+  "id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history, dead_at";
+
+/** $1 tenant|null, $2 kind|null, $3 queue|null, $4 cursor id|null (exclusive), $5 limit — newest first */
+export const deadLetterList = `
+SELECT ${DEAD_LETTER_COLUMNS} FROM {{schema}}.dead_letter_jobs
+WHERE ($1::text IS NULL OR tenant = $1)
+  AND ($2::text IS NULL OR kind = $2)
+  AND ($3::text IS NULL OR queue = $3)
+  AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC
+LIMIT $5`;
+
+/** $1 dead-letter id, $2 tenant|null */
+export const deadLetterGet = `
+SELECT ${DEAD_LETTER_COLUMNS} FROM {{schema}}.dead_letter_jobs
+WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
+
+/**
+ * Put a dead job back in the queue with fresh attempts and the same job id.
+ * The entry is deleted in the same statement, so a requeue happens once
+ * however many callers race. The execution history stays in job_executions.
+ * $1 dead-letter id, $2 tenant|null
+ */
+export const deadLetterRequeue = `
+WITH entry AS (
+  DELETE FROM {{schema}}.dead_letter_jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) RETURNING job_id
+)
+UPDATE {{schema}}.jobs AS j SET
+  status = 'queued', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()
+FROM entry WHERE j.id = entry.job_id AND j.status = 'dead'
+RETURNING ${jobColumnsOf("j")}`;
+
+/** Delete a dead job for good: the entry, the job and its executions (by cascade). $1 dead-letter id, $2 tenant|null */
+export const deadLetterPurge = `
+DELETE FROM {{schema}}.jobs AS j
+USING {{schema}}.dead_letter_jobs AS d
+WHERE d.id = $1 AND ($2::text IS NULL OR d.tenant = $2) AND j.id = d.job_id
+RETURNING d.id`;

@@ -1,0 +1,13 @@
+/** Columns every job query returns, in the shape `rowToJob` reads. */
+export const JOB_COLUMNS = `id, tenant, queue, kind, payload, priority, status, attempts, max_attempts, run_at,
+  locked_by, current_execution_id, lease_expires_at, cancel_requested, idempotency_key, last_error, result,
+  created_at, updated_at, started_at, finished_at`;
+
+/** The same columns qualified by a table alias, for statements that join. */
+export function jobColumnsOf(alias: string): string {
+  return JOB_COLUMNS.split(",")
+    .map((column) => `${alias}.${column.trim()}`)
+    .join(", ");
+}
+
+export const EXECUTION_COLUMNS = "id, job_id, attempt, worker_id, started_at, finished_at, outcome, error";

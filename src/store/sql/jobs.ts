@@ -1,0 +1,64 @@
+import { EXECUTION_COLUMNS, JOB_COLUMNS } from "./job-columns.js";
+
+// `{{schema}}` is replaced once by the quoted schema name (see queries.ts).
+// run_at is computed by the database clock: an explicit time wins, else now() + delay.
+
+/** $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null, $9 delay_ms|null, $10 idempotency_key|null */
+export const jobInsert = `
+INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7,
+        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10)
+ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING ${JOB_COLUMNS}`;
+
+/** Same columns as jobInsert, each an array of equal length: $1 uuid[] … $10 text[] */
+export const jobInsertMany = `
+INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
+SELECT id, tenant, queue, kind, payload::jsonb, priority, max_attempts,
+       coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[],
+            $8::timestamptz[], $9::float8[], $10::text[])
+  AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key)
+ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING ${JOB_COLUMNS}`;
+
+/** $1 tenant, $2 idempotency keys text[], $3 payloads (json text)[] aligned with $2; `same_payload` compares as jsonb (key order does not matter) */
+export const jobGetByIdempotencyKeys = `
+SELECT ${JOB_COLUMNS}, (payload = input.payload::jsonb) AS same_payload, input.key AS requested_key
+FROM unnest($2::text[], $3::text[]) AS input(key, payload)
+JOIN {{schema}}.jobs ON jobs.tenant = $1 AND jobs.idempotency_key = input.key`;
+
+/** $1 id, $2 tenant|null (null: any tenant) */
+export const jobGet = `
+SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
+
+/** $1 job id */
+export const executionListByJob = `
+SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_executions WHERE job_id = $1 ORDER BY started_at, id`;
+
+/** $1 tenant|null, $2 status|null, $3 kind|null, $4 queue|null, $5 cursor id|null (exclusive), $6 limit — newest first */
+export const jobList = `
+SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs
+WHERE ($1::text IS NULL OR tenant = $1)
+  AND ($2::text IS NULL OR status = $2)
+  AND ($3::text IS NULL OR kind = $3)
+  AND ($4::text IS NULL OR queue = $4)
+  AND ($5::uuid IS NULL OR id < $5)
+ORDER BY id DESC
+LIMIT $6`;
+
+/**
+ * Cancel: a queued or retrying job is cancelled at once; a running one gets
+ * the flag its worker sees at the next heartbeat. Terminal jobs match nothing.
+ * The row lock makes this safe against a concurrent claim: whichever commits
+ * first, the other re-reads the row.
+ * $1 id, $2 tenant|null
+ */
+export const jobCancel = `
+UPDATE {{schema}}.jobs SET
+  status = CASE WHEN status = 'running' THEN 'running' ELSE 'cancelled' END,
+  finished_at = CASE WHEN status = 'running' THEN NULL ELSE now() END,
+  cancel_requested = true,
+  updated_at = now()
+WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) AND status IN ('queued', 'retrying', 'running')
+RETURNING ${JOB_COLUMNS}`;

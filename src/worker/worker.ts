@@ -1,0 +1,3 @@
+// placeholder replaced below
+export interface WorkerOptions { concurrency?: number }
+export class Worker { constructor(_c: unknown, _o: WorkerOptions) {} }
