@@ -68,3 +68,12 @@ function checkString(value: string, path: string): void {
 function fail(path: string, problem: string): never {
   throw new ValidationError(`${path} ${problem}`, [{ path, message: problem }]);
 }
+
+/**
+ * Make text safe to store in jsonb: NUL characters and lone surrogates are
+ * replaced by U+FFFD. For error messages and stacks, which come from
+ * anywhere and must never make the write that records them fail.
+ */
+export function storableText(value: string): string {
+  return value.replace(/\u0000/g, "\uFFFD").replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD");
+}

@@ -35,6 +35,9 @@ export function createPool(options: PoolOptions): pg.Pool {
     max: options.max,
     application_name: options.applicationName,
     types,
+    // Notice dead peers (a host that vanished) instead of waiting on them forever.
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
   });
   // An idle client whose server went away emits 'error' on the pool; without a
   // listener Node would crash the process. The next query reconnects.

@@ -1,3 +1,212 @@
-// placeholder replaced below
-export interface WorkerOptions { concurrency?: number }
-export class Worker { constructor(_c: unknown, _o: WorkerOptions) {} }
+import { hostname } from "node:os";
+import type pg from "pg";
+import type { Logger } from "pino";
+import type { Conveyor } from "../client/conveyor.js";
+import type { AnyJobDefinition } from "../client/define-job.js";
+import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
+import type { Job } from "../core/model.js";
+import { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { JobStore } from "../store/job-store.js";
+import { WorkerShutdownError } from "./abort-reasons.js";
+import { AttemptWriter } from "./attempt-writer.js";
+import { executeAttempt } from "./executor.js";
+import { LeaseKeeper } from "./lease-keeper.js";
+import { NotificationListener } from "./listener.js";
+import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
+import { Reclaimer } from "./reclaimer.js";
+import { RunningJob } from "./running-job.js";
+import { sleep, WakeSignal } from "./wake-signal.js";
+
+export type { WorkerOptions } from "./options.js";
+
+/**
+ * Runs handlers for claimed jobs. Create with `conveyor.worker(options)`,
+ * then `start()`; `stop()` shuts down gracefully (stop claiming, wait up to
+ * the grace period, then hand unfinished jobs back to the queue).
+ */
+export class Worker {
+  readonly options: ResolvedWorkerOptions;
+  readonly metrics: WorkerMetrics;
+  readonly log: Logger;
+  private readonly store: JobStore;
+  private readonly definitions: ReadonlyMap<string, AnyJobDefinition>;
+  /** Jobs held right now, by execution id. */
+  private readonly running = new Map<string, RunningJob>();
+  private readonly executions = new Set<Promise<void>>();
+  private readonly workAvailable = new WakeSignal();
+  private readonly slotFreed = new WakeSignal();
+  private readonly writer: AttemptWriter;
+  private readonly leases: LeaseKeeper;
+  private readonly reclaimer: Reclaimer;
+  private listener: NotificationListener | null = null;
+  private registryTimer: NodeJS.Timeout | null = null;
+  private loop: Promise<void> | null = null;
+  private stopping: Promise<void> | null = null;
+  private state: "new" | "running" | "stopping" | "stopped" = "new";
+
+  constructor(
+    private readonly conveyor: Conveyor,
+    options: WorkerOptions = {},
+  ) {
+    this.definitions = conveyor.jobs;
+    this.options = resolveWorkerOptions(options, [...conveyor.jobs.keys()]);
+    this.metrics = options.metrics ?? new WorkerMetrics();
+    this.log = (options.logger ?? conveyor.logger).child({ workerId: this.options.id });
+    this.store = conveyor.store;
+    this.writer = new AttemptWriter(this.store, this.metrics, this.log);
+    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
+    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+  }
+
+  get id(): string {
+    return this.options.id;
+  }
+
+  /** Jobs this worker holds right now. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /** Register, start listening and sweeping, and begin claiming jobs. */
+  async start(): Promise<void> {
+    if (this.state !== "new") throw new Error(`worker ${this.id} was already started`);
+    this.state = "running";
+    await this.register();
+    if (this.options.listen) {
+      const config = (this.conveyor.pool as unknown as { options: pg.ClientConfig }).options;
+      this.listener = new NotificationListener(config, this.store.schema, (queue) => this.onNotification(queue), this.log);
+      await this.listener.start();
+    }
+    this.leases.start();
+    this.reclaimer.start();
+    this.registryTimer = setInterval(() => void this.refreshRegistration(), WORKER_HEARTBEAT_MS);
+    this.loop = this.claimLoop();
+    this.log.info(
+      { concurrency: this.options.concurrency, queues: this.options.queues ?? "all", kinds: this.options.kinds, listen: this.options.listen },
+      "worker started",
+    );
+  }
+
+  /**
+   * Graceful shutdown: stop claiming, wait up to `shutdownGraceMs` for
+   * running handlers, then abort the rest and hand their jobs back to the
+   * queue at once (recorded as `interrupted`, not counted as an attempt).
+   * Never marks a job failed. Safe to call more than once.
+   */
+  stop(options: { graceMs?: number } = {}): Promise<void> {
+    this.stopping ??= this.shutdown(options.graceMs ?? this.options.shutdownGraceMs);
+    return this.stopping;
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    if (this.state === "new") {
+      this.state = "stopped";
+      return;
+    }
+    this.state = "stopping";
+    this.workAvailable.notify();
+    this.slotFreed.notify();
+    await this.loop;
+    await this.listener?.stop();
+    if (this.running.size > 0) {
+      this.log.info({ running: this.running.size, graceMs }, "waiting for running jobs before shutdown");
+      await Promise.race([Promise.allSettled([...this.executions]), sleep(graceMs)]);
+    }
+    if (this.running.size > 0) {
+      this.log.warn({ running: this.running.size }, "grace period over: aborting handlers and handing their jobs back");
+      for (const running of this.running.values()) running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
+    }
+    await Promise.allSettled([...this.executions]);
+    await this.writer.drain();
+    this.leases.stop();
+    await this.reclaimer.stop();
+    if (this.registryTimer) clearInterval(this.registryTimer);
+    await this.store.workerDeregister(this.id).catch((error: unknown) => {
+      this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
+    });
+    this.state = "stopped";
+    this.log.info("worker stopped");
+  }
+
+  /** Sweep expired leases now (the worker also does this on its own interval). */
+  reclaimExpired(): Promise<number> {
+    return this.reclaimer.sweep();
+  }
+
+  private onNotification(queue: string): void {
+    if (queue === "*" || this.options.queues === null || this.options.queues.includes(queue)) this.workAvailable.notify();
+  }
+
+  private async claimLoop(): Promise<void> {
+    const { concurrency, claimBatchSize, pollIntervalMs, leaseMs, kinds, queues } = this.options;
+    let backoff = ERROR_BACKOFF_MIN_MS;
+    while (this.state === "running") {
+      const free = concurrency - this.running.size;
+      if (free <= 0) {
+        await this.slotFreed.wait(pollIntervalMs);
+        continue;
+      }
+      const wanted = Math.min(free, claimBatchSize);
+      const sentAt = performance.now();
+      let jobs: Job[];
+      try {
+        jobs = await this.store.jobClaim(this.id, wanted, kinds, queues, leaseMs);
+        backoff = ERROR_BACKOFF_MIN_MS;
+      } catch (error) {
+        this.metrics.databaseErrors.inc({ operation: "claim" });
+        this.log.warn({ err: (error as Error).message, retryInMs: backoff }, "claiming jobs failed; backing off");
+        await Promise.race([sleep(backoff), this.workAvailable.wait(backoff * 10)]);
+        backoff = Math.min(backoff * 2, ERROR_BACKOFF_MAX_MS);
+        continue;
+      }
+      for (const job of jobs) this.launch(job, sentAt);
+      if (jobs.length < wanted) await this.workAvailable.wait(pollIntervalMs);
+    }
+  }
+
+  private launch(job: Job, claimSentAt: number): void {
+    const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
+    const running = new RunningJob(job, job.currentExecutionId!, claimSentAt, this.options.leaseMs);
+    this.running.set(running.executionId, running);
+    this.metrics.claimed.inc({ kind: job.kind, queue: job.queue });
+    this.metrics.activeJobs.set(this.running.size);
+    if (job.startedAt) this.metrics.dequeueWait.observe(Math.max(0, (job.startedAt.getTime() - job.runAt.getTime()) / 1000));
+    const execution = executeAttempt(definition, running, {
+      writer: this.writer,
+      metrics: this.metrics,
+      log: this.log,
+      workerId: this.id,
+      renew: (r) => this.leases.renewOne(r),
+    }).finally(() => {
+      // The slot frees only once the outcome is written (or given up), so the
+      // database never shows this worker holding more jobs than its concurrency.
+      this.running.delete(running.executionId);
+      this.executions.delete(execution);
+      this.metrics.activeJobs.set(this.running.size);
+      this.slotFreed.notify();
+    });
+    this.executions.add(execution);
+  }
+
+  private async register(): Promise<void> {
+    await this.store.workerUpsert({
+      id: this.id,
+      hostname: hostname(),
+      pid: process.pid,
+      queues: this.options.queues,
+      kinds: this.options.kinds,
+      concurrency: this.options.concurrency,
+      staleMs: WORKER_STALE_MS,
+    });
+  }
+
+  private async refreshRegistration(): Promise<void> {
+    try {
+      await this.register();
+      await this.listener?.ping();
+    } catch (error) {
+      this.metrics.databaseErrors.inc({ operation: "register" });
+      this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
+    }
+  }
+}

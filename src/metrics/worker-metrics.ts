@@ -1,0 +1,63 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * The worker's Prometheus metrics, in a registry of their own so several
+ * workers (or a worker and the API) in one process never collide.
+ */
+export class WorkerMetrics {
+  readonly registry: Registry;
+  readonly claimed: Counter<"kind" | "queue">;
+  readonly completed: Counter<"kind" | "outcome">;
+  readonly duration: Histogram<"kind" | "outcome">;
+  readonly deadLettered: Counter<"kind">;
+  readonly fencedWrites: Counter<"operation">;
+  readonly reclaimed: Counter<"result">;
+  readonly activeJobs: Gauge;
+  readonly dequeueWait: Histogram;
+  readonly databaseErrors: Counter<"operation">;
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    this.claimed = new Counter({ name: "conveyor_jobs_claimed_total", help: "Jobs claimed by this worker", labelNames: ["kind", "queue"], registers });
+    this.completed = new Counter({
+      name: "conveyor_jobs_completed_total",
+      help: "Attempts ended, by outcome (succeeded, failed, timeout, retry_after, cancelled, interrupted, lease_lost)",
+      labelNames: ["kind", "outcome"],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: "conveyor_job_duration_seconds",
+      help: "Handler run time per attempt",
+      labelNames: ["kind", "outcome"],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.deadLettered = new Counter({ name: "conveyor_jobs_dead_lettered_total", help: "Jobs moved to the dead-letter queue", labelNames: ["kind"], registers });
+    this.fencedWrites = new Counter({
+      name: "conveyor_fenced_writes_total",
+      help: "Writes refused because this worker no longer owned the job (lease lost)",
+      labelNames: ["operation"],
+      registers,
+    });
+    this.reclaimed = new Counter({
+      name: "conveyor_leases_reclaimed_total",
+      help: "Expired leases reclaimed by this worker's sweeps, by where the job went",
+      labelNames: ["result"],
+      registers,
+    });
+    this.activeJobs = new Gauge({ name: "conveyor_active_jobs", help: "Jobs this worker holds right now", registers });
+    this.dequeueWait = new Histogram({
+      name: "conveyor_dequeue_wait_seconds",
+      help: "Time from a job becoming ready (run_at) to its claim",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
+      registers,
+    });
+    this.databaseErrors = new Counter({
+      name: "conveyor_worker_database_errors_total",
+      help: "Database errors seen by the worker, by operation",
+      labelNames: ["operation"],
+      registers,
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import type { Logger } from "pino";
+import type { AnyJobDefinition, JobContext } from "../client/define-job.js";
+import { retryDelayMs } from "../core/backoff.js";
+import { PermanentError, RetryAfter } from "../core/errors.js";
+import { encodeJson } from "../core/json.js";
+import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { JobTimeoutError } from "./abort-reasons.js";
+import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
+import { toStoredError } from "./errors-to-store.js";
+import type { ForcedEnd, RunningJob } from "./running-job.js";
+
+type Settled = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "forced"; end: ForcedEnd };
+
+export interface ExecutorDeps {
+  writer: AttemptWriter;
+  metrics: WorkerMetrics;
+  log: Logger;
+  workerId: string;
+  /** Renew one job's lease now (ctx.heartbeat). */
+  renew(running: RunningJob): Promise<boolean>;
+}
+
+/**
+ * Run one claimed attempt to its end: call the handler with its context,
+ * enforce the time limit, and record the outcome. Never throws; whatever
+ * the handler does (throw a non-Error, never settle, reject later) ends as
+ * a recorded outcome or, when the lease was lost, as no write at all.
+ */
+export async function executeAttempt(definition: AnyJobDefinition, running: RunningJob, deps: ExecutorDeps): Promise<void> {
+  const { job, executionId } = running;
+  const log = deps.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts, executionId });
+  const context: JobContext<unknown> = {
+    payload: job.payload,
+    signal: running.controller.signal,
+    job: {
+      id: job.id,
+      kind: job.kind,
+      tenant: job.tenant,
+      queue: job.queue,
+      attempt: job.attempts,
+      maxAttempts: job.maxAttempts,
+      executionId,
+      workerId: deps.workerId,
+    },
+    log,
+    heartbeat: () => deps.renew(running),
+  };
+  const started = performance.now();
+  const timer =
+    definition.timeoutMs > 0
+      ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
+      : undefined;
+  // The handler's own promise is always observed (.then with both arms), so a
+  // handler that rejects after we stopped waiting cannot crash the process.
+  const handled: Promise<Settled> = (async () => definition.handler(context))().then(
+    (value) => ({ kind: "returned", value }),
+    (error: unknown) => ({ kind: "threw", error }),
+  );
+  const settled = await Promise.race([handled, running.forced.then((end): Settled => ({ kind: "forced", end }))]);
+  clearTimeout(timer);
+  running.phase = "writing";
+  const seconds = (performance.now() - started) / 1000;
+  const outcome = await record(definition, running, settled, deps, log);
+  deps.metrics.completed.inc({ kind: job.kind, outcome });
+  deps.metrics.duration.observe({ kind: job.kind, outcome }, seconds);
+}
+
+/** Write the attempt's outcome; returns the outcome label for metrics. */
+async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, log: Logger): Promise<string> {
+  const { job, executionId } = running;
+  const held = { jobId: job.id, executionId };
+  const end = (outcome: "failed" | "timeout" | "retry_after" | "interrupted", error: unknown, delayMs: number, permanent = false) =>
+    deps.writer.end(
+      { ...held, outcome, error: error === null ? null : JSON.stringify(toStoredError(error)), delayMs, permanent },
+      running.leaseDeadline,
+    );
+  const backoff = () => retryDelayMs(definition.backoff, job.attempts);
+
+  if (settled.kind === "forced") {
+    const { end: forced } = settled;
+    if (forced.kind === "lease_lost") {
+      deps.metrics.fencedWrites.inc({ operation: "run" });
+      log.warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
+      return "lease_lost";
+    }
+    if (forced.kind === "shutdown") return report(await end("interrupted", forced.reason, 0), "interrupted", deps, log);
+    return report(await end("timeout", forced.reason, backoff()), "timeout", deps, log);
+  }
+  if (settled.kind === "threw") {
+    const { error } = settled;
+    if (error instanceof RetryAfter) return report(await end("retry_after", error, error.delayMs), "retry_after", deps, log);
+    if (error instanceof PermanentError) return report(await end("failed", error, 0, true), "failed", deps, log);
+    log.warn({ err: toStoredError(error) }, "attempt failed");
+    return report(await end("failed", error, backoff()), "failed", deps, log);
+  }
+  if (settled.value instanceof RetryAfter) {
+    return report(await end("retry_after", settled.value, settled.value.delayMs), "retry_after", deps, log);
+  }
+  let result: string | null;
+  try {
+    result = settled.value === undefined ? null : encodeJson(settled.value, "result");
+  } catch (error) {
+    return report(await end("failed", error, backoff()), "failed", deps, log);
+  }
+  return report(await deps.writer.complete({ ...held, result }, running.leaseDeadline), "succeeded", deps, log);
+}
+
+function report(written: WriteResult, outcome: string, deps: ExecutorDeps, log: Logger): string {
+  if (!written.written) {
+    log.warn({ outcome }, "outcome not recorded: the job is no longer ours (fenced)");
+    return "lease_lost";
+  }
+  const status = written.job?.status;
+  if (status === "dead") {
+    deps.metrics.deadLettered.inc({ kind: written.job!.kind });
+    log.error({ err: written.job!.lastError }, "job moved to the dead-letter queue");
+  }
+  if (status === "cancelled") return "cancelled";
+  return outcome;
+}

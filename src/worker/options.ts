@@ -1,0 +1,96 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import {
+  DEFAULT_CLAIM_BATCH_SIZE,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_RECLAIM_INTERVAL_MS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  MIN_LEASE_MS,
+} from "../core/defaults.js";
+import { ConfigError } from "../core/errors.js";
+import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+
+export interface WorkerOptions {
+  /** Jobs run at once; the worker never holds more. Default `DEFAULT_CONCURRENCY` (10). */
+  concurrency?: number;
+  /** Queues to take jobs from; omit for all queues. */
+  queues?: readonly string[];
+  /** Job kinds to run; default every kind the client was given. */
+  kinds?: readonly string[];
+  /** How long a claim is owned without renewal. Default `DEFAULT_LEASE_MS` (60 s). */
+  leaseMs?: number;
+  /** Lease renewal interval; at most a third of `leaseMs`. Default `DEFAULT_HEARTBEAT_MS` (20 s). */
+  heartbeatMs?: number;
+  /** Polling interval, the fallback when no notification arrives. Default `DEFAULT_POLL_INTERVAL_MS` (1 s). */
+  pollIntervalMs?: number;
+  /** Expired-lease sweep interval (±25% jitter). Default `DEFAULT_RECLAIM_INTERVAL_MS` (15 s). */
+  reclaimIntervalMs?: number;
+  /** How long `stop()` waits for running handlers before aborting them. Default `DEFAULT_SHUTDOWN_GRACE_MS` (30 s). */
+  shutdownGraceMs?: number;
+  /** Most jobs per claim statement. Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
+  claimBatchSize?: number;
+  /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
+  listen?: boolean;
+  /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
+  id?: string;
+  /** Logger; default the client's. */
+  logger?: Logger;
+  /** Metrics to record into; default a fresh set in its own registry (see `worker.metrics`). */
+  metrics?: WorkerMetrics;
+}
+
+export interface ResolvedWorkerOptions {
+  readonly concurrency: number;
+  readonly queues: readonly string[] | null;
+  readonly kinds: readonly string[];
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly pollIntervalMs: number;
+  readonly reclaimIntervalMs: number;
+  readonly shutdownGraceMs: number;
+  readonly claimBatchSize: number;
+  readonly listen: boolean;
+  readonly id: string;
+}
+
+function positiveInteger(value: number, field: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`worker.${field} must be an integer >= 1, got ${value}`);
+  return value;
+}
+
+function duration(value: number, field: string, min = 1): number {
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`worker.${field} must be a number of ms >= ${min}, got ${value}`);
+  return value;
+}
+
+export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonly string[]): ResolvedWorkerOptions {
+  const leaseMs = duration(options.leaseMs ?? DEFAULT_LEASE_MS, "leaseMs", MIN_LEASE_MS);
+  const heartbeatMs = duration(options.heartbeatMs ?? Math.min(DEFAULT_HEARTBEAT_MS, leaseMs / 3), "heartbeatMs");
+  // Two renewals must fit in one lease with room for a slow round trip.
+  if (heartbeatMs > leaseMs / 3) {
+    throw new ConfigError(`worker.heartbeatMs (${heartbeatMs}) must be at most a third of worker.leaseMs (${leaseMs})`);
+  }
+  const kinds = options.kinds ?? knownKinds;
+  for (const kind of kinds) {
+    if (!knownKinds.includes(kind)) throw new ConfigError(`worker.kinds: "${kind}" is not one of the client's jobs`);
+  }
+  if (kinds.length === 0) throw new ConfigError("worker has no job kinds to run: pass jobs to new Conveyor({ jobs })");
+  if (options.queues && options.queues.length === 0) throw new ConfigError("worker.queues is empty; omit it to serve all queues");
+  return Object.freeze({
+    concurrency: positiveInteger(options.concurrency ?? DEFAULT_CONCURRENCY, "concurrency"),
+    queues: options.queues ? [...options.queues] : null,
+    kinds: [...kinds],
+    leaseMs,
+    heartbeatMs,
+    pollIntervalMs: duration(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, "pollIntervalMs", 10),
+    reclaimIntervalMs: duration(options.reclaimIntervalMs ?? DEFAULT_RECLAIM_INTERVAL_MS, "reclaimIntervalMs", 10),
+    shutdownGraceMs: duration(options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, "shutdownGraceMs", 0),
+    claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
+    listen: options.listen ?? true,
+    id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+  });
+}
