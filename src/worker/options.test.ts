@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS } from "../core/defaults.js";
+import { resolveWorkerOptions } from "./options.js";
+
+describe("resolveWorkerOptions", () => {
+  it("defaults to a 60 s lease renewed every 20 s", () => {
+    const options = resolveWorkerOptions({}, ["a"]);
+    expect(options.leaseMs).toBe(DEFAULT_LEASE_MS);
+    expect(options.heartbeatMs).toBe(DEFAULT_HEARTBEAT_MS);
+    expect(Object.isFrozen(options)).toBe(true);
+  });
+
+  it("refuses a heartbeat that is not well under the lease", () => {
+    expect(() => resolveWorkerOptions({ leaseMs: 30_000, heartbeatMs: 20_000 }, ["a"])).toThrow(
+      /heartbeatMs \(20000\) must be at most a third of worker.leaseMs \(30000\)/,
+    );
+  });
+
+  it("scales the default heartbeat down with a short lease", () => {
+    expect(resolveWorkerOptions({ leaseMs: 3_000 }, ["a"]).heartbeatMs).toBe(1_000);
+  });
+
+  it("names the field it refuses", () => {
+    expect(() => resolveWorkerOptions({ concurrency: 0 }, ["a"])).toThrow(/worker.concurrency/);
+    expect(() => resolveWorkerOptions({ kinds: ["b"] }, ["a"])).toThrow(/worker.kinds: "b"/);
+    expect(() => resolveWorkerOptions({}, [])).toThrow(/no job kinds/);
+    expect(() => resolveWorkerOptions({ queues: [] }, ["a"])).toThrow(/worker.queues is empty/);
+  });
+});

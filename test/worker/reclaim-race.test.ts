@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Conveyor, defineJob } from "../../src/index.js";
+import { createTestConveyor } from "../helpers/database.js";
+import { emptyPayload, silent, sql } from "./support.js";
+
+const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
+
+/**
+ * The reclaim sweep against the writes it races. Pause points are real
+ * transactions held open on their own connection: the "other worker" has
+ * written but not committed when the sweep runs, then commits.
+ */
+describe("reclaim sweep races", () => {
+  let conveyor: Conveyor;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [noop], logger: silent }));
+  });
+  afterAll(() => cleanup());
+
+  /** Claim one job with a lease that is already over by the time we look. */
+  async function claimExpired() {
+    const { id } = await conveyor.enqueue(noop, {});
+    const [job] = await conveyor.store.jobClaim("racer", 1, ["noop"], null, 1);
+    expect(job!.id).toBe(id);
+    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    return job!;
+  }
+
+  it("never touches a job whose completion is in flight, and the completion wins", async () => {
+    const job = await claimExpired();
+    const other = await conveyor.pool.connect();
+    try {
+      await other.query("BEGIN");
+      const { rowCount } = await other.query(
+        `UPDATE "${conveyor.options.schema}".jobs SET status = 'succeeded', finished_at = now(), locked_by = NULL,
+           current_execution_id = NULL, lease_expires_at = NULL WHERE id = $1 AND current_execution_id = $2`,
+        [job.id, job.currentExecutionId],
+      );
+      expect(rowCount).toBe(1);
+      // Pause point: the completion is written, not committed. The sweep runs now.
+      expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    const after = await conveyor.getJob(job.id);
+    expect(after!.status).toBe("succeeded");
+    expect(after!.executions.map((e) => e.outcome)).toEqual(["running"]); // the sweep wrote no lease_expired
+  });
+
+  it("never touches a job whose lease is being renewed, and the renewal wins", async () => {
+    const job = await claimExpired();
+    const other = await conveyor.pool.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(
+        `UPDATE "${conveyor.options.schema}".jobs SET lease_expires_at = now() + interval '1 minute' WHERE id = $1 AND current_execution_id = $2`,
+        [job.id, job.currentExecutionId],
+      );
+      expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.currentExecutionId });
+    await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.currentExecutionId!, result: null }]);
+  });
+
+  it("a re-claimed job is not reclaimed under its new owner", async () => {
+    const job = await claimExpired();
+    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(1);
+    const [again] = await conveyor.store.jobClaim("second-owner", 1, ["noop"], null, 60_000);
+    expect(again!.id).toBe(job.id);
+    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    // The first owner's late completion is fenced.
+    expect((await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.currentExecutionId!, result: null }])).size).toBe(0);
+    const written = await conveyor.store.jobComplete([{ jobId: job.id, executionId: again!.currentExecutionId!, result: null }]);
+    expect(written.size).toBe(1);
+    const done = await conveyor.getJob(job.id);
+    expect(done!.executions.map((e) => [e.workerId, e.outcome])).toEqual([["racer", "lease_expired"], ["second-owner", "succeeded"]]);
+  });
+
+  it("concurrent sweeps reclaim each expired job exactly once, and spent attempts go to the dead-letter queue", async () => {
+    await sql(conveyor, `DELETE FROM {{schema}}.jobs`);
+    await conveyor.enqueueMany(Array.from({ length: 300 }, () => ({ job: noop, payload: {} })));
+    expect(await conveyor.store.jobClaim("crashed", 300, ["noop"], null, 1)).toHaveLength(300);
+    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    const sweeps = await Promise.all(Array.from({ length: 6 }, () => conveyor.store.jobReclaimExpired(40)));
+    const again = await conveyor.store.jobReclaimExpired(1000);
+    const reclaimed = [...sweeps.flat(), ...again].map((job) => job.id);
+    expect(reclaimed).toHaveLength(300);
+    expect(new Set(reclaimed).size).toBe(300);
+    const { rows } = await sql(conveyor, `SELECT outcome, count(*)::int AS n FROM {{schema}}.job_executions GROUP BY outcome`);
+    expect(rows).toEqual([{ outcome: "lease_expired", n: 300 }]);
+
+    // Second crash: attempts (2) are spent now, so the sweep dead-letters them, atomically with history.
+    expect(await conveyor.store.jobClaim("crashed-again", 300, ["noop"], null, 1)).toHaveLength(300);
+    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    const buried = (await Promise.all([conveyor.store.jobReclaimExpired(1000), conveyor.store.jobReclaimExpired(1000)])).flat();
+    expect(buried).toHaveLength(300);
+    expect(buried.every((job) => job.status === "dead")).toBe(true);
+    const { rows: letters } = await sql(conveyor, `SELECT count(*)::int AS n, min(jsonb_array_length(history))::int AS h FROM {{schema}}.dead_letter_jobs`);
+    expect(letters[0]).toEqual({ n: 300, h: 2 });
+  });
+});

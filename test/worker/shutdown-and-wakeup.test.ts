@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Conveyor, defineJob } from "../../src/index.js";
+import { createTestConveyor } from "../helpers/database.js";
+import { emptyPayload, silent, sql, waitFor } from "./support.js";
+import { z } from "zod";
+
+const started = new Set<string>();
+const sleeper = defineJob({
+  kind: "sleeper",
+  schema: z.object({ ms: z.number(), ignoreSignal: z.boolean().default(false) }),
+  handler: ({ payload, signal, job }) =>
+    new Promise<void>((resolve, reject) => {
+      started.add(job.id);
+      const timer = setTimeout(resolve, payload.ms);
+      if (!payload.ignoreSignal) {
+        signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      }
+    }),
+});
+const quick = defineJob({ kind: "quick", schema: emptyPayload, handler: () => "ok" });
+
+describe("shutdown", () => {
+  let conveyor: Conveyor;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [sleeper, quick], logger: silent }));
+  });
+  afterAll(() => cleanup());
+
+  it("waits for running handlers within the grace period and stops claiming", async () => {
+    const worker = conveyor.worker({ concurrency: 2, pollIntervalMs: 20, shutdownGraceMs: 10_000, logger: silent });
+    await worker.start();
+    const { id } = await conveyor.enqueue(sleeper, { ms: 300 });
+    await waitFor("started", () => started.has(id));
+    await worker.stop();
+    expect((await conveyor.getJob(id))!.status).toBe("succeeded");
+    const later = await conveyor.enqueue(quick, {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await conveyor.getJob(later.id))!.status).toBe("queued");
+    await conveyor.cancel(later.id);
+  });
+
+  it("past the grace period hands jobs back at once: interrupted, attempt not counted, never failed", async () => {
+    const worker = conveyor.worker({ concurrency: 2, pollIntervalMs: 20, shutdownGraceMs: 100, logger: silent });
+    await worker.start();
+    const ignoring = await conveyor.enqueue(sleeper, { ms: 60_000, ignoreSignal: true });
+    const listening = await conveyor.enqueue(sleeper, { ms: 60_000 });
+    await waitFor("both started", () => started.has(ignoring.id) && started.has(listening.id));
+    const before = Date.now();
+    await worker.stop();
+    expect(Date.now() - before).toBeLessThan(5_000);
+    for (const id of [ignoring.id, listening.id]) {
+      const job = await conveyor.getJob(id);
+      expect(job).toMatchObject({ status: "queued", attempts: 0, lockedBy: null });
+      expect(job!.executions.map((e) => e.outcome)).toEqual(["interrupted"]);
+    }
+    // Another worker picks them up.
+    const next = conveyor.worker({ concurrency: 2, pollIntervalMs: 20, logger: silent });
+    await sql(conveyor, `UPDATE {{schema}}.jobs SET payload = '{"ms": 10}' WHERE id = ANY($1)`, [[ignoring.id, listening.id]]);
+    await next.start();
+    await waitFor("finished by the next worker", async () =>
+      (await Promise.all([ignoring.id, listening.id].map((id) => conveyor.getJob(id)))).every((job) => job!.status === "succeeded"),
+    );
+    await next.stop();
+    expect((await conveyor.getJob(ignoring.id))!.attempts).toBe(1);
+  });
+});
+
+describe("wake-up", () => {
+  let conveyor: Conveyor;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [quick], logger: silent }));
+  });
+  afterAll(() => cleanup());
+
+  const succeeded = (id: string) => async () => (await conveyor.getJob(id))!.status === "succeeded";
+
+  it("LISTEN/NOTIFY wakes an idle worker long before its next poll", async () => {
+    const worker = conveyor.worker({ pollIntervalMs: 600_000, logger: silent });
+    await worker.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100)); // let the first (empty) claim finish
+      const { id } = await conveyor.enqueue(quick, {});
+      await waitFor("notified job to run", succeeded(id), 10_000);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("poll-only mode runs jobs without LISTEN", async () => {
+    const worker = conveyor.worker({ listen: false, pollIntervalMs: 50, logger: silent });
+    await worker.start();
+    try {
+      const { rows } = await sql(conveyor, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND datname = current_database()`);
+      const { id } = await conveyor.enqueue(quick, {});
+      await waitFor("polled job to run", succeeded(id));
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("re-establishes a lost LISTEN connection while polling keeps jobs flowing", async () => {
+    const worker = conveyor.worker({ pollIntervalMs: 200, logger: silent });
+    await worker.start();
+    try {
+      const listeners = async () =>
+        (await sql(conveyor, `SELECT pid FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query LIKE 'LISTEN%${conveyor.options.schema}%'`)).rows;
+      const [first] = await waitFor("listener connected", listeners);
+      await sql(conveyor, `SELECT pg_terminate_backend($1)`, [first.pid]);
+      const { id } = await conveyor.enqueue(quick, {});
+      await waitFor("job runs while LISTEN is down", succeeded(id));
+      const [second] = await waitFor("listener back", async () => (await listeners()).filter((row: { pid: number }) => row.pid !== first.pid));
+      expect(second.pid).not.toBe(first.pid);
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,34 @@
+import pino from "pino";
+import { z } from "zod";
+import type { Conveyor } from "../../src/index.js";
+
+export const silent = pino({ level: "silent" });
+
+/** Poll `check` until it returns a truthy value or the deadline passes (then throw with `what`). */
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export const emptyPayload = z.object({});
+
+/** Count jobs by status in the client's schema. */
+export async function statusCounts(conveyor: Conveyor): Promise<Record<string, number>> {
+  const { rows } = await conveyor.pool.query(`SELECT status, count(*)::int AS n FROM "${conveyor.options.schema}".jobs GROUP BY status`);
+  return Object.fromEntries(rows.map((row: { status: string; n: number }) => [row.status, row.n]));
+}
+
+/** True once no job is queued, retrying or running. */
+export async function drained(conveyor: Conveyor): Promise<boolean> {
+  const counts = await statusCounts(conveyor);
+  return !counts.queued && !counts.retrying && !counts.running;
+}
+
+export function sql(conveyor: Conveyor, text: string, values: unknown[] = []) {
+  return conveyor.pool.query(text.replaceAll("{{schema}}", `"${conveyor.options.schema}"`), values);
+}
