@@ -1,0 +1,5 @@
+import { sendEmail } from "./email.js";
+import { summarizeText } from "./summarize.js";
+
+/** The example jobs module: `conveyor worker --jobs dist/examples/jobs.js`. */
+export default [sendEmail, summarizeText];

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+
+/**
+ * Summarise a text: word and sentence counts, reading time and the most
+ * frequent words. CPU-only work that needs no network; the result is kept
+ * on the job (`job.result`).
+ */
+export const summarizeText = defineJob({
+  kind: "text.summarize",
+  schema: z.object({ text: z.string().min(1).max(1_000_000), top: z.number().int().min(1).max(50).default(5) }),
+  async handler({ payload, signal }) {
+    const words = payload.text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+    const counts = new Map<string, number>();
+    for (const [index, word] of words.entries()) {
+      // Long texts: stay responsive to cancellation.
+      if (index % 10_000 === 0) signal.throwIfAborted();
+      if (word.length > 3) counts.set(word, (counts.get(word) ?? 0) + 1);
+    }
+    const topWords = [...counts.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, payload.top)
+      .map(([word, count]) => ({ word, count }));
+    const sentences = payload.text.split(/[.!?]+\s/).filter((s) => s.trim().length > 0).length;
+    return { words: words.length, sentences, readingMinutes: Math.ceil(words.length / 230), topWords };
+  },
+});

@@ -1,0 +1,68 @@
+import type { Command } from "commander";
+import { Conveyor } from "../../client/conveyor.js";
+import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { openDatabase } from "../database.js";
+import { loadJobs } from "../load-jobs.js";
+import { cliLogger } from "../logger.js";
+import { commaList, port, positiveInt } from "../parse.js";
+import { runWorkerUntilSignal } from "../run-worker.js";
+
+interface WorkerCommandOptions {
+  jobs: string;
+  concurrency?: number;
+  queues?: string[];
+  metricsPort?: number;
+  schema: string;
+  leaseMs?: number;
+  heartbeatMs?: number;
+  pollIntervalMs?: number;
+  reclaimIntervalMs?: number;
+  shutdownGraceMs?: number;
+  listen: boolean;
+  migrate: boolean;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command("worker")
+    .description("run handlers for the job kinds in a jobs module until SIGTERM/SIGINT")
+    .requiredOption("--jobs <module>", "module whose default export is an array of defineJob(...) definitions")
+    .option("--concurrency <n>", "jobs run at once", positiveInt)
+    .option("--queues <a,b>", "queues to serve (default: all)", commaList)
+    .option("--metrics-port <port>", "serve Prometheus metrics on this port", port)
+    .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
+    .option("--lease-ms <ms>", "lease length", positiveInt)
+    .option("--heartbeat-ms <ms>", "lease renewal interval (at most a third of the lease)", positiveInt)
+    .option("--poll-interval-ms <ms>", "polling interval (fallback to LISTEN/NOTIFY)", positiveInt)
+    .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
+    .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
+    .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
+    .option("--no-migrate", "do not apply migrations at start")
+    .action(async (options: WorkerCommandOptions) => {
+      const log = cliLogger();
+      const jobs = await loadJobs(options.jobs);
+      const database = await openDatabase(log);
+      const conveyor = new Conveyor({ connectionString: database.connectionString, schema: options.schema, jobs, logger: log });
+      try {
+        if (options.migrate) await conveyor.migrate();
+        await runWorkerUntilSignal(
+          conveyor,
+          {
+            concurrency: options.concurrency,
+            queues: options.queues,
+            metricsPort: options.metricsPort,
+            leaseMs: options.leaseMs,
+            heartbeatMs: options.heartbeatMs,
+            pollIntervalMs: options.pollIntervalMs,
+            reclaimIntervalMs: options.reclaimIntervalMs,
+            shutdownGraceMs: options.shutdownGraceMs,
+            listen: options.listen,
+          },
+          log,
+        );
+      } finally {
+        await conveyor.close();
+        await database.close();
+      }
+    });
+}

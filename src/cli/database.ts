@@ -1,0 +1,27 @@
+import { resolve } from "node:path";
+import type { Logger } from "pino";
+import { startEmbeddedPostgres } from "../embedded/embedded-postgres.js";
+
+export interface OpenDatabase {
+  connectionString: string;
+  /** "env" when DATABASE_URL was set, else "embedded". */
+  source: "env" | "embedded";
+  /** Stops the embedded server if this process started it; otherwise nothing. */
+  close(): Promise<void>;
+}
+
+/**
+ * The CLI's one place that reads the environment for the database:
+ * DATABASE_URL when set, else the embedded server under ./.conveyor
+ * (started, or found already running by another Conveyor process).
+ */
+export async function openDatabase(log: Logger): Promise<OpenDatabase> {
+  const url = process.env.DATABASE_URL;
+  if (url) return { connectionString: url, source: "env", close: async () => {} };
+  const embedded = await startEmbeddedPostgres({
+    dataDir: resolve(process.cwd(), ".conveyor", "postgres"),
+    logger: (line) => log.debug({ postgres: line.trim() }, "embedded postgres"),
+  });
+  log.info({ owned: embedded.owned }, embedded.owned ? "started embedded PostgreSQL" : "using the embedded PostgreSQL another Conveyor process started");
+  return { connectionString: embedded.connectionString, source: "embedded", close: () => embedded.stop() };
+}

@@ -1,0 +1,38 @@
+import type { Logger } from "pino";
+import type { Conveyor } from "../client/conveyor.js";
+import { serveMetrics } from "../metrics/metrics-server.js";
+import type { Worker, WorkerOptions } from "../worker/worker.js";
+
+export interface RunWorkerOptions extends WorkerOptions {
+  metricsPort?: number;
+}
+
+/**
+ * Start a worker for a CLI process: metrics on its own port when asked,
+ * and SIGTERM/SIGINT handled as graceful shutdown. Resolves once the worker
+ * has stopped (after a signal); the caller then exits with code 0.
+ */
+export async function runWorkerUntilSignal(conveyor: Conveyor, options: RunWorkerOptions, log: Logger): Promise<Worker> {
+  const { metricsPort, ...workerOptions } = options;
+  const worker = conveyor.worker({ ...workerOptions, logger: log });
+  // A handler's stray promise rejecting after it returned must not take the worker (and every other job) down.
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection (ignored)"));
+  await worker.start();
+  const metrics = metricsPort === undefined ? null : await serveMetrics(worker.metrics.registry, metricsPort);
+  if (metrics) log.info({ port: metrics.port }, "worker metrics at /metrics");
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, "shutting down gracefully");
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      void worker.stop().then(resolve, (error: unknown) => {
+        log.error({ err: error }, "error during shutdown");
+        resolve();
+      });
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+  metrics?.server.close();
+  return worker;
+}
