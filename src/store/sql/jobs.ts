@@ -1,4 +1,4 @@
-import { EXECUTION_COLUMNS, JOB_COLUMNS } from "./job-columns.js";
+import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // `{{schema}}` is replaced once by the quoted schema name (see queries.ts).
 // run_at is computed by the database clock: an explicit time wins, else now() + delay.
@@ -24,7 +24,7 @@ RETURNING ${JOB_COLUMNS}`;
 
 /** $1 tenant, $2 idempotency keys text[], $3 payloads (json text)[] aligned with $2; `same_payload` compares as jsonb (key order does not matter) */
 export const jobGetByIdempotencyKeys = `
-SELECT ${JOB_COLUMNS}, (payload = input.payload::jsonb) AS same_payload, input.key AS requested_key
+SELECT ${jobColumnsOf("jobs")}, (jobs.payload = input.payload::jsonb) AS same_payload, input.key AS requested_key
 FROM unnest($2::text[], $3::text[]) AS input(key, payload)
 JOIN {{schema}}.jobs ON jobs.tenant = $1 AND jobs.idempotency_key = input.key`;
 
