@@ -86,7 +86,7 @@ export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[],
     const key = `${row.tenant}\u0000${row.idempotencyKey}`;
     const first = firstByKey.get(key);
     if (!first) firstByKey.set(key, row);
-    else if (first.kind !== row.kind || first.payload !== row.payload) throw keyConflict(row.idempotencyKey);
+    else if (first.kind !== row.kind || !samePayload(first.payload, row.payload)) throw keyConflict(row.idempotencyKey);
   }
   const inserted =
     rows.length === 1 ? [await store.jobInsert(rows[0]!, db)].filter((job): job is Job => job !== null) : await store.jobInsertMany(rows, db);
@@ -131,6 +131,19 @@ async function resolveExisting(
       results[i] = { ...existing.job, created: false };
     }
   }
+}
+
+/** Payload equality as jsonb sees it (the rule for keys already stored): object key order does not matter. */
+function samePayload(a: string, b: string): boolean {
+  return a === b || canonicalJson(a) === canonicalJson(b);
+}
+
+function canonicalJson(text: string): string {
+  return JSON.stringify(JSON.parse(text), (_key, value: unknown) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
 }
 
 /** Internal signal that an idempotency race needs the insert to run again. */
