@@ -1,0 +1,47 @@
+import { resolve } from "node:path";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres } from "../../src/embedded/embedded-postgres.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Connection string every test file uses; see `testDatabaseUrl()`. */
+    databaseUrl: string;
+  }
+}
+
+/**
+ * DATABASE_URL when set; otherwise the embedded server, in a data directory
+ * of its own (`.conveyor/test-postgres`) so tests never touch development data.
+ * Runs once per `vitest run`, before any test file.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const fromEnvironment = process.env.DATABASE_URL;
+  let stop = async (): Promise<void> => {};
+  let url: string;
+  if (fromEnvironment) {
+    url = fromEnvironment;
+  } else {
+    const server = await startEmbeddedPostgres({ dataDir: resolve(project.config.root, ".conveyor", "test-postgres") });
+    url = server.connectionString;
+    stop = server.stop;
+  }
+  await checkReachable(url, fromEnvironment ? "DATABASE_URL" : "the embedded server");
+  project.provide("databaseUrl", url);
+  return stop;
+}
+
+async function checkReachable(url: string, what: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ version: string; number: number }>(
+      "SELECT current_setting('server_version') AS version, current_setting('server_version_num')::int AS number",
+    );
+    if (rows[0]!.number < 140000) throw new Error(`Conveyor needs PostgreSQL 14 or newer; ${what} runs ${rows[0]!.version}`);
+  } catch (error) {
+    throw new Error(`cannot run the tests: ${what} is not usable: ${(error as Error).message}`, { cause: error });
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
