@@ -1,0 +1,135 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { SchemaTooNewError } from "../src/core/errors.js";
+import { loadMigrations } from "../src/store/migrate.js";
+import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
+import { connectTestClient, createTestConveyor, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  await Promise.all(cleanups.map((cleanup) => cleanup()));
+});
+
+async function freshSchema(): Promise<TestConveyor> {
+  const test = await createTestConveyor({}, { migrate: false });
+  cleanups.push(test.cleanup);
+  return test;
+}
+
+const latest = loadMigrations().at(-1)!.version;
+
+describe("migrations", () => {
+  it("create the tables on a fresh schema, then find nothing to do", async () => {
+    const { conveyor, schema } = await freshSchema();
+    const first = await conveyor.migrate();
+    expect(first).toEqual({ applied: loadMigrations().map((m) => m.version), version: latest });
+
+    const { rows } = await conveyor.pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
+      [schema],
+    );
+    expect(rows.map((row) => row.table_name)).toEqual(
+      expect.arrayContaining(["jobs", "job_executions", "dead_letter_jobs", "workers", "api_keys", "migrations"]),
+    );
+
+    expect(await conveyor.migrate()).toEqual({ applied: [], version: latest });
+    expect(await conveyor.schemaStatus()).toEqual({ current: latest, latest });
+  });
+
+  it("succeed in 4 processes migrating one fresh schema at once, each version applied once", async () => {
+    const script = REPO_ROOT + "/test/helpers/migrate-child.mjs";
+    requireBuild("src/store/migrate.js");
+    const { conveyor, schema } = await freshSchema();
+    const children = Array.from({ length: 4 }, () => new JsonLinesProcess(script, [testDatabaseUrl(), schema]));
+    try {
+      // All connected first, then released together, so the migrations really overlap.
+      await Promise.all(children.map((child) => child.next()));
+      for (const child of children) child.send("go");
+      const results = await Promise.all(children.map((child) => child.next<{ ok: boolean; applied: number[]; message?: string }>()));
+      const exits = await Promise.all(children.map((child) => child.exited));
+
+      for (const result of results) expect(result, result.message).toMatchObject({ ok: true });
+      expect(exits.every((exit) => exit.code === 0)).toBe(true);
+      // Exactly one process applied each migration; the others found it done.
+      const appliedEverywhere = results.flatMap((result) => result.applied).sort((a, b) => a - b);
+      expect(appliedEverywhere).toEqual(loadMigrations().map((m) => m.version));
+      const ledger = await conveyor.pool.query<{ version: number; count: number }>(
+        `SELECT version, count(*)::int AS count FROM "${schema}".migrations GROUP BY version ORDER BY version`,
+      );
+      expect(ledger.rows).toEqual(loadMigrations().map((m) => ({ version: m.version, count: 1 })));
+    } finally {
+      for (const child of children) child.child.kill("SIGKILL");
+    }
+  });
+
+  it("refuse a database migrated by a newer Conveyor", async () => {
+    const { conveyor, schema } = await freshSchema();
+    await conveyor.migrate();
+    await conveyor.pool.query(`INSERT INTO "${schema}".migrations (version, name) VALUES (999, '999_from_the_future')`);
+
+    const error = await conveyor.migrate().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as SchemaTooNewError).code).toBe("SCHEMA_TOO_NEW");
+    expect((error as Error).message).toContain("999");
+    expect(await conveyor.schemaStatus()).toEqual({ current: 999, latest });
+  });
+});
+
+describe("schema", () => {
+  let test: TestConveyor;
+  afterEach(async () => {
+    await test?.cleanup();
+  });
+
+  /** Insert a job row directly, overriding columns, and return the constraint it broke (or null). */
+  async function violatedConstraint(overrides: Record<string, unknown>): Promise<string | null> {
+    const columns = {
+      id: "018f0000-0000-7000-8000-000000000001",
+      tenant: "default",
+      queue: "default",
+      kind: "raw",
+      payload: "{}",
+      max_attempts: 3,
+      ...overrides,
+    };
+    const names = Object.keys(columns);
+    const client = await connectTestClient();
+    try {
+      await client.query(
+        `INSERT INTO "${test.schema}".jobs (${names.join(", ")}) VALUES (${names.map((_, i) => `$${i + 1}`).join(", ")})`,
+        Object.values(columns),
+      );
+      return null;
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe("23514"); // check_violation
+      return (error as { constraint?: string }).constraint ?? "(unnamed)";
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("CHECK constraints reject impossible job rows", async () => {
+    test = await createTestConveyor();
+    expect(await violatedConstraint({ attempts: -1 })).toBe("jobs_attempts_nonnegative");
+    expect(await violatedConstraint({ max_attempts: 0 })).toBe("jobs_max_attempts_positive");
+    expect(await violatedConstraint({ attempts: 4, max_attempts: 3 })).toBe("jobs_attempts_within_max");
+    expect(await violatedConstraint({ status: "paused" })).toBe("jobs_status_valid");
+    // The control: the same row without the bad value goes in.
+    expect(await violatedConstraint({ attempts: 3, max_attempts: 3 })).toBeNull();
+  });
+
+  it("hot paths have partial indexes", async () => {
+    test = await createTestConveyor();
+    const { rows } = await test.conveyor.pool.query<{ name: string; predicate: string | null }>(
+      `SELECT c.relname AS name, pg_get_expr(i.indpred, i.indrelid) AS predicate
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1`,
+      [test.schema],
+    );
+    const predicate = (name: string) => rows.find((row) => row.name === name)?.predicate ?? null;
+    for (const ready of ["jobs_ready_idx", "jobs_ready_by_queue_idx"]) {
+      expect(predicate(ready)).toMatch(/status.*queued.*retrying/);
+    }
+    expect(predicate("jobs_running_lease_idx")).toMatch(/status = 'running'/);
+    expect(predicate("jobs_idempotency_key_idx")).toMatch(/idempotency_key IS NOT NULL/);
+  });
+});
