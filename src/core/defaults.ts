@@ -70,3 +70,13 @@ export const WORKER_HEARTBEAT_MS = 10_000;
 export const WORKER_STALE_MS = 60_000;
 /** Payloads nest at most this deep; deeper JSON is refused rather than risking Postgres' stack limit. */
 export const MAX_PAYLOAD_DEPTH = 100;
+
+/** HTTP API: most jobs in one `POST /v1/jobs/batch` request. */
+export const MAX_BATCH_JOBS = 1_000;
+/** HTTP API: largest request body accepted (1 MiB); larger ones get 413. */
+export const DEFAULT_HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
+/** HTTP API: a request still unanswered after this long gets 503. */
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
+/** HTTP API: port and address `conveyor api` binds by default. */
+export const DEFAULT_API_PORT = 8080;
+export const DEFAULT_API_HOST = "127.0.0.1";

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
+import * as apiKeys from "./sql/api-keys.js";
 import * as claims from "./sql/claims.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
+import * as queues from "./sql/queues.js";
 import * as workers from "./sql/workers.js";
 
-const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers } as const;
+const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues } as const;
 
 type QueryName = {
   [K in keyof typeof SOURCES]: K extends `${string}_COLUMNS` ? never : (typeof SOURCES)[K] extends string ? K : never;
