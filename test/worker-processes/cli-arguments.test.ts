@@ -1,0 +1,32 @@
+/**
+ * `conveyor worker` with bad arguments exits non-zero with one clear line on
+ * stderr: no stack trace, no usage dump.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl } from "../helpers/database.js";
+import { killAllWorkers, LEDGER_JOBS, spawnCli } from "./process-helpers.js";
+
+afterAll(killAllWorkers);
+
+const cases: Array<{ name: string; args: string[]; mentions: RegExp }> = [
+  { name: "--concurrency 0", args: ["worker", "--jobs", LEDGER_JOBS, "--concurrency", "0"], mentions: /concurrency/ },
+  { name: "no --jobs", args: ["worker", "--concurrency", "2"], mentions: /--jobs/ },
+  { name: "a jobs module that does not exist", args: ["worker", "--jobs", "test/fixtures/does-not-exist.js"], mentions: /does-not-exist\.js/ },
+  { name: "a module whose default export is not an array of definitions", args: ["worker", "--jobs", "test/fixtures/not-an-array.js"], mentions: /not-an-array\.js/ },
+  { name: "a module that throws while loading", args: ["worker", "--jobs", "test/fixtures/throws-on-import.js"], mentions: /broken on purpose/ },
+];
+
+describe("conveyor worker argument errors", () => {
+  it.each(cases)("$name: exits non-zero with one line on stderr", async ({ args, mentions }) => {
+    const cli = spawnCli(args, testDatabaseUrl());
+    const exit = await cli.waitForExit(20_000);
+    expect(exit.signal).toBeNull();
+    expect(exit.code).not.toBe(0);
+    const lines = cli.stderr.split("\n").filter((line) => line.trim() !== "");
+    expect(lines, cli.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(mentions);
+    expect(cli.stderr).not.toMatch(/^\s+at /m);
+    // Nothing was started: no worker log lines.
+    expect(cli.logs().filter((entry) => entry.msg === "worker started")).toEqual([]);
+  }, 30_000);
+});
