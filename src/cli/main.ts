@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { ConveyorError } from "../core/errors.js";
+import { registerApi } from "./commands/api.js";
 import { registerDev } from "./commands/dev.js";
+import { registerKeys } from "./commands/keys.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerWorker } from "./commands/worker.js";
 
 const program = new Command("conveyor")
   .description("Background jobs on PostgreSQL")
-  .showHelpAfterError("(run with --help for usage)")
   .exitOverride();
 
 registerMigrate(program);
 registerWorker(program);
 registerDev(program);
+registerApi(program);
+registerKeys(program);
 
 try {
   await program.parseAsync(process.argv);

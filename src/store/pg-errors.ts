@@ -35,9 +35,11 @@ export function translatePgError(error: unknown): Error {
 
 /** True for errors that mean "the connection or server is gone", worth retrying after a pause. */
 export function isConnectionError(error: unknown): boolean {
+  // Store methods wrap driver errors (translatePgError); judge the original.
+  if (error instanceof Error && error.cause !== undefined && isConnectionError(error.cause)) return true;
   const code = (error as PgErrorShape & { errno?: unknown })?.code ?? "";
   if (/^(08|57P0[1-3]|53300)/.test(code)) return true; // connection exception, admin shutdown, too many connections
   if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"].includes(code)) return true;
   const message = error instanceof Error ? error.message : "";
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(message);
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|ECONNREFUSED|ECONNRESET/i.test(message);
 }
