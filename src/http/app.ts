@@ -1,0 +1,74 @@
+import Fastify, { type FastifyInstance, LogController } from "fastify";
+import { ApiKeys } from "../client/api-keys.js";
+import type { Conveyor } from "../client/conveyor.js";
+import { QueueOverview } from "../client/queue-overview.js";
+import { authenticateWith } from "./auth.js";
+import type { RouteContext } from "./context.js";
+import { installErrorHandling } from "./error-handler.js";
+import { installJsonBody } from "./json-body.js";
+import { ApiMetrics } from "./metrics.js";
+import { describeKinds, installOpenApi } from "./openapi.js";
+import { type ApiOptions, resolveApiOptions } from "./options.js";
+import { installRequestIdHeader, requestIdFor } from "./request-id.js";
+import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { jobCreateRoutes } from "./routes/jobs-create.js";
+import { jobRoutes } from "./routes/jobs.js";
+import { operationRoutes } from "./routes/operations.js";
+import { systemRoutes } from "./routes/system.js";
+import { installValidation } from "./validation.js";
+
+/** The app `buildApp` returns, with its metrics registry. */
+export type ConveyorApp = FastifyInstance & { conveyorMetrics: ApiMetrics };
+
+/**
+ * Build the HTTP API as a Fastify app from a client, without binding a
+ * port: test it with `app.inject(...)`, serve it with `startApiServer` (or
+ * `app.listen`). The job kinds (and their payload schemas, for validation
+ * and the OpenAPI document) are the client's `jobs`. The client's schema
+ * must be migrated; `GET /readyz` says whether it is. Closing the app does
+ * not close the client.
+ *
+ * @example
+ * const app = await buildApp(new Conveyor({ connectionString, jobs }), { bodyLimit: 2 * 1024 * 1024 });
+ * const response = await app.inject({ method: "GET", url: "/healthz" });
+ */
+export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Promise<ConveyorApp> {
+  const resolved = resolveApiOptions(options, conveyor.logger);
+  const app = Fastify({
+    loggerInstance: resolved.logger,
+    bodyLimit: resolved.bodyLimit,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: "requestId" }),
+    // Covers the whole request (hooks, body, handler): unanswered by then → 503 problem+json.
+    handlerTimeout: resolved.requestTimeoutMs,
+  }) as unknown as FastifyInstance;
+  const overview = new QueueOverview(conveyor);
+  const metrics = new ApiMetrics(overview, resolved.logger);
+  const context: RouteContext = { conveyor, overview, metrics, kinds: describeKinds(conveyor.jobs) };
+
+  // Order matters: hooks and compilers set here apply to every route registered after.
+  installRequestIdHeader(app);
+  installErrorHandling(app, { bodyLimit: resolved.bodyLimit, timeoutMs: resolved.requestTimeoutMs });
+  installValidation(app);
+  // Responses are plain JSON.stringify: payloads round-trip exactly, whatever the documented schema says.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  installJsonBody(app, resolved.bodyLimit);
+  metrics.install(app);
+  await installOpenApi(app, context.kinds, { swaggerUi: resolved.swaggerUi });
+
+  systemRoutes(app, context);
+  const keys = new ApiKeys(conveyor);
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRequest", authenticateWith(keys));
+      jobCreateRoutes(v1, context);
+      jobRoutes(v1, context);
+      deadLetterRoutes(v1, context);
+      operationRoutes(v1, context);
+    },
+    { prefix: "/v1" },
+  );
+  app.decorate("conveyorMetrics", metrics);
+  return app as ConveyorApp;
+}

@@ -1,0 +1,12 @@
+import type { Conveyor } from "../client/conveyor.js";
+import type { QueueOverview } from "../client/queue-overview.js";
+import type { ApiMetrics } from "./metrics.js";
+import type { KindDocs } from "./openapi.js";
+
+/** What route modules need: the client, read-only overviews, metrics, and the kinds for documentation. */
+export interface RouteContext {
+  conveyor: Conveyor;
+  overview: QueueOverview;
+  metrics: ApiMetrics;
+  kinds: KindDocs;
+}

@@ -1,0 +1,38 @@
+import type { Logger } from "pino";
+import { DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "../core/defaults.js";
+import { ConfigError } from "../core/errors.js";
+
+/** Options of `buildApp`. */
+export interface ApiOptions {
+  /** Largest request body in bytes; larger ones get 413. Default `DEFAULT_HTTP_BODY_LIMIT_BYTES` (1 MiB). */
+  bodyLimit?: number;
+  /** A request unanswered after this many ms gets 503. Default `DEFAULT_HTTP_REQUEST_TIMEOUT_MS` (30000). */
+  requestTimeoutMs?: number;
+  /** pino logger for request logs. Default: the client's logger, as a child with `component: "api"`. */
+  logger?: Logger;
+  /** Serve Swagger UI at `/docs`. Default true. */
+  swaggerUi?: boolean;
+}
+
+export interface ResolvedApiOptions {
+  readonly bodyLimit: number;
+  readonly requestTimeoutMs: number;
+  readonly logger: Logger;
+  readonly swaggerUi: boolean;
+}
+
+/** Merge defaults, check each option (naming it), freeze. */
+export function resolveApiOptions(options: ApiOptions, clientLogger: Logger): ResolvedApiOptions {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_HTTP_BODY_LIMIT_BYTES;
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new ConfigError(`bodyLimit must be a whole number of bytes >= 1, got ${bodyLimit}`);
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_HTTP_REQUEST_TIMEOUT_MS;
+  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
+    throw new ConfigError(`requestTimeoutMs must be a whole number of ms >= 1, got ${requestTimeoutMs}`);
+  }
+  return Object.freeze({
+    bodyLimit,
+    requestTimeoutMs,
+    logger: options.logger ?? clientLogger.child({ component: "api" }),
+    swaggerUi: options.swaggerUi ?? true,
+  });
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import type { RouteContext } from "../context.js";
+import { BEARER_SECURITY } from "../openapi.js";
+import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
+import { tenantQuery } from "../schemas.js";
+import { workerJson } from "../serialize.js";
+import { actionScope, readScope } from "../tenancy.js";
+import { routeSchema } from "../validation.js";
+
+/** `GET /v1/queues` and `GET /v1/workers`. */
+export function operationRoutes(app: FastifyInstance, { overview }: RouteContext): void {
+  app.get<{ Querystring: z.output<typeof tenantQuery> }>(
+    "/queues",
+    {
+      schema: {
+        tags: ["operations"],
+        operationId: "listQueues",
+        summary: "per queue: jobs by status and the age of the oldest ready job",
+        security: BEARER_SECURITY,
+        querystring: routeSchema(tenantQuery),
+        response: { 200: jsonResponse("every queue that has jobs", responseSchemas.queues), ...problemResponses(400, 401, 403, 503) },
+      },
+    },
+    async (request) => ({ items: await overview.queueStats(readScope(request, request.query.tenant)) }),
+  );
+
+  app.get(
+    "/workers",
+    {
+      schema: {
+        tags: ["operations"],
+        operationId: "listWorkers",
+        summary: "live workers with the jobs each is running (a tenant key sees only its own jobs)",
+        security: BEARER_SECURITY,
+        response: { 200: jsonResponse("live workers", responseSchemas.workers), ...problemResponses(401, 503) },
+      },
+    },
+    async (request) => ({ items: (await overview.listWorkers(actionScope(request))).map(workerJson) }),
+  );
+}

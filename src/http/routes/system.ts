@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+import type { RouteContext } from "../context.js";
+import { HttpProblem } from "../problem.js";
+import { problemResponses } from "../response-schemas.js";
+
+const tags = ["operations"];
+
+/** Health, readiness and metrics: unauthenticated, for load balancers and Prometheus. */
+export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteContext): void {
+  app.get(
+    "/healthz",
+    {
+      schema: {
+        tags,
+        operationId: "getHealth",
+        summary: "the process is up (does not touch the database)",
+        response: { 200: { description: "up", type: "object", properties: { status: { const: "ok" } } } },
+      },
+    },
+    async () => ({ status: "ok" }),
+  );
+
+  app.get(
+    "/readyz",
+    {
+      schema: {
+        tags,
+        operationId: "getReadiness",
+        summary: "the database is reachable and its schema is at this Conveyor's newest migration",
+        response: {
+          200: {
+            description: "ready",
+            type: "object",
+            properties: { status: { const: "ready" }, schemaVersion: { type: "integer" } },
+          },
+          ...problemResponses(503),
+        },
+      },
+    },
+    async (request) => {
+      let status: Awaited<ReturnType<typeof conveyor.schemaStatus>>;
+      try {
+        status = await conveyor.schemaStatus();
+      } catch (error) {
+        request.log.warn({ err: error }, "readiness check: database unreachable");
+        throw new HttpProblem(503, "UNAVAILABLE", "the database is unreachable");
+      }
+      if (status.current !== status.latest) {
+        throw new HttpProblem(
+          503,
+          "UNAVAILABLE",
+          status.current < status.latest
+            ? `the database schema is at migration ${status.current}, this Conveyor needs ${status.latest}: run conveyor migrate`
+            : `the database schema is at migration ${status.current}, newer than this Conveyor (${status.latest}): upgrade Conveyor`,
+          { extensions: { schemaVersion: status.current, expectedSchemaVersion: status.latest } },
+        );
+      }
+      return { status: "ready", schemaVersion: status.current };
+    },
+  );
+
+  app.get(
+    "/metrics",
+    {
+      schema: {
+        tags,
+        operationId: "getMetrics",
+        summary: "Prometheus metrics: HTTP requests, jobs enqueued, queue depth by status",
+        produces: ["text/plain"],
+        response: { 200: { description: "Prometheus text exposition format", type: "string" } },
+      },
+    },
+    async (_request, reply) => {
+      reply.type(metrics.registry.contentType);
+      return metrics.registry.metrics();
+    },
+  );
+}

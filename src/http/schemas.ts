@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { decodeCursor } from "../client/cursor.js";
+import {
+  MAX_BATCH_JOBS,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_LIST_LIMIT,
+  MAX_MAX_ATTEMPTS,
+  MAX_NAME_LENGTH,
+  MAX_PRIORITY,
+  MAX_TENANT_LENGTH,
+  MIN_PRIORITY,
+} from "../core/defaults.js";
+import { JOB_STATUSES } from "../core/states.js";
+
+// Request schemas. Value rules the client enforces anyway (names, ranges) are
+// repeated here so the OpenAPI document states them; the client stays the
+// authority and its messages are just as precise.
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+// Filters go straight into SQL parameters: refuse what PostgreSQL text cannot hold (NUL) and control characters.
+const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
+
+const filterText = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, "must not contain control characters");
+
+/** Path of routes on one job or dead letter. */
+export const idParams = z.object({ id: z.string().regex(UUID, "must be a UUID") });
+
+const limit = z
+  .string()
+  .regex(/^\d{1,7}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(MAX_LIST_LIMIT))
+  .optional()
+  .describe(`page size, 1-${MAX_LIST_LIMIT}; default 50`);
+
+const cursor = z
+  .string()
+  .max(200)
+  .refine((value) => {
+    try {
+      decodeCursor(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "is not a cursor this API returned")
+  .optional()
+  .describe("`nextCursor` of the previous page");
+
+const tenantFilter = filterText(MAX_TENANT_LENGTH).optional().describe("admin keys only (a tenant key may name only its own tenant)");
+
+export const jobListQuery = z
+  .object({
+    status: z.enum(JOB_STATUSES).optional(),
+    kind: filterText(MAX_NAME_LENGTH).optional(),
+    queue: filterText(MAX_NAME_LENGTH).optional(),
+    tenant: tenantFilter,
+    limit,
+    cursor,
+  })
+  .strict();
+
+export const deadLetterListQuery = z
+  .object({
+    kind: filterText(MAX_NAME_LENGTH).optional(),
+    queue: filterText(MAX_NAME_LENGTH).optional(),
+    tenant: tenantFilter,
+    limit,
+    cursor,
+  })
+  .strict();
+
+export const tenantQuery = z.object({ tenant: tenantFilter }).strict();
+
+const jobFields = {
+  kind: z.string().min(1).max(MAX_NAME_LENGTH).describe("a job kind from the jobs module"),
+  payload: z.unknown().describe("validated by the kind's payload schema"),
+  queue: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe("default: the kind's queue"),
+  priority: z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY).optional().describe("lower runs first; default: the kind's"),
+  runAt: z.iso.datetime({ offset: true }).optional().describe("ISO 8601 time with a zone; exclusive with delayMs"),
+  delayMs: z.number().min(0).optional().describe("run no earlier than this many ms from now (database clock)"),
+  maxAttempts: z.number().int().min(1).max(MAX_MAX_ATTEMPTS).optional().describe("default: the kind's"),
+  tenant: z.string().min(1).max(MAX_TENANT_LENGTH).optional().describe("admin keys only; default: the key's tenant"),
+};
+
+/** `POST /v1/jobs`; the idempotency key comes in the `Idempotency-Key` header. */
+export const createJobBody = z.object(jobFields).strict();
+
+/** One job of `POST /v1/jobs/batch`, which may carry its own idempotency key. */
+export const batchJobItem = z
+  .object({ ...jobFields, idempotencyKey: z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional() })
+  .strict();
+
+export const batchBody = z.object({ jobs: z.array(batchJobItem).min(1).max(MAX_BATCH_JOBS) }).strict();
+
+// Loose: the validated value replaces request.headers, which must keep every other header.
+export const idempotencyHeaders = z.looseObject({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .regex(PRINTABLE, "must not contain control characters")
+    .optional()
+    .describe("same key and request: the job it first created (200); same key, different request: 409"),
+});
+
+export type CreateJobBody = z.output<typeof createJobBody>;
+export type BatchJobItem = z.output<typeof batchJobItem>;

@@ -1,0 +1,130 @@
+import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
+
+/**
+ * The JSON shapes of the API: camelCase, dates as ISO 8601 strings, and
+ * only the fields the API documents (lease and fencing internals stay out).
+ * Stored errors lose their stack: stacks describe the worker's code, not
+ * the job, and stay in the database and the worker's logs.
+ */
+
+export interface JobJson {
+  id: string;
+  tenant: string;
+  kind: string;
+  queue: string;
+  payload: unknown;
+  status: string;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  runAt: string;
+  lastError: ErrorJson | null;
+  cancelRequested: boolean;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface ErrorJson {
+  name: string;
+  message: string;
+}
+
+export interface ExecutionJson {
+  id: string;
+  attempt: number;
+  workerId: string;
+  startedAt: string;
+  finishedAt: string | null;
+  outcome: string;
+  error: ErrorJson | null;
+}
+
+export function jobJson(job: Job): JobJson {
+  return {
+    id: job.id,
+    tenant: job.tenant,
+    kind: job.kind,
+    queue: job.queue,
+    payload: job.payload,
+    status: job.status,
+    priority: job.priority,
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    runAt: iso(job.runAt),
+    lastError: errorJson(job.lastError),
+    cancelRequested: job.cancelRequested,
+    createdAt: iso(job.createdAt),
+    updatedAt: iso(job.updatedAt),
+    startedAt: isoOrNull(job.startedAt),
+    finishedAt: isoOrNull(job.finishedAt),
+  };
+}
+
+export function executionJson(execution: JobExecution): ExecutionJson {
+  return {
+    id: execution.id,
+    attempt: execution.attempt,
+    workerId: execution.workerId,
+    startedAt: iso(execution.startedAt),
+    finishedAt: isoOrNull(execution.finishedAt),
+    outcome: execution.outcome,
+    error: errorJson(execution.error),
+  };
+}
+
+export function deadLetterJson(entry: DeadLetter) {
+  return {
+    id: entry.id,
+    jobId: entry.jobId,
+    tenant: entry.tenant,
+    queue: entry.queue,
+    kind: entry.kind,
+    payload: entry.payload,
+    attempts: entry.attempts,
+    maxAttempts: entry.maxAttempts,
+    reason: entry.reason,
+    lastError: errorJson(entry.lastError),
+    // The history is stored as jsonb, so its times arrive as Postgres' text; normalise them.
+    history: entry.history.map(
+      (attempt): ExecutionJson => ({
+        id: attempt.executionId,
+        attempt: attempt.attempt,
+        workerId: attempt.workerId,
+        startedAt: iso(attempt.startedAt),
+        finishedAt: isoOrNull(attempt.finishedAt),
+        outcome: attempt.outcome,
+        error: errorJson(attempt.error),
+      }),
+    ),
+    deadAt: iso(entry.deadAt),
+  };
+}
+
+export function workerJson(worker: WorkerInfo) {
+  return {
+    id: worker.id,
+    hostname: worker.hostname,
+    pid: worker.pid,
+    queues: worker.queues,
+    kinds: worker.kinds,
+    concurrency: worker.concurrency,
+    startedAt: iso(worker.startedAt),
+    lastSeenAt: iso(worker.lastSeenAt),
+    runningJobIds: worker.runningJobIds,
+  };
+}
+
+function errorJson(error: StoredError | null): ErrorJson | null {
+  if (!error) return null;
+  return { name: String(error.name), message: String(error.message) };
+}
+
+function iso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+function isoOrNull(value: Date | string | null): string | null {
+  return value === null ? null : iso(value);
+}

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { ValidationIssue } from "../core/errors.js";
+
+/** Which part of a request a schema checks (as Fastify names them). */
+export type RequestPart = "body" | "params" | "querystring" | "headers";
+
+/** A request part that broke its schema; the error handler answers 400 (params, query) or 422 (body). */
+export class RequestValidationError extends Error {
+  readonly part: RequestPart;
+  readonly issues: readonly ValidationIssue[];
+  // Fastify reads these two when it wraps validation errors.
+  statusCode = 400;
+  code = "FST_ERR_VALIDATION";
+
+  constructor(part: RequestPart, issues: readonly ValidationIssue[]) {
+    const where = part === "querystring" ? "query" : part === "params" ? "path" : part;
+    super(`invalid ${where}: ${issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ")}`);
+    this.name = "RequestValidationError";
+    this.part = part;
+    this.issues = issues;
+  }
+}
+
+// Route schemas are JSON Schema (what Fastify and the OpenAPI generator
+// read); each one made by `routeSchema` remembers the zod schema it came
+// from, which is what actually validates. One source, so the documentation
+// cannot drift from the checks.
+const validators = new WeakMap<object, z.ZodType>();
+
+/**
+ * The JSON Schema of a zod schema (input side, draft 2020-12), registered
+ * so the app validates that request part with the zod schema itself. Pass
+ * `document` to publish a richer schema than the conversion gives (the
+ * create-job body lists each job kind's payload schema).
+ */
+export function routeSchema(schema: z.ZodType, document?: Record<string, unknown>): Record<string, unknown> {
+  const json = document ?? toJsonSchema(schema);
+  validators.set(json, schema);
+  return json;
+}
+
+/**
+ * zod → JSON Schema for documentation, without the `$schema` member and the
+ * ±2^53 bounds zod puts on every integer (both noise inside OpenAPI).
+ */
+export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    io: "input",
+    unrepresentable: "any",
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+  return json;
+}
+
+/**
+ * Validate every request part with the zod schema behind its route schema.
+ * The parsed value replaces the raw one, so handlers get zod's output
+ * (numbers from query strings, defaults applied). A route schema not made by
+ * `routeSchema` is a programming error and fails at startup.
+ */
+export function installValidation(app: FastifyInstance): void {
+  app.setValidatorCompiler(({ schema, httpPart, url, method }) => {
+    const validator = validators.get(schema as object);
+    if (!validator) throw new Error(`${method} ${url}: ${String(httpPart)} schema was not made with routeSchema()`);
+    const part = (httpPart ?? "body") as RequestPart;
+    return (data: unknown) => {
+      const result = validator.safeParse(data);
+      if (result.success) return { value: result.data };
+      return { error: new RequestValidationError(part, result.error.issues.map(toIssue)) };
+    };
+  });
+}
+
+function toIssue(issue: z.core.$ZodIssue): ValidationIssue {
+  return { path: issue.path.map(String).join("."), message: issue.message };
+}
