@@ -61,7 +61,10 @@ export class AttemptWriter {
 
   private kick(): void {
     if (this.flushing) return;
-    this.flushing = this.flush().finally(() => {
+    // Wait one macrotask turn before the first write, so outcomes that finish
+    // together (a claimed batch of quick jobs) go out in one statement
+    // rather than one alone and the rest after it.
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush()).finally(() => {
       this.flushing = null;
       if (this.successes.length > 0 || this.ends.length > 0) this.kick();
     });

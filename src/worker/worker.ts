@@ -144,6 +144,9 @@ export class Worker {
       const free = concurrency - this.running.size;
       if (free <= 0) {
         await this.slotFreed.wait(pollIntervalMs);
+        // Slots freed by one completion batch are released together: let them
+        // all land before counting, so the next claim is one full batch.
+        await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
       const wanted = Math.min(free, claimBatchSize);
