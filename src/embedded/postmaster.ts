@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
 import { EmbeddedPostgresError } from "../core/errors.js";
@@ -41,16 +41,18 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * Whether a live pid is a PostgreSQL server rather than an unrelated process
- * that reused the pid of one that died. Where /proc is missing the answer is
- * yes: the connection check that follows still has to pass.
+ * Whether a live pid is the server of this data directory, rather than an
+ * unrelated process that reused the pid of one that died. PostgreSQL works
+ * in its data directory, so its cwd tells. Where /proc is missing the answer
+ * is yes: the connection check that follows still has to pass.
  */
-export async function looksLikePostgres(pid: number): Promise<boolean> {
+export async function isServerOf(pid: number, dataDir: string): Promise<boolean> {
+  if (!(await hasProcfs())) return true;
   try {
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
-    return cmdline.includes("postgres");
+    return (await realpath(`/proc/${pid}/cwd`)) === (await realpath(dataDir));
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ENOENT" || !(await hasProcfs());
+    // EACCES: another user's process, most likely the server itself; ENOENT: it is gone (or a zombie).
+    return (error as NodeJS.ErrnoException).code === "EACCES";
   }
 }
 
