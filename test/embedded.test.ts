@@ -128,9 +128,11 @@ describe("embedded PostgreSQL across processes", () => {
 });
 
 describe("embedded PostgreSQL in this process", () => {
+  // One cluster for these tests (creating one takes seconds); each test leaves it stopped.
   let dataDir: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = join(tempDir(), "pg");
+    await (await startEmbeddedPostgres({ dataDir })).stop();
   });
 
   it("keeps data across restarts, with stable credentials and a conveyor database", async () => {
@@ -183,6 +185,26 @@ describe("embedded PostgreSQL in this process", () => {
       expect(existsSync(`${dataDir}.lock`)).toBe(false); // released after the start
     } finally {
       await server.stop();
+    }
+  });
+
+  it("starts over a postmaster.pid whose pid now belongs to another live process", async () => {
+    // PostgreSQL itself refuses such a file when it may signal that process: as root it runs as
+    // `postgres`, so the impostor runs as `postgres` too; otherwise it runs as us.
+    const ids = isRoot ? { uid: Number(execFileSync("id", ["-u", "postgres"])), gid: Number(execFileSync("id", ["-g", "postgres"])) } : {};
+    const impostor = spawn("sleep", ["60"], ids);
+    try {
+      writeFileSync(join(dataDir, "postmaster.pid"), `${impostor.pid}\n${dataDir}\n1700000000\n5999\n`);
+      const server = await startEmbeddedPostgres({ dataDir });
+      try {
+        expect(server.owned).toBe(true);
+        expect(await answers(server.connectionString)).toBe(true);
+        expect(postmasterPid(dataDir)).not.toBe(impostor.pid);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      impostor.kill("SIGKILL");
     }
   });
 
