@@ -38,6 +38,13 @@ export function createPool(options: PoolOptions): pg.Pool {
     // Notice dead peers (a host that vanished) instead of waiting on them forever.
     keepAlive: true,
     connectionTimeoutMillis: 10_000,
+    // Conveyor's statements look rows up by key in small, hot, cached tables.
+    // At the default random_page_cost (4, tuned for spinning disks) the planner
+    // preferred a sequential scan of a 50,000-row jobs table over 500 primary-key
+    // lookups for a completion batch: 20.6 ms against 8.6 ms with 1.1. Only on
+    // pools Conveyor creates (a pool you pass keeps your settings); pg awaits
+    // onConnect before handing the client out, so it never races a query.
+    onConnect: (client: pg.ClientBase) => client.query("SET random_page_cost = 1.1"),
   });
   // An idle client whose server went away emits 'error' on the pool; without a
   // listener Node would crash the process. The next query reconnects.
