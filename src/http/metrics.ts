@@ -15,7 +15,7 @@ export class ApiMetrics {
   readonly duration: Histogram<"method" | "route">;
   readonly enqueued: Counter<"kind" | "queue">;
   readonly queueDepth: Gauge<"queue" | "status">;
-  readonly scrapeErrors: Counter;
+  readonly queueDepthUp: Gauge;
 
   constructor(overview: QueueOverview, log: Logger, registry: Registry = new Registry()) {
     this.registry = registry;
@@ -39,12 +39,20 @@ export class ApiMetrics {
       labelNames: ["kind", "queue"],
       registers,
     });
-    this.scrapeErrors = new Counter({
-      name: "conveyor_api_queue_depth_errors_total",
-      help: "Scrapes whose queue-depth query failed (the gauge is then empty)",
-      registers,
-    });
-    const scrapeErrors = this.scrapeErrors;
+    // Both gauges below are filled by one query per scrape: prom-client
+    // collects metrics concurrently, so they share the read in flight.
+    let pending: Promise<Array<{ queue: string; status: string; count: number }> | null> | undefined;
+    const readDepth = () =>
+      (pending ??= overview
+        .queueDepth()
+        .catch((error: unknown) => {
+          // A database outage must not fail the whole scrape: the HTTP metrics still matter.
+          log.warn({ err: error }, "queue depth unavailable for /metrics");
+          return null;
+        })
+        .finally(() => {
+          pending = undefined;
+        }));
     this.queueDepth = new Gauge({
       name: "conveyor_queue_depth",
       help: "Jobs by queue and status, all tenants: queued, running, retrying, and dead (in the dead-letter queue)",
@@ -52,14 +60,17 @@ export class ApiMetrics {
       registers,
       // Read at scrape time, so the number is current and costs nothing between scrapes.
       async collect() {
+        const rows = await readDepth();
         this.reset();
-        try {
-          for (const row of await overview.queueDepth()) this.set({ queue: row.queue, status: row.status }, row.count);
-        } catch (error) {
-          // A database outage must not fail the whole scrape: the HTTP metrics still matter.
-          scrapeErrors.inc();
-          log.warn({ err: error }, "queue depth unavailable for /metrics");
-        }
+        for (const row of rows ?? []) this.set({ queue: row.queue, status: row.status }, row.count);
+      },
+    });
+    this.queueDepthUp = new Gauge({
+      name: "conveyor_queue_depth_up",
+      help: "1 when this scrape could read queue depth from the database, 0 when it could not",
+      registers,
+      async collect() {
+        this.set((await readDepth()) === null ? 0 : 1);
       },
     });
     collectDefaultMetrics({ register: registry, prefix: "conveyor_api_" });

@@ -1,4 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Conveyor } from "../../client/conveyor.js";
+import { loadMigrations, type SchemaStatus } from "../../store/migrate.js";
 import type { RouteContext } from "../context.js";
 import { HttpProblem } from "../problem.js";
 import { problemResponses } from "../response-schemas.js";
@@ -38,13 +40,7 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
       },
     },
     async (request) => {
-      let status: Awaited<ReturnType<typeof conveyor.schemaStatus>>;
-      try {
-        status = await conveyor.schemaStatus();
-      } catch (error) {
-        request.log.warn({ err: error }, "readiness check: database unreachable");
-        throw new HttpProblem(503, "UNAVAILABLE", "the database is unreachable");
-      }
+      const status = await schemaState(conveyor, request);
       if (status.current !== status.latest) {
         throw new HttpProblem(
           503,
@@ -75,4 +71,20 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
       return metrics.registry.metrics();
     },
   );
+}
+
+/** The schema's migration state; 503 when the database cannot be asked. */
+async function schemaState(conveyor: Conveyor, request: FastifyRequest): Promise<SchemaStatus> {
+  try {
+    return await conveyor.schemaStatus();
+  } catch (error) {
+    // schemaStatus() throws, rather than answering 0, on a schema that was
+    // never migrated (undefined_table: the migrations ledger is missing).
+    const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+    if (code === "42P01") {
+      return { current: 0, latest: loadMigrations().at(-1)?.version ?? 0 };
+    }
+    request.log.warn({ err: error }, "readiness check: database unreachable");
+    throw new HttpProblem(503, "UNAVAILABLE", "the database is unreachable");
+  }
 }

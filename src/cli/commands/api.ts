@@ -1,0 +1,66 @@
+import type { Command } from "commander";
+import { Conveyor } from "../../client/conveyor.js";
+import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { openDatabase } from "../database.js";
+import { loadJobs } from "../load-jobs.js";
+import { cliLogger } from "../logger.js";
+import { port, positiveInt } from "../parse.js";
+
+interface ApiCommandOptions {
+  jobs: string;
+  port: number;
+  host: string;
+  schema: string;
+  bodyLimit?: number;
+  requestTimeoutMs?: number;
+  migrate: boolean;
+}
+
+export function registerApi(program: Command): void {
+  program
+    .command("api")
+    .description("serve the HTTP API (jobs, dead letters, queues, workers, metrics, OpenAPI) until SIGTERM/SIGINT")
+    .requiredOption("--jobs <module>", "module whose default export is an array of defineJob(...) definitions (the workers' module)")
+    .option("--port <port>", "TCP port", port, DEFAULT_API_PORT)
+    .option("--host <address>", "address to bind (0.0.0.0 for every interface)", DEFAULT_API_HOST)
+    .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
+    .option("--body-limit <bytes>", "largest request body (default 1 MiB)", positiveInt)
+    .option("--request-timeout-ms <ms>", "answer 503 to requests unfinished after this long (default 30000)", positiveInt)
+    .option("--no-migrate", "do not apply migrations at start")
+    .action(async (options: ApiCommandOptions) => {
+      const log = cliLogger();
+      const jobs = await loadJobs(options.jobs);
+      const database = await openDatabase(log);
+      const conveyor = new Conveyor({ connectionString: database.connectionString, schema: options.schema, jobs, logger: log });
+      try {
+        if (options.migrate) await conveyor.migrate();
+        // Loaded here so the other commands (workers above all) never load Fastify.
+        const { startApiServer } = await import("../../http/server.js");
+        const server = await startApiServer(conveyor, {
+          port: options.port,
+          host: options.host,
+          bodyLimit: options.bodyLimit,
+          requestTimeoutMs: options.requestTimeoutMs,
+        });
+        log.info({ url: server.url, docs: `${server.url}/docs`, kinds: jobs.map((job) => job.kind) }, "API listening");
+        await untilSignal(log);
+        await server.close();
+      } finally {
+        await conveyor.close();
+        await database.close();
+      }
+    });
+}
+
+function untilSignal(log: ReturnType<typeof cliLogger>): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, "shutting down: finishing in-flight requests");
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      resolve();
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+}
