@@ -1,0 +1,138 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiTest, call, createApiTest } from "./support.js";
+
+let test: ApiTest;
+let document: any;
+beforeAll(async () => {
+  test = await createApiTest();
+  const response = await call(test.app, { url: "/openapi.json" });
+  expect(response.statusCode).toBe(200);
+  document = response.json;
+});
+afterAll(() => test.cleanup());
+
+/** Every operation the issue specifies, and the unauthenticated ones. */
+const OPERATIONS = [
+  ["post", "/v1/jobs"],
+  ["post", "/v1/jobs/batch"],
+  ["get", "/v1/jobs"],
+  ["get", "/v1/jobs/{id}"],
+  ["post", "/v1/jobs/{id}/cancel"],
+  ["get", "/v1/dead-letters"],
+  ["get", "/v1/dead-letters/{id}"],
+  ["post", "/v1/dead-letters/{id}/requeue"],
+  ["delete", "/v1/dead-letters/{id}"],
+  ["get", "/v1/queues"],
+  ["get", "/v1/workers"],
+  ["get", "/healthz"],
+  ["get", "/readyz"],
+  ["get", "/metrics"],
+  ["get", "/openapi.json"],
+] as const;
+
+/** Follow a local JSON pointer ("#/components/schemas/X") in the document. */
+function resolvePointer(ref: string): unknown {
+  return ref
+    .slice(2)
+    .split("/")
+    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .reduce<any>((node, part) => (node === undefined ? undefined : node[part]), document);
+}
+
+function collectRefs(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((item) => collectRefs(item, found));
+  else if (node && typeof node === "object") {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string") found.push(value);
+      else collectRefs(value, found);
+    }
+  }
+  return found;
+}
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+    expect(document.openapi).toBe("3.1.0");
+  });
+
+  it("lists every route, and nothing else (Swagger UI's own routes are hidden)", () => {
+    const listed = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item as object).map((method) => `${method} ${path}`));
+    expect(listed.sort()).toEqual(OPERATIONS.map(([method, path]) => `${method} ${path}`).sort());
+    const operationIds = listed.map((entry) => {
+      const [method, path] = entry.split(" ");
+      return document.paths[path!][method!].operationId;
+    });
+    expect(new Set(operationIds).size).toBe(OPERATIONS.length);
+  });
+
+  it("requires the bearer key on every /v1 operation and on nothing else", () => {
+    expect(document.components.securitySchemes.bearerAuth).toEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
+    for (const [method, path] of OPERATIONS) {
+      const operation = document.paths[path][method];
+      if (path.startsWith("/v1/")) expect(operation.security, path).toEqual([{ bearerAuth: [] }]);
+      else expect(operation.security, path).toBeUndefined();
+    }
+  });
+
+  it("documents problem+json errors, the UUID id parameter, the Idempotency-Key header and status codes", () => {
+    const create = document.paths["/v1/jobs"].post;
+    expect(Object.keys(create.responses).sort()).toEqual(["200", "201", "400", "401", "403", "409", "413", "415", "422", "503"]);
+    expect(create.responses["422"].content["application/problem+json"].schema.required).toEqual(["type", "title", "status", "detail", "code"]);
+    expect(create.parameters).toContainEqual(expect.objectContaining({ in: "header", name: "idempotency-key", required: false }));
+    const cancel = document.paths["/v1/jobs/{id}/cancel"].post;
+    expect(Object.keys(cancel.responses)).toEqual(expect.arrayContaining(["200", "202", "404", "409"]));
+    expect(cancel.parameters).toContainEqual(expect.objectContaining({ in: "path", name: "id", required: true, schema: expect.objectContaining({ pattern: expect.any(String) }) }));
+    expect(Object.keys(document.paths["/v1/dead-letters/{id}"].delete.responses)).toContain("204");
+    expect(Object.keys(document.paths["/v1/dead-letters/{id}/requeue"].post.responses)).toContain("201");
+    const list = document.paths["/v1/jobs"].get;
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["cursor", "kind", "limit", "queue", "status", "tenant"]);
+    const job = list.responses["200"].content["application/json"].schema.properties.items.items;
+    expect(Object.keys(job.properties).sort()).toEqual(
+      ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "createdAt", "updatedAt", "startedAt", "finishedAt"].sort(),
+    );
+  });
+
+  it("includes each job kind's payload schema, recursive ones too, with every $ref resolving", () => {
+    const schemas = document.components.schemas;
+    expect(schemas["JobPayload.email.send"]).toMatchObject({
+      type: "object",
+      // Input side: the schema trims and lowercases a string, then checks it is an email.
+      properties: { to: { type: "string" }, subject: { type: "string", default: "(no subject)" } },
+      required: ["to"],
+    });
+    expect(schemas["JobPayload.item"]).toMatchObject({ properties: { n: { type: "integer" } } });
+    expect(schemas["JobPayload.tree_walk_v1"].title).toBe("payload of tree:walk/v1");
+    const body = document.paths["/v1/jobs"].post.requestBody.content["application/json"].schema;
+    expect(body.properties.kind.enum).toEqual(["email.send", "any.value", "item", "doomed", "held", "tree:walk/v1"]);
+    expect(body.oneOf).toHaveLength(6);
+    expect(body.oneOf[0]).toEqual({
+      title: "email.send",
+      properties: { kind: { enum: ["email.send"] }, payload: { $ref: "#/components/schemas/JobPayload.email.send" } },
+    });
+    const batchItem = document.paths["/v1/jobs/batch"].post.requestBody.content["application/json"].schema.properties.jobs.items;
+    expect(batchItem.oneOf).toHaveLength(6);
+    expect(document.paths["/v1/jobs/batch"].post.requestBody.content["application/json"].schema.properties.jobs.maxItems).toBe(1000);
+    const refs = collectRefs(document);
+    expect(refs).toContain("#/components/schemas/JobPayload.tree_walk_v1");
+    for (const ref of refs) expect(resolvePointer(ref), ref).toBeDefined();
+  });
+});
+
+describe("GET /docs", () => {
+  it("serves Swagger UI over this document", async () => {
+    const page = await call(test.app, { url: "/docs" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.body).toContain("swagger-ui");
+    const initializer = await call(test.app, { url: "/docs/static/swagger-initializer.js" });
+    expect(initializer.statusCode).toBe(200);
+    const spec = await call(test.app, { url: "/docs/json" });
+    expect(spec.json.paths).toEqual(document.paths);
+  });
+});
