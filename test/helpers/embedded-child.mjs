@@ -4,7 +4,8 @@
 //   hold: stay alive until killed; no signal handler of its own
 //   once: call stop() (a no-op when joined) and exit
 //   exit: just return, so the process ends when its event loop is empty
-import { startEmbeddedPostgres } from "../../dist/src/embedded/embedded-postgres.js";
+// Through the package's own exports map, as an application would import it (resolves to dist/).
+import { startEmbeddedPostgres } from "conveyor/embedded";
 
 const [mode, dataDir, port] = process.argv.slice(2);
 const report = (message) => process.stdout.write(`${JSON.stringify({ ...message, pid: process.pid })}\n`);
