@@ -32,7 +32,7 @@ function tempDir(): string {
 }
 
 const children: JsonLinesProcess[] = [];
-function child(mode: "hold" | "once" | "exit", dataDir: string): JsonLinesProcess {
+function child(mode: "hold" | "graceful" | "once" | "exit", dataDir: string): JsonLinesProcess {
   const process = new JsonLinesProcess(CHILD, [mode, dataDir]);
   children.push(process);
   return process;
@@ -97,6 +97,19 @@ describe("embedded PostgreSQL across processes", () => {
     expect(await owner.exited).toEqual({ code: null, signal: "SIGINT" });
     expect(await waitForProcessGone(serverPid)).toBe(true);
     expect(await answers(started.connectionString!)).toBe(false);
+  });
+
+  it("stays up through its owner's own SIGTERM handler, and stops when the owner then exits", async () => {
+    const dataDir = join(tempDir(), "pg");
+    const owner = child("graceful", dataDir);
+    const started = await owner.next<ChildReport>(60_000);
+    expect(started).toMatchObject({ ok: true, owned: true });
+    const serverPid = postmasterPid(dataDir);
+    owner.child.kill("SIGTERM");
+    // The application's handler could still use the database during its shutdown.
+    expect(await owner.next()).toMatchObject({ shutdown: true, answer: 42 });
+    expect(await owner.exited).toEqual({ code: 0, signal: null });
+    expect(await waitForProcessGone(serverPid)).toBe(true);
   });
 
   it("stops when its owner exits on its own", async () => {
