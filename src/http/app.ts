@@ -6,6 +6,7 @@ import { authenticateWith } from "./auth.js";
 import type { RouteContext } from "./context.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBody } from "./json-body.js";
+import { installLateResultGuard } from "./late-results.js";
 import { ApiMetrics } from "./metrics.js";
 import { describeKinds, installOpenApi } from "./openapi.js";
 import { type ApiOptions, resolveApiOptions } from "./options.js";
@@ -54,6 +55,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
   // Responses are plain JSON.stringify: payloads round-trip exactly, whatever the documented schema says.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installJsonBody(app, resolved.bodyLimit);
+  installLateResultGuard(app);
   metrics.install(app);
   await installOpenApi(app, context.kinds, { swaggerUi: resolved.swaggerUi });
 

@@ -83,7 +83,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 export function installErrorHandling(app: FastifyInstance, limits: ProblemLimits): void {
   app.setErrorHandler((error, request, reply) => {
     const problem = toHttpProblem(error, limits);
-    if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+    // A bug gets the whole error (stack, cause); an outage or timeout is an
+    // operational warning; a refused request is routine.
+    if (problem.code === "INTERNAL") request.log.error({ err: error }, "request failed");
+    else if (problem.status >= 500) request.log.warn({ code: problem.code, detail: problem.message, err: error }, "request not served");
     else request.log.info({ code: problem.code, detail: problem.message }, "request refused");
     return sendProblem(request, reply, problem);
   });

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestClient } from "../helpers/database.js";
-import { type ApiTest, call, createApiTest, expectNoInternals, expectProblem, silent } from "./support.js";
+import { type ApiTest, call, captureLogs, createApiTest, expectNoInternals, expectProblem, silent, waitFor } from "./support.js";
 import { buildApp } from "../../src/http/app.js";
 import { Conveyor } from "../../src/index.js";
 import { allJobs } from "./support.js";
 
 let test: ApiTest;
 beforeAll(async () => {
-  test = await createApiTest({ bodyLimit: 64 * 1024, requestTimeoutMs: 500 });
+  test = await createApiTest({ bodyLimit: 64 * 1024 });
 });
 afterAll(() => test.cleanup());
 
@@ -37,25 +37,48 @@ describe("problem+json", () => {
     }
   });
 
-  it("answers 503 when a request runs past the time limit (a row lock held elsewhere), and the late result is dropped", async () => {
-    const job = (await call(test.app, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: { kind: "item", payload: { n: 1 }, delayMs: 60_000 } })).json;
-    const blocker = await connectTestClient();
+  it("answers 503 when a request runs past the time limit (a row lock held elsewhere); the late result is dropped quietly", async () => {
+    const logs = captureLogs();
+    const app = await buildApp(test.conveyor, { logger: logs.logger, requestTimeoutMs: 500 });
     try {
-      await blocker.query("BEGIN");
-      await blocker.query(`SELECT 1 FROM "${test.schema}".jobs WHERE id = $1 FOR UPDATE`, [job.id]);
-      const started = Date.now();
-      const response = await call(test.app, { method: "POST", url: `/v1/jobs/${job.id}/cancel`, key: test.keys.acme });
-      const problem = expectProblem(response, 503, "TIMEOUT");
-      expect(problem.detail).toMatch(/did not complete within 500 ms/);
-      expect(response.headers["retry-after"]).toBe("1");
-      expect(Date.now() - started).toBeLessThan(5_000);
+      const job = (await call(app, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: { kind: "item", payload: { n: 1 }, delayMs: 60_000 } })).json;
+      const blocker = await connectTestClient();
+      try {
+        await blocker.query("BEGIN");
+        await blocker.query(`SELECT 1 FROM "${test.schema}".jobs WHERE id = $1 FOR UPDATE`, [job.id]);
+        const started = Date.now();
+        const response = await call(app, { method: "POST", url: `/v1/jobs/${job.id}/cancel`, key: test.keys.acme });
+        const problem = expectProblem(response, 503, "TIMEOUT");
+        expect(problem.detail).toMatch(/did not complete within 500 ms/);
+        expect(response.headers["retry-after"]).toBe("1");
+        expect(Date.now() - started).toBeLessThan(5_000);
+      } finally {
+        await blocker.query("ROLLBACK");
+        await blocker.end();
+      }
+      // The cancel statement was already sent: it completes once the lock is gone, answering nobody.
+      const after = await waitFor("late cancel applied", async () => {
+        const read = await call(app, { url: `/v1/jobs/${job.id}`, key: test.keys.acme });
+        return read.json.status === "cancelled" ? read : null;
+      });
+      expect(after.statusCode).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(logs.entries().filter((entry) => entry.level >= 40 && entry.code !== "TIMEOUT")).toEqual([]);
     } finally {
-      await blocker.query("ROLLBACK");
-      await blocker.end();
+      await app.close();
     }
-    // The cancel statement was already sent; it completes once the lock is gone. The app keeps serving.
-    const after = await call(test.app, { url: `/v1/jobs/${job.id}`, key: test.keys.acme });
-    expect(after.statusCode).toBe(200);
+  });
+
+  it("sends 204 without a body and without warnings", async () => {
+    const logs = captureLogs();
+    const app = await buildApp(test.conveyor, { logger: logs.logger });
+    try {
+      const response = await call(app, { method: "DELETE", url: "/v1/dead-letters/0190f5c2-0000-7000-8000-000000000000", key: test.keys.acme });
+      expect(response.statusCode).toBe(404);
+      expect(logs.entries().filter((entry) => entry.level >= 40)).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 
   it("hides internal failures behind a generic 500 that names only the request id", async () => {
@@ -117,21 +140,14 @@ describe("request ids", () => {
 
 describe("logs", () => {
   it("are pino JSON lines carrying the request id", async () => {
-    const { Writable } = await import("node:stream");
-    const { default: pino } = await import("pino");
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).split("\n").filter(Boolean));
-        done();
-      },
-    });
-    const app = await buildApp(test.conveyor, { logger: pino({ level: "info" }, sink) });
+    const logs = captureLogs();
+    const app = await buildApp(test.conveyor, { logger: logs.logger });
     try {
       await call(app, { url: "/v1/jobs?limit=0", key: test.keys.acme, headers: { "x-request-id": "log-me-1" } });
     } finally {
       await app.close();
     }
+    const lines = logs.lines;
     const entries = lines.map((line) => JSON.parse(line));
     const mine = entries.filter((entry) => entry.requestId === "log-me-1");
     expect(mine.map((entry) => entry.msg)).toEqual(expect.arrayContaining(["incoming request", "request refused", "request completed"]));

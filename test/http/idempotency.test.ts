@@ -133,4 +133,15 @@ describe("Idempotency-Key", () => {
     expectProblem(differentPayload, 409, "IDEMPOTENCY_CONFLICT");
     expect(await countWithKey("b-5")).toBe(0);
   });
+
+  it("refuses the Idempotency-Key header on a batch (400) rather than ignoring it", async () => {
+    const response = await call(test.app, {
+      method: "POST",
+      url: "/v1/jobs/batch",
+      key: test.keys.acme,
+      headers: { "idempotency-key": "whole-batch" },
+      body: { jobs: [{ kind: "item", payload: { n: 1 } }] },
+    });
+    expect(expectProblem(response, 400, "INVALID_PARAMETER").detail).toMatch(/give each job its own idempotencyKey/);
+  });
 });

@@ -177,3 +177,10 @@ export async function rows(test: ApiTest, sql: string, values: unknown[] = []): 
   const result = await test.conveyor.pool.query(sql.replaceAll("{{schema}}", `"${test.schema}"`), values);
   return result.rows;
 }
+
+/** A pino logger (level debug) whose JSON lines are kept for assertions. */
+export function captureLogs(): { logger: pino.Logger; lines: string[]; entries(): Array<Record<string, any>> } {
+  const lines: string[] = [];
+  const logger = pino({ level: "debug" }, { write: (chunk: string) => void lines.push(...chunk.split("\n").filter(Boolean)) });
+  return { logger, lines, entries: () => lines.map((line) => JSON.parse(line)) };
+}

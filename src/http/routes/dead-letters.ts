@@ -85,7 +85,8 @@ export function deadLetterRoutes(app: FastifyInstance, { conveyor }: RouteContex
     },
     async (request, reply) => {
       await conveyor.purgeDeadLetter(request.params.id, actionScope(request));
-      return reply.code(204).send();
+      reply.code(204); // no body: Fastify sends an empty 204 for an undefined result
+      return undefined;
     },
   );
 }

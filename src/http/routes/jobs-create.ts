@@ -77,6 +77,12 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
       },
     },
     async (request, reply) => {
+      if (request.headers["idempotency-key"] !== undefined) {
+        // Silently ignoring it would let a client believe its retries are safe.
+        throw new HttpProblem(400, "INVALID_PARAMETER", "Idempotency-Key is not used on batches: give each job its own idempotencyKey", {
+          errors: [{ path: "idempotency-key", message: "not used on batches" }],
+        });
+      }
       const items = request.body.jobs.map((item) => ({
         job: item.kind,
         payload: item.payload,
