@@ -1,0 +1,75 @@
+import type { SystemName } from "../systems/system.js";
+
+/** Sizes and time bounds of one bench invocation (`--quick` shrinks them). */
+export interface BenchConfig {
+  quick: boolean;
+  /** Runs per figure; each figure is the median with min–max. */
+  runs: number;
+  systems: SystemName[];
+  workloads: WorkloadName[];
+  /** Workload 1: enqueue one at a time, awaited, for this long. */
+  enqueueSingleMs: number;
+  /** Workload 2: jobs enqueued in batches of `batchSize`, and in one call. */
+  enqueueBatchTotal: number;
+  batchSize: number;
+  /** Workload 3: pre-enqueued jobs processed by one worker process, within a time cap. */
+  processJobs: number;
+  processCapMs: number;
+  /** Workload 4: jobs enqueued `latencyGapMs` apart to an idle worker. */
+  latencyJobs: number;
+  latencyGapMs: number;
+  /** Workload 5: processing rate with this many jobs waiting (large: 0 skips it). */
+  scaleSmall: number;
+  scaleLarge: number;
+  /** Handler counts between which the steady rate is measured, with few and with many waiting. */
+  windowSmall: [number, number];
+  windowLarge: [number, number];
+  scaleCapMs: number;
+  /** Jobs per enqueue call when filling a queue before a processing run. */
+  fillChunk: number;
+  /** Seconds of the single-INSERT loop that measures the server's insert limit. */
+  insertLimitSeconds: number;
+}
+
+export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale"] as const;
+export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
+
+export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
+  return quick
+    ? {
+        quick,
+        runs: 1,
+        enqueueSingleMs: 1_500,
+        enqueueBatchTotal: 20_000,
+        batchSize: 1_000,
+        processJobs: 10_000,
+        processCapMs: 10_000,
+        latencyJobs: 150,
+        latencyGapMs: 10,
+        scaleSmall: 10_000,
+        scaleLarge: 0,
+        windowSmall: [1_000, 9_000],
+        windowLarge: [5_000, 45_000],
+        scaleCapMs: 8_000,
+        fillChunk: 10_000,
+        insertLimitSeconds: 3,
+      }
+    : {
+        quick,
+        runs: 3,
+        enqueueSingleMs: 5_000,
+        enqueueBatchTotal: 100_000,
+        batchSize: 1_000,
+        processJobs: 50_000,
+        processCapMs: 30_000,
+        latencyJobs: 500,
+        latencyGapMs: 10,
+        scaleSmall: 10_000,
+        scaleLarge: 1_000_000,
+        windowSmall: [1_000, 9_000],
+        windowLarge: [5_000, 45_000],
+        scaleCapMs: 20_000,
+        fillChunk: 10_000,
+        insertLimitSeconds: 10,
+      };
+}

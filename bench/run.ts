@@ -1,0 +1,226 @@
+/**
+ * `npm run bench [-- --quick] [--json <file>] [--runs N] [--systems a,b] [--workloads a,b] [--svg <file>]`
+ *
+ * Conveyor against graphile-worker, pg-boss and BullMQ on this machine: every
+ * PostgreSQL system on the same server (DATABASE_URL, else the machine's),
+ * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
+ * one answers. Progress goes to stderr; the table goes to stdout.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { now } from "./lib/clock.js";
+import { type BenchConfig, configFor, WORKLOAD_NAMES, type WorkloadName } from "./lib/config.js";
+import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } from "./lib/postgres.js";
+import { redisPersistence } from "./lib/redis.js";
+import { type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
+import { loadSystem } from "./systems/index.js";
+import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
+import { enqueueBatch, enqueueSingle } from "./workloads/enqueue.js";
+import { latency, processAll, scaleLarge, scaleSmall } from "./workloads/process.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    json: { type: "string" },
+    svg: { type: "string" },
+    runs: { type: "string" },
+    systems: { type: "string" },
+    workloads: { type: "string" },
+    large: { type: "string" },
+  },
+});
+
+function listOption<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T[] {
+  if (!value) return [...allowed];
+  const items = value.split(",").map((item) => item.trim()) as T[];
+  for (const item of items) if (!allowed.includes(item)) throw new Error(`--${name}: unknown "${item}" (one of ${allowed.join(", ")})`);
+  return items;
+}
+
+const config: BenchConfig = {
+  ...configFor(args.quick!),
+  systems: listOption(args.systems, SYSTEM_NAMES, "systems"),
+  workloads: listOption(args.workloads, WORKLOAD_NAMES, "workloads"),
+};
+if (args.runs) config.runs = Math.max(1, Number.parseInt(args.runs, 10));
+if (args.large) config.scaleLarge = Math.max(0, Number.parseInt(args.large, 10));
+
+const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const benchStarted = now();
+
+function versionOf(pkg: string): string {
+  try {
+    return JSON.parse(readFileSync(resolve(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+const dropped = await dropLeftoverDatabases();
+if (dropped.length > 0) log(`dropped ${dropped.length} database(s) left by an earlier run`);
+
+const server = await serverInfo();
+const loadAtStart = loadavg();
+const report: Report = {
+  meta: {
+    date: new Date().toISOString(),
+    mode: config.quick ? "quick" : "full",
+    runs: config.runs,
+    machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}`,
+    node: process.version,
+    postgres: { server: SERVER_URL.replace(/\/\/[^@]*@/, "//"), ...server },
+    redis: await redisPersistence(),
+    versions: {
+      "graphile-worker": versionOf("graphile-worker"),
+      "pg-boss": versionOf("pg-boss"),
+      bullmq: versionOf("bullmq"),
+    },
+    loadAverageAtStart: loadAtStart.map((l) => Math.round(l * 100) / 100),
+    config: { ...config },
+  },
+  postgres: { insertLimit: null, insertLimitNodePg: null },
+  systems: {},
+};
+
+const systems: BenchSystem[] = [];
+for (const name of config.systems) {
+  const { system } = await loadSystem(name);
+  const skipped = await system.unavailable();
+  report.systems[name] = { settings: system.settings, skipped, runs: {}, notes: {} };
+  if (skipped) log(`${name}: skipped (${skipped})`);
+  else systems.push(system);
+}
+
+function record(name: SystemName, metric: MetricKey, run: number, value: number, note?: string): void {
+  const entry = report.systems[name]!;
+  const runs = (entry.runs[metric] ??= Array.from({ length: config.runs }, () => NaN));
+  runs[run] = value;
+  if (note) entry.notes[metric] = entry.notes[metric] ? `${entry.notes[metric]}; ${note}` : note;
+}
+
+/** Run one measurement; a failure is recorded (NaN and a note) and the bench goes on. */
+async function measure(name: SystemName, what: string, run: number, metric: MetricKey, action: () => Promise<void>): Promise<void> {
+  const started = now();
+  try {
+    await action();
+    log(`  ${name} ${what}: done in ${((now() - started) / 1000).toFixed(1)} s`);
+  } catch (error) {
+    record(name, metric, run, NaN, `run ${run + 1} failed: ${(error as Error).message.split("\n")[0]}`);
+    log(`  ${name} ${what}: FAILED ${(error as Error).stack ?? error}`);
+  }
+}
+
+const has = (workload: WorkloadName) => config.workloads.includes(workload);
+const insertRuns: number[] = [];
+const insertNodeRuns: number[] = [];
+const fmtRate = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
+
+for (let run = 0; run < config.runs; run++) {
+  log(`run ${run + 1} of ${config.runs} (${config.quick ? "quick" : "full"})`);
+  const tag = `r${run + 1}`;
+  if (has("insert-limit")) {
+    const limit = await measureInsertLimit(config.insertLimitSeconds);
+    if (limit.pgbench !== null) insertRuns.push(limit.pgbench);
+    insertNodeRuns.push(limit.nodePg);
+    log(`  single-INSERT limit: pgbench ${limit.pgbench === null ? "n/a" : fmtRate(limit.pgbench)}, node-pg loop ${fmtRate(limit.nodePg)}`);
+  }
+  for (const system of systems) {
+    const name = system.name;
+    if (has("enqueue-single")) {
+      await measure(name, "enqueue one at a time", run, "enqueueSingle", async () => {
+        record(name, "enqueueSingle", run, await enqueueSingle(system, config, `${tag}es`));
+      });
+    }
+    if (has("enqueue-batch")) {
+      await measure(name, `enqueue ${config.enqueueBatchTotal} in batches of ${config.batchSize}`, run, "enqueueBatch", async () => {
+        record(name, "enqueueBatch", run, await enqueueBatch(system, config, `${tag}eb`, false));
+      });
+      await measure(name, `enqueue ${config.enqueueBatchTotal} in one call`, run, "enqueueBatchSingleCall", async () => {
+        record(name, "enqueueBatchSingleCall", run, await enqueueBatch(system, config, `${tag}e1`, true));
+      });
+    }
+  }
+  for (const system of systems) {
+    const name = system.name;
+    if (has("process")) {
+      await measure(name, `process ${config.processJobs}`, run, "process", async () => {
+        const result = await processAll(system, "perJob", config, `${tag}p`);
+        const note = result.capped ? `capped at ${config.processCapMs / 1000} s` : undefined;
+        record(name, "process", run, result.rate, note);
+        record(name, "processFromFirstJob", run, result.rateFromFirstJob, note);
+        record(name, "peakRssMb", run, result.peakRssMb);
+      });
+      if (name === "pg-boss") {
+        await measure(name, `process ${config.processJobs} (array handler)`, run, "processArrayHandler", async () => {
+          const result = await processAll(system, "array", config, `${tag}pa`);
+          record(name, "processArrayHandler", run, result.rate, result.capped ? `capped at ${config.processCapMs / 1000} s` : undefined);
+        });
+      }
+    }
+    if (has("latency")) {
+      await measure(name, `latency of ${config.latencyJobs} jobs`, run, "latencyP50Ms", async () => {
+        const result = await latency(system, config, `${tag}l`);
+        const note = result.received < config.latencyJobs ? `only ${result.received} of ${config.latencyJobs} jobs started in time` : undefined;
+        record(name, "latencyP50Ms", run, result.p50, note);
+        record(name, "latencyP95Ms", run, result.p95);
+        record(name, "latencyP99Ms", run, result.p99);
+      });
+    }
+    if (has("scale")) {
+      await measure(name, `process with ${config.scaleSmall} waiting`, run, "processAt10k", async () => {
+        const result = await scaleSmall(system, config, `${tag}s`);
+        record(name, "processAt10k", run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);
+      });
+    }
+  }
+}
+
+if (has("scale") && config.scaleLarge > 0) {
+  const metric: MetricKey = config.scaleLarge >= 1_000_000 ? "processAt1M" : "processAt100k";
+  log(`scale: ${config.scaleLarge.toLocaleString("en-US")} jobs waiting, ${config.runs} worker runs each`);
+  for (const system of systems) {
+    const name = system.name;
+    await measure(name, `process with ${config.scaleLarge} waiting`, 0, metric, async () => {
+      const results = await scaleLarge(system, config, "big", (rate) => {
+        record(name, "fillAtLarge", 0, rate);
+        log(`  ${name} filled ${config.scaleLarge.toLocaleString("en-US")} at ${fmtRate(rate)}`);
+      });
+      results.forEach((result, run) => {
+        if (result instanceof Error) record(name, metric, run, NaN, `run ${run + 1} failed: ${result.message}`);
+        else record(name, metric, run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);
+      });
+    });
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? null;
+report.postgres.insertLimit = insertRuns.length > 0 ? median(insertRuns) : insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
+report.postgres.insertLimitNodePg = insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
+report.meta.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
+report.meta.minutes = Math.round((now() - benchStarted) / 600) / 100;
+report.meta.subtitle =
+  `${config.quick ? "quick mode, 1 run" : `median of ${config.runs} runs`} · ${report.meta.machine as string} · PostgreSQL ${server.version.split(" ")[0]} (fsync ${server.fsync}) · ` +
+  `Node ${process.version} · ${(report.meta.date as string).slice(0, 10)}`;
+
+const title = "Conveyor vs graphile-worker, pg-boss and BullMQ";
+process.stdout.write(`\n${title} — ${report.meta.subtitle as string}\n\n${table(report)}\n\nTargets:\n${targetsText(report)}\n\n`);
+process.stdout.write(`Settings:\n${config.systems.map((name) => `  ${name}: ${Object.entries(report.systems[name]!.settings).map(([k, v]) => `${k}: ${v}`).join("; ")}`).join("\n")}\n`);
+process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);
+
+const svgPath = resolve(args.svg ?? resolve(ROOT, "bench/results", config.quick ? "benchmark-quick.svg" : "benchmark.svg"));
+mkdirSync(dirname(svgPath), { recursive: true });
+writeFileSync(svgPath, `${svgChart(report, title)}\n`);
+log(`chart: ${svgPath}`);
+if (args.json) {
+  const jsonPath = resolve(args.json);
+  mkdirSync(dirname(jsonPath), { recursive: true });
+  writeFileSync(jsonPath, `${JSON.stringify(toJson(report), null, 2)}\n`);
+  log(`json: ${jsonPath}`);
+}
+// Libraries may leave sockets or timers behind; the bench is done.
+process.exit(0);

@@ -1,0 +1,74 @@
+import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import { createDatabase } from "../lib/postgres.js";
+import type { BenchSystem, Payload, StartWorker } from "./system.js";
+
+// The configuration graphile-worker's own performance page uses for its
+// figures (worker.graphile.org/docs/performance): 24 concurrent jobs, a pool
+// of 25, a local queue of 500 and batched completion and failure.
+const CONCURRENCY = 24;
+const MAX_POOL_SIZE = 25;
+const LOCAL_QUEUE_SIZE = 500;
+const COMPLETE_JOB_BATCH_DELAY = 0;
+
+const silent = new Logger(() => () => {});
+
+export const system: BenchSystem = {
+  name: "graphile-worker",
+  settings: {
+    worker: `concurrency ${CONCURRENCY}, maxPoolSize ${MAX_POOL_SIZE}, localQueue.size ${LOCAL_QUEUE_SIZE}, completeJobBatchDelay ${COMPLETE_JOB_BATCH_DELAY}, failJobBatchDelay ${COMPLETE_JOB_BATCH_DELAY} (its documented performance configuration)`,
+    enqueue: "addJob() one at a time; addJobs() for batches",
+  },
+  async unavailable() {
+    return null;
+  },
+  async open(tag) {
+    const db = await createDatabase(`graphile_${tag}`);
+    const utils = await makeWorkerUtils({ connectionString: db.url, logger: silent });
+    await utils.migrate();
+    return {
+      target: db.url,
+      async enqueueOne(payload) {
+        await utils.addJob("noop", payload);
+      },
+      async enqueueMany(payloads) {
+        await utils.addJobs(payloads.map((payload) => ({ identifier: "noop", payload })));
+      },
+      async unfinished() {
+        // Finished jobs are deleted; anything left is waiting or running.
+        const rows = await utils.withPgClient((client) => client.query("SELECT count(*)::int AS n FROM graphile_worker._private_jobs"));
+        return rows.rows[0].n;
+      },
+      async close() {
+        await utils.release();
+        await db.drop();
+      },
+    };
+  },
+};
+
+export const startWorker: StartWorker = async (target, _variant, onJob) => {
+  const runner = await run({
+    connectionString: target,
+    concurrency: CONCURRENCY,
+    maxPoolSize: MAX_POOL_SIZE,
+    noHandleSignals: true,
+    logger: silent,
+    taskList: {
+      noop: async (payload) => {
+        onJob(payload as Payload);
+      },
+    },
+    preset: {
+      worker: {
+        localQueue: { size: LOCAL_QUEUE_SIZE },
+        completeJobBatchDelay: COMPLETE_JOB_BATCH_DELAY,
+        failJobBatchDelay: COMPLETE_JOB_BATCH_DELAY,
+      },
+    },
+  });
+  return {
+    async stop() {
+      await runner.stop();
+    },
+  };
+};

@@ -1,0 +1,94 @@
+import { PgBoss } from "pg-boss";
+import { createDatabase } from "../lib/postgres.js";
+import type { BenchSystem, Payload, StartWorker } from "./system.js";
+
+const QUEUE = "bench";
+/** Per-job handlers: this many workers, each fetching one job at a time (`batchSize` 1). */
+const LOCAL_CONCURRENCY = 20;
+/** The array handler: one worker fetching (and completing) 500 jobs per round trip. */
+const ARRAY_BATCH_SIZE = 500;
+
+/**
+ * A pg-boss instance. The bench's client and the latency worker use
+ * LISTEN/NOTIFY (the queue is created with `notify: true`), so a sent job
+ * wakes an idle worker at once. Throughput workers do not: with NOTIFY active
+ * an idle per-job worker waits `notifyPollingIntervalSeconds` (30 s) between
+ * fetches and never bursts (measured here: 2 jobs/s). They poll, and keep
+ * fetching back to back ("burst") while the queue's ready count, refreshed
+ * every second by the supervisor, shows jobs waiting.
+ */
+function boss(url: string, role: "client" | "throughput" | "latency"): PgBoss {
+  const instance = new PgBoss({
+    connectionString: url,
+    schedule: false,
+    max: 25,
+    useListenNotify: role !== "throughput",
+    ...(role === "throughput"
+      ? { supervise: true, superviseIntervalSeconds: 1, monitorIntervalSeconds: 1, queueCacheIntervalSeconds: 1 }
+      : { supervise: false }),
+  });
+  instance.on("error", (error) => console.error(`pg-boss: ${(error as Error).message}`));
+  return instance;
+}
+
+export const system: BenchSystem = {
+  name: "pg-boss",
+  settings: {
+    worker: `per-job handlers: work() with batchSize 1, localConcurrency ${LOCAL_CONCURRENCY}, pollingIntervalSeconds 0.5 (its minimum), burstWhenReadyExceeds 1 with the ready count refreshed every second (superviseIntervalSeconds, monitorIntervalSeconds, queueCacheIntervalSeconds 1); array handler: batchSize ${ARRAY_BATCH_SIZE}, burstWhenBatchFull`,
+    latency: "queue created with notify: true, useListenNotify true (an idle worker is woken by NOTIFY; with it on, the throughput workers above stall, so they poll)",
+    client: "pool max 25 (worker and client)",
+    enqueue: "send() one at a time; insert() for batches",
+  },
+  async unavailable() {
+    return null;
+  },
+  async open(tag) {
+    const db = await createDatabase(`pgboss_${tag}`);
+    const client = boss(db.url, "client");
+    await client.start();
+    await client.createQueue(QUEUE, { notify: true });
+    return {
+      target: db.url,
+      async enqueueOne(payload) {
+        await client.send(QUEUE, payload);
+      },
+      async enqueueMany(payloads) {
+        await client.insert(QUEUE, payloads.map((data) => ({ data })));
+      },
+      async unfinished() {
+        const rows = await client.getDb().executeSql(
+          "SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state < 'completed'",
+          [QUEUE],
+        );
+        return rows.rows[0].n;
+      },
+      async close() {
+        await client.stop({ graceful: false, close: true });
+        await db.drop();
+      },
+    };
+  },
+};
+
+export const startWorker: StartWorker = async (target, variant, onJob) => {
+  const client = boss(target, variant === "latency" ? "latency" : "throughput");
+  await client.start();
+  if (variant === "array") {
+    await client.work<Payload>(QUEUE, { batchSize: ARRAY_BATCH_SIZE, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+      for (const job of jobs) onJob(job.data);
+    });
+  } else {
+    await client.work<Payload>(
+      QUEUE,
+      { batchSize: 1, localConcurrency: LOCAL_CONCURRENCY, pollingIntervalSeconds: 0.5, burstWhenReadyExceeds: 1 },
+      async ([job]) => {
+        onJob(job!.data);
+      },
+    );
+  }
+  return {
+    async stop() {
+      await client.stop({ graceful: true, close: true, timeout: 5_000 });
+    },
+  };
+};

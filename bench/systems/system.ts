@@ -1,0 +1,58 @@
+/**
+ * What every benchmarked system provides. The bench process uses the client
+ * side (`open`: a fresh store, enqueue, count what is left); a worker child
+ * process uses `startWorker` from the same module, so it loads only that
+ * system's library and its RSS is that system's alone.
+ */
+
+export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq"] as const;
+export type SystemName = (typeof SYSTEM_NAMES)[number];
+
+/** The payload of every benchmark job: a sequence number, and for the latency run the enqueue time. */
+export interface Payload {
+  n: number;
+  t?: number;
+}
+
+/**
+ * Worker variants: `perJob`, a handler per job (every system); `array`, a
+ * handler that takes a batch (pg-boss); `latency`, an idle worker woken per
+ * job (the same as `perJob` except where a system's best latency setting
+ * differs from its best throughput setting: pg-boss).
+ */
+export type WorkerVariant = "perJob" | "array" | "latency";
+
+export interface BenchSystem {
+  readonly name: SystemName;
+  /** Settings used, as printed in the report (name → value and why). */
+  readonly settings: Readonly<Record<string, string>>;
+  /** Why this system cannot run here, or null when it can. */
+  unavailable(): Promise<string | null>;
+  /** A fresh store (a new database, or a new key prefix in Redis), migrated, with a client to enqueue into it. */
+  open(tag: string): Promise<SystemInstance>;
+}
+
+export interface SystemInstance {
+  /** What a worker child needs to reach this store (a database URL, or a Redis key prefix). */
+  readonly target: string;
+  enqueueOne(payload: Payload): Promise<void>;
+  /** Enqueue in one call (the system's batch API). */
+  enqueueMany(payloads: readonly Payload[]): Promise<void>;
+  /** Jobs not finished yet: waiting or running. */
+  unfinished(): Promise<number>;
+  /** Close clients and drop the store. */
+  close(): Promise<void>;
+}
+
+/** A running worker in a child process. */
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+/** The child-process side of a system: start a worker whose handler calls `onJob` with each payload. */
+export type StartWorker = (target: string, variant: WorkerVariant, onJob: (payload: Payload) => void) => Promise<RunningWorker>;
+
+export interface SystemModule {
+  system: BenchSystem;
+  startWorker: StartWorker;
+}

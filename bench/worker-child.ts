@@ -1,0 +1,73 @@
+/**
+ * A worker process for one system: `node dist/bench/worker-child.js <system> <variant> <target>`.
+ * Driven over IPC by lib/worker-process.ts: it loads the system's library,
+ * starts a worker when told, counts handler calls (reporting the time of
+ * chosen counts, and for the latency run each job's start time), and on
+ * `stop` shuts the worker down and reports its peak RSS.
+ */
+import { now } from "./lib/clock.js";
+import { loadSystem } from "./systems/index.js";
+import type { Payload, RunningWorker, SystemName, WorkerVariant } from "./systems/system.js";
+
+export type ToChild =
+  | { type: "clock"; id: number }
+  | { type: "start"; milestones: number[]; recordStarts: boolean }
+  | { type: "progress" }
+  | { type: "stop" };
+
+export type FromChild =
+  | { type: "loaded" }
+  | { type: "clock"; id: number; t: number }
+  | { type: "started"; t: number }
+  | { type: "milestone"; count: number; t: number }
+  | { type: "progress"; count: number; t: number }
+  | { type: "stopped"; count: number; maxRssKb: number; starts: Array<[number, number]> }
+  | { type: "error"; message: string };
+
+const [systemName, variant, target] = process.argv.slice(2) as [SystemName, WorkerVariant, string];
+const send = (message: FromChild) => process.send!(message);
+
+let count = 0;
+let milestones = new Set<number>();
+let starts: Array<[number, number]> | null = null;
+let worker: RunningWorker | null = null;
+
+function onJob(payload: Payload): void {
+  count++;
+  if (starts) starts.push([payload.n, now()]);
+  if (milestones.has(count)) send({ type: "milestone", count, t: now() });
+}
+
+process.on("message", (message: ToChild) => {
+  void handle(message).catch((error: unknown) => {
+    send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  });
+});
+process.on("disconnect", () => process.exit(1)); // the bench process is gone
+
+const { startWorker } = await loadSystem(systemName);
+send({ type: "loaded" });
+
+async function handle(message: ToChild): Promise<void> {
+  switch (message.type) {
+    case "clock":
+      send({ type: "clock", id: message.id, t: now() });
+      return;
+    case "start":
+      milestones = new Set(message.milestones);
+      starts = message.recordStarts ? [] : null;
+      worker = await startWorker(target, variant, onJob);
+      send({ type: "started", t: now() });
+      return;
+    case "progress":
+      send({ type: "progress", count, t: now() });
+      return;
+    case "stop":
+      await worker?.stop();
+      send({ type: "stopped", count, maxRssKb: process.resourceUsage().maxRSS, starts: starts ?? [] });
+      process.disconnect();
+      // Let the IPC message flush, then leave even if a library left a timer behind.
+      setTimeout(() => process.exit(0), 200).unref();
+      return;
+  }
+}

@@ -1,0 +1,52 @@
+import { now } from "../lib/clock.js";
+import type { BenchConfig } from "../lib/config.js";
+import type { BenchSystem, Payload } from "../systems/system.js";
+
+const WARM_UP = 50;
+
+/** Workload 1: enqueue one job at a time, each awaited, for a fixed time. Jobs/s. */
+export async function enqueueSingle(system: BenchSystem, config: BenchConfig, tag: string): Promise<number> {
+  const instance = await system.open(tag);
+  try {
+    let n = 0;
+    for (; n < WARM_UP; n++) await instance.enqueueOne({ n });
+    const started = now();
+    let count = 0;
+    while (now() - started < config.enqueueSingleMs) {
+      await instance.enqueueOne({ n: n++ });
+      count++;
+    }
+    return (count * 1000) / (now() - started);
+  } finally {
+    await instance.close();
+  }
+}
+
+/** Workload 2: enqueue `enqueueBatchTotal` jobs in calls of `batchSize` (or all in one call). Jobs/s. */
+export async function enqueueBatch(system: BenchSystem, config: BenchConfig, tag: string, oneCall: boolean): Promise<number> {
+  const instance = await system.open(tag);
+  try {
+    const total = config.enqueueBatchTotal;
+    const size = oneCall ? total : config.batchSize;
+    const batches: Payload[][] = [];
+    for (let start = 0; start < total; start += size) {
+      batches.push(Array.from({ length: Math.min(size, total - start) }, (_, i) => ({ n: start + i })));
+    }
+    // One small batch first, so connections are open and statements prepared.
+    await instance.enqueueMany(Array.from({ length: 10 }, (_, i) => ({ n: -1 - i })));
+    const started = now();
+    for (const batch of batches) await instance.enqueueMany(batch);
+    return (total * 1000) / (now() - started);
+  } finally {
+    await instance.close();
+  }
+}
+
+/** Enqueue `count` jobs in chunks (the fill before a processing run). Returns jobs/s. */
+export async function fill(enqueueMany: (payloads: Payload[]) => Promise<void>, count: number, chunk: number): Promise<number> {
+  const started = now();
+  for (let start = 0; start < count; start += chunk) {
+    await enqueueMany(Array.from({ length: Math.min(chunk, count - start) }, (_, i) => ({ n: start + i })));
+  }
+  return (count * 1000) / (now() - started);
+}
