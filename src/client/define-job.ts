@@ -80,7 +80,7 @@ export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R 
 
 /** Any job definition, whatever its payload type. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyJobDefinition = JobDefinition<StandardSchemaV1<any, any>, any>;
+export type AnyJobDefinition = JobDefinition<any, any>;
 
 /** Payload type accepted by `enqueue` for a definition. */
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;

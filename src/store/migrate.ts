@@ -101,9 +101,10 @@ export interface SchemaStatus {
 /** Where the schema stands, without changing anything (for readiness checks). */
 export async function schemaStatus(db: { query: Pool["query"] }, schema: string): Promise<SchemaStatus> {
   const latest = loadMigrations().at(-1)?.version ?? 0;
-  const { rows } = await db.query<{ version: number | null }>(
-    `SELECT CASE WHEN to_regclass($1) IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM ${quoteIdent(schema)}.migrations) END AS version`,
-    [`${quoteIdent(schema)}.migrations`],
-  );
+  const ledger = `${quoteIdent(schema)}.migrations`;
+  // Two statements: one that names a missing table fails at parse time, whatever a CASE around it says.
+  const { rows: found } = await db.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [ledger]);
+  if (!found[0]?.exists) return { current: 0, latest };
+  const { rows } = await db.query<{ version: number }>(`SELECT coalesce(max(version), 0) AS version FROM ${ledger}`);
   return { current: rows[0]?.version ?? 0, latest };
 }

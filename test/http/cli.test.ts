@@ -87,7 +87,7 @@ describe("conveyor keys and conveyor api", () => {
       body: JSON.stringify({ kind: "email.send", payload: { to: "ada@example.com", subject: "Hi", body: "from the CLI test" } }),
     });
     expect(post.status).toBe(201);
-    expect((await post.json()).tenant).toBe("acme");
+    expect(((await post.json()) as { tenant: string }).tenant).toBe("acme");
     expect((await get("/v1/jobs", adminKey!)).status).toBe(200);
 
     const listed = await cli("keys", "list", "--schema", schema, "--json");

@@ -38,10 +38,10 @@ describe("over a real port", () => {
     });
     expect(created.status).toBe(201);
     expect(created.headers.get("x-request-id")).toBe("over-the-wire-1");
-    const job = await created.json();
+    const job = (await created.json()) as { id: string };
     expect(created.headers.get("location")).toBe(`/v1/jobs/${job.id}`);
     const read = await request(`/v1/jobs/${job.id}`, { key: test.keys.acme });
-    expect((await read.json()).id).toBe(job.id);
+    expect(((await read.json()) as { id: string }).id).toBe(job.id);
     const cancelled = await request(`/v1/jobs/${job.id}/cancel`, { method: "POST", key: test.keys.acme });
     expect(cancelled.status).toBe(200);
     const again = await request(`/v1/jobs/${job.id}/cancel`, { method: "POST", key: test.keys.acme });
@@ -74,12 +74,12 @@ describe("over a real port", () => {
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
     expect(statuses.filter((status) => status === 200)).toHaveLength(29);
-    const ids = new Set(await Promise.all(responses.map(async (response) => (await response.json()).id)));
+    const ids = new Set(await Promise.all(responses.map(async (response) => ((await response.json()) as { id: string }).id)));
     expect(ids.size).toBe(1);
   });
 
   it("serves the OpenAPI document, Swagger UI and metrics", async () => {
-    expect((await (await request("/openapi.json")).json()).openapi).toBe("3.1.0");
+    expect(((await (await request("/openapi.json")).json()) as { openapi: string }).openapi).toBe("3.1.0");
     expect((await request("/docs")).headers.get("content-type")).toMatch(/^text\/html/);
     expect(await (await request("/metrics")).text()).toContain("conveyor_http_requests_total");
   });

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Conveyor } from "../../client/conveyor.js";
-import { loadMigrations, type SchemaStatus } from "../../store/migrate.js";
+import type { SchemaStatus } from "../../store/migrate.js";
 import type { RouteContext } from "../context.js";
 import { HttpProblem } from "../problem.js";
 import { problemResponses } from "../response-schemas.js";
@@ -78,12 +78,6 @@ async function schemaState(conveyor: Conveyor, request: FastifyRequest): Promise
   try {
     return await conveyor.schemaStatus();
   } catch (error) {
-    // schemaStatus() throws, rather than answering 0, on a schema that was
-    // never migrated (undefined_table: the migrations ledger is missing).
-    const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-    if (code === "42P01") {
-      return { current: 0, latest: loadMigrations().at(-1)?.version ?? 0 };
-    }
     request.log.warn({ err: error }, "readiness check: database unreachable");
     throw new HttpProblem(503, "UNAVAILABLE", "the database is unreachable");
   }
