@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
 import { serveMetrics } from "../metrics/metrics-server.js";
 import type { Worker, WorkerOptions } from "../worker/worker.js";
+import { untilSignal } from "./session.js";
 
 export interface RunWorkerOptions extends WorkerOptions {
   metricsPort?: number;
@@ -20,19 +21,8 @@ export async function runWorkerUntilSignal(conveyor: Conveyor, options: RunWorke
   await worker.start();
   const metrics = metricsPort === undefined ? null : await serveMetrics(worker.metrics.registry, metricsPort);
   if (metrics) log.info({ port: metrics.port }, "worker metrics at /metrics");
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, "shutting down gracefully");
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      void worker.stop().then(resolve, (error: unknown) => {
-        log.error({ err: error }, "error during shutdown");
-        resolve();
-      });
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  });
+  await untilSignal(log, "shutting down gracefully");
+  await worker.stop().catch((error: unknown) => log.error({ err: error }, "error during shutdown"));
   metrics?.server.close();
   return worker;
 }

@@ -1,10 +1,7 @@
 import type { Command } from "commander";
-import { Conveyor } from "../../client/conveyor.js";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { openDatabase } from "../database.js";
-import { loadJobs } from "../load-jobs.js";
-import { cliLogger } from "../logger.js";
 import { port, positiveInt } from "../parse.js";
+import { untilSignal, withSession } from "../session.js";
 
 interface ApiCommandOptions {
   jobs: string;
@@ -28,12 +25,7 @@ export function registerApi(program: Command): void {
     .option("--request-timeout-ms <ms>", "answer 503 to requests unfinished after this long (default 30000)", positiveInt)
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: ApiCommandOptions) => {
-      const log = cliLogger();
-      const jobs = await loadJobs(options.jobs);
-      const database = await openDatabase(log);
-      const conveyor = new Conveyor({ connectionString: database.connectionString, schema: options.schema, jobs, logger: log });
-      try {
-        if (options.migrate) await conveyor.migrate();
+      await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, async ({ conveyor, log, jobs }) => {
         // Loaded here so the other commands (workers above all) never load Fastify.
         const { startApiServer } = await import("../../http/server.js");
         const server = await startApiServer(conveyor, {
@@ -43,24 +35,8 @@ export function registerApi(program: Command): void {
           requestTimeoutMs: options.requestTimeoutMs,
         });
         log.info({ url: server.url, docs: `${server.url}/docs`, kinds: jobs.map((job) => job.kind) }, "API listening");
-        await untilSignal(log);
+        await untilSignal(log, "shutting down: finishing in-flight requests");
         await server.close();
-      } finally {
-        await conveyor.close();
-        await database.close();
-      }
+      });
     });
-}
-
-function untilSignal(log: ReturnType<typeof cliLogger>): Promise<void> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, "shutting down: finishing in-flight requests");
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      resolve();
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  });
 }

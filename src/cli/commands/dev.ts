@@ -1,11 +1,10 @@
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { Conveyor } from "../../client/conveyor.js";
+import type { Logger } from "pino";
+import type { Conveyor } from "../../client/conveyor.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { openDatabase } from "../database.js";
-import { loadJobs } from "../load-jobs.js";
-import { cliLogger } from "../logger.js";
 import { runWorkerUntilSignal } from "../run-worker.js";
+import { withSession } from "../session.js";
 
 const EXAMPLE_JOBS = fileURLToPath(new URL("../../../examples/jobs.js", import.meta.url));
 
@@ -17,24 +16,16 @@ export function registerDev(program: Command): void {
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
     .option("--no-demo", "do not enqueue the demo jobs at start")
     .action(async (options: { jobs: string; schema: string; demo: boolean }) => {
-      const log = cliLogger();
-      const jobs = await loadJobs(options.jobs);
-      const database = await openDatabase(log);
-      const conveyor = new Conveyor({ connectionString: database.connectionString, schema: options.schema, jobs, logger: log });
-      try {
-        const migrated = await conveyor.migrate();
-        log.info({ schema: options.schema, version: migrated.version, database: database.source }, "schema ready");
+      await withSession({ schema: options.schema, jobs: options.jobs }, async ({ conveyor, log, database }) => {
+        log.info({ schema: options.schema, database }, "schema ready");
         if (options.demo && options.jobs === EXAMPLE_JOBS) await enqueueDemo(conveyor, log);
         log.info("dev stack running; Ctrl-C to stop");
         await runWorkerUntilSignal(conveyor, { concurrency: 4 }, log);
-      } finally {
-        await conveyor.close();
-        await database.close();
-      }
+      });
     });
 }
 
-async function enqueueDemo(conveyor: Conveyor, log: ReturnType<typeof cliLogger>): Promise<void> {
+async function enqueueDemo(conveyor: Conveyor, log: Logger): Promise<void> {
   const jobs = await conveyor.enqueueMany([
     { job: "email.send", payload: { to: "ada@example.com", subject: "Welcome to Conveyor", body: "Your first job ran." } },
     { job: "email.send", payload: { to: "nobody@invalid.example", subject: "Bounce", body: "This one dead-letters." } },

@@ -1,9 +1,7 @@
 import type { Command } from "commander";
 import { ApiKeys, type ApiKeyRecord } from "../../client/api-keys.js";
-import { Conveyor } from "../../client/conveyor.js";
 import { DEFAULT_SCHEMA, DEFAULT_TENANT } from "../../core/defaults.js";
-import { openDatabase } from "../database.js";
-import { cliLogger } from "../logger.js";
+import { withSession } from "../session.js";
 
 /** `conveyor keys create|list|revoke`: API keys for the HTTP API. */
 export function registerKeys(program: Command): void {
@@ -61,17 +59,9 @@ export function registerKeys(program: Command): void {
     });
 }
 
-async function withApiKeys(schema: string, work: (keys: ApiKeys) => Promise<void>): Promise<void> {
-  const log = cliLogger();
-  const database = await openDatabase(log);
-  const conveyor = new Conveyor({ connectionString: database.connectionString, schema, logger: log, poolSize: 2 });
-  try {
-    await conveyor.migrate(); // the api_keys table must exist; a no-op when current
-    await work(new ApiKeys(conveyor));
-  } finally {
-    await conveyor.close();
-    await database.close();
-  }
+function withApiKeys(schema: string, work: (keys: ApiKeys) => Promise<void>): Promise<void> {
+  // Migrating first makes sure the api_keys table exists; a no-op when current.
+  return withSession({ schema, poolSize: 2 }, ({ conveyor }) => work(new ApiKeys(conveyor)));
 }
 
 function recordJson(record: ApiKeyRecord) {

@@ -1,11 +1,8 @@
 import type { Command } from "commander";
-import { Conveyor } from "../../client/conveyor.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { openDatabase } from "../database.js";
-import { loadJobs } from "../load-jobs.js";
-import { cliLogger } from "../logger.js";
 import { commaList, port, positiveInt } from "../parse.js";
 import { runWorkerUntilSignal } from "../run-worker.js";
+import { withSession } from "../session.js";
 
 interface WorkerCommandOptions {
   jobs: string;
@@ -39,13 +36,8 @@ export function registerWorker(program: Command): void {
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: WorkerCommandOptions) => {
-      const log = cliLogger();
-      const jobs = await loadJobs(options.jobs);
-      const database = await openDatabase(log);
-      const conveyor = new Conveyor({ connectionString: database.connectionString, schema: options.schema, jobs, logger: log });
-      try {
-        if (options.migrate) await conveyor.migrate();
-        await runWorkerUntilSignal(
+      await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
+        runWorkerUntilSignal(
           conveyor,
           {
             concurrency: options.concurrency,
@@ -59,10 +51,7 @@ export function registerWorker(program: Command): void {
             listen: options.listen,
           },
           log,
-        );
-      } finally {
-        await conveyor.close();
-        await database.close();
-      }
+        ),
+      );
     });
 }

@@ -1,0 +1,62 @@
+import type { Logger } from "pino";
+import type { AnyJobDefinition } from "../client/define-job.js";
+import { Conveyor } from "../client/conveyor.js";
+import { openDatabase } from "./database.js";
+import { cliLogger } from "./logger.js";
+import { loadJobs } from "./load-jobs.js";
+
+export interface SessionOptions {
+  schema: string;
+  /** Path of a jobs module to load (workers, API, dev). */
+  jobs?: string;
+  /** Apply pending migrations first. Default true. */
+  migrate?: boolean;
+  /** Connections; short-lived admin commands need few. Default: the client's default. */
+  poolSize?: number;
+}
+
+export interface Session {
+  conveyor: Conveyor;
+  log: Logger;
+  jobs: AnyJobDefinition[];
+  database: "env" | "embedded";
+}
+
+/**
+ * What every CLI command does around its work: load the jobs module, open the
+ * database (DATABASE_URL or the embedded server), make a client, migrate, and
+ * close everything afterwards, also when the work throws.
+ */
+export async function withSession<T>(options: SessionOptions, work: (session: Session) => Promise<T>): Promise<T> {
+  const log = cliLogger();
+  const jobs = options.jobs ? await loadJobs(options.jobs) : [];
+  const database = await openDatabase(log);
+  const conveyor = new Conveyor({
+    connectionString: database.connectionString,
+    schema: options.schema,
+    jobs,
+    logger: log,
+    ...(options.poolSize ? { poolSize: options.poolSize } : {}),
+  });
+  try {
+    if (options.migrate ?? true) await conveyor.migrate();
+    return await work({ conveyor, log, jobs, database: database.source });
+  } finally {
+    await conveyor.close();
+    await database.close();
+  }
+}
+
+/** Resolves on the first SIGTERM or SIGINT (then stops listening for them). */
+export function untilSignal(log: Logger, message: string): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, message);
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      resolve(signal);
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+}
