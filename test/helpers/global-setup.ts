@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../../src/embedded/embedded-postgres.js";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../src/embedded/embedded-postgres.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,7 +11,7 @@ declare module "vitest" {
 }
 
 /**
- * DATABASE_URL when set; otherwise the embedded server, in a data directory
+ * DATABASE_URL when set; otherwise an embedded server, in a data directory
  * of its own (`.conveyor/test-postgres`) so tests never touch development data.
  * Runs once per `vitest run`, before any test file.
  */
@@ -22,13 +22,32 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (fromEnvironment) {
     url = fromEnvironment;
   } else {
-    const server = await startEmbeddedPostgres({ dataDir: resolve(project.config.root, ".conveyor", "test-postgres") });
+    const server = await startOwnServer(resolve(project.config.root, ".conveyor"));
     url = server.connectionString;
     stop = server.stop;
   }
   await checkReachable(url, fromEnvironment ? "DATABASE_URL" : "the embedded server");
   project.provide("databaseUrl", url);
   return stop;
+}
+
+/**
+ * The process that starts an embedded server stops it when it exits. A run
+ * that merely joined another run's server (two `vitest` runs in one checkout
+ * at once) would lose its database when that run ends, so each run owns its
+ * server: the first of these data directories that no live run is using.
+ * Each is created once and reused by later runs.
+ */
+const DATA_DIRS = ["test-postgres", "test-postgres-2", "test-postgres-3", "test-postgres-4"];
+
+async function startOwnServer(parent: string): Promise<EmbeddedPostgres> {
+  let shared: EmbeddedPostgres | undefined;
+  for (const name of DATA_DIRS) {
+    const server = await startEmbeddedPostgres({ dataDir: resolve(parent, name) });
+    if (server.owned) return server;
+    shared ??= server;
+  }
+  return shared!; // more concurrent runs than directories: share, though the owner may end first
 }
 
 async function checkReachable(url: string, what: string): Promise<void> {
