@@ -25,8 +25,8 @@ export class WorkerProcess {
   private offset = 0;
   private clockId = 0;
 
-  private constructor(system: SystemName, variant: WorkerVariant, target: string) {
-    this.child = spawn(process.execPath, [...CHILD_FLAGS, CHILD, system, variant, target], {
+  private constructor(system: SystemName, variant: WorkerVariant, target: string, nodeFlags: readonly string[]) {
+    this.child = spawn(process.execPath, [...nodeFlags, CHILD, system, variant, target], {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
     this.child.on("message", (message: FromChild) => this.receive(message));
@@ -40,8 +40,8 @@ export class WorkerProcess {
   }
 
   /** Spawn a child and wait until it has loaded its system's library. */
-  static async spawn(system: SystemName, variant: WorkerVariant, target: string): Promise<WorkerProcess> {
-    const worker = new WorkerProcess(system, variant, target);
+  static async spawn(system: SystemName, variant: WorkerVariant, target: string, nodeFlags: readonly string[] = CHILD_FLAGS): Promise<WorkerProcess> {
+    const worker = new WorkerProcess(system, variant, target, nodeFlags);
     try {
       await worker.next("loaded", 30_000);
       await worker.calibrate();

@@ -30,6 +30,7 @@ export const system: BenchSystem = {
       async enqueueMany(payloads) {
         await queue.addBulk(payloads.map((data) => ({ name: "noop", data })));
       },
+      async settle() {},
       async unfinished() {
         const counts = await queue.getJobCounts("wait", "active", "delayed", "prioritized", "waiting-children");
         return Object.values(counts).reduce((sum, count) => sum + count, 0);

@@ -1,12 +1,16 @@
 import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor";
 import pino from "pino";
 import { z } from "zod";
-import { createDatabase } from "../lib/postgres.js";
+import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker, SystemInstance } from "./system.js";
 
-/** Worker settings for throughput: enough slots that the database, not the slots, is the limit, claimed in batches of that size. */
-const CONCURRENCY = 200;
-const CLAIM_BATCH_SIZE = 200;
+/**
+ * Worker settings for throughput: enough slots that the database, not the
+ * slots, is the limit, claimed in batches of that size. (BENCH_CONVEYOR_CONCURRENCY
+ * and BENCH_CONVEYOR_CLAIM_BATCH override them, for profiling.)
+ */
+const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 200);
+const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY);
 
 const schema = z.object({ n: z.number(), t: z.number().optional() });
 
@@ -49,6 +53,7 @@ export const system: BenchSystem = {
       async enqueueMany(payloads) {
         await conveyor.enqueueMany(payloads.map((payload) => ({ job, payload })));
       },
+      settle: () => analyzeDatabase(db.url),
       async unfinished() {
         const { rows } = await conveyor.pool.query("SELECT count(*)::int AS n FROM conveyor.jobs WHERE status IN ('queued', 'retrying', 'running')");
         return rows[0].n;

@@ -1,5 +1,5 @@
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import { createDatabase } from "../lib/postgres.js";
+import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
 
 // The configuration graphile-worker's own performance page uses for its
@@ -33,6 +33,7 @@ export const system: BenchSystem = {
       async enqueueMany(payloads) {
         await utils.addJobs(payloads.map((payload) => ({ identifier: "noop", payload })));
       },
+      settle: () => analyzeDatabase(db.url),
       async unfinished() {
         // Finished jobs are deleted; anything left is waiting or running.
         const rows = await utils.withPgClient((client) => client.query("SELECT count(*)::int AS n FROM graphile_worker._private_jobs"));

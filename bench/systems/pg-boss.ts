@@ -1,5 +1,5 @@
 import { PgBoss } from "pg-boss";
-import { createDatabase } from "../lib/postgres.js";
+import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
 
 const QUEUE = "bench";
@@ -55,6 +55,7 @@ export const system: BenchSystem = {
       async enqueueMany(payloads) {
         await client.insert(QUEUE, payloads.map((data) => ({ data })));
       },
+      settle: () => analyzeDatabase(db.url),
       async unfinished() {
         const rows = await client.getDb().executeSql(
           "SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state < 'completed'",

@@ -38,6 +38,8 @@ export interface SystemInstance {
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
+  /** After a fill: bring the store's planner statistics up to date, as autovacuum would (no-op for Redis). */
+  settle(): Promise<void>;
   /** Jobs not finished yet: waiting or running. */
   unfinished(): Promise<number>;
   /** Close clients and drop the store. */

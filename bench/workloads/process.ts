@@ -26,6 +26,7 @@ export async function processAll(system: BenchSystem, variant: WorkerVariant, co
   try {
     const total = config.processJobs;
     await fill((p) => instance.enqueueMany(p), total, config.fillChunk);
+    await instance.settle();
     worker = await WorkerProcess.spawn(system.name, variant, instance.target);
     const started = now();
     const deadline = started + config.processCapMs;
@@ -133,6 +134,7 @@ export async function scaleSmall(system: BenchSystem, config: BenchConfig, tag: 
   const instance = await system.open(tag);
   try {
     await fill((p) => instance.enqueueMany(p), config.scaleSmall, config.fillChunk);
+    await instance.settle();
     return await windowRate(system, instance.target, config.windowSmall, config.scaleCapMs);
   } finally {
     await instance.close();
@@ -153,6 +155,7 @@ export async function scaleLarge(
   const instance = await system.open(tag);
   try {
     onFill(await fill((p) => instance.enqueueMany(p), config.scaleLarge, config.fillChunk));
+    await instance.settle();
     const results: Array<{ rate: number; capped: boolean } | Error> = [];
     for (let run = 0; run < config.runs; run++) {
       results.push(await windowRate(system, instance.target, config.windowLarge, config.scaleCapMs).catch((error: Error) => error));
