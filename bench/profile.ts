@@ -1,5 +1,5 @@
 /**
- * Where Conveyor's time goes, for one workload:
+ * Where a system's time goes (Conveyor unless `--system` names a peer), for one workload:
  *
  *   node dist/bench/profile.js process --waiting 50000 [--skip-analyze] [--cpu-prof]
  *   node dist/bench/profile.js enqueue-single --seconds 5
@@ -22,8 +22,8 @@ import pg from "pg";
 import { now, sleep } from "./lib/clock.js";
 import { newestProfile, summarizeProfile } from "./lib/cpuprofile.js";
 import { WorkerProcess } from "./lib/worker-process.js";
-import { system } from "./systems/conveyor.js";
-import type { SystemInstance } from "./systems/system.js";
+import { loadSystem } from "./systems/index.js";
+import { SYSTEM_NAMES, type SystemInstance, type SystemName } from "./systems/system.js";
 import { fill } from "./workloads/enqueue.js";
 
 const { values: args, positionals } = parseArgs({
@@ -36,8 +36,11 @@ const { values: args, positionals } = parseArgs({
     "skip-analyze": { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
     top: { type: "string", default: "15" },
+    system: { type: "string", default: "conveyor" },
   },
 });
+if (!SYSTEM_NAMES.includes(args.system as SystemName)) throw new Error(`--system: one of ${SYSTEM_NAMES.join(", ")}`);
+const { system } = await loadSystem(args.system as SystemName);
 const workload = positionals[0] ?? "process";
 
 const instance = await system.open("profile");
@@ -77,7 +80,7 @@ async function profileProcess(target: SystemInstance): Promise<void> {
   await resetStatements();
   const profDir = mkdtempSync(join(tmpdir(), "conveyor-prof-"));
   const flags = args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
-  const worker = await WorkerProcess.spawn("conveyor", "perJob", target.target, flags);
+  const worker = await WorkerProcess.spawn(system.name, "perJob", target.target, flags);
   const started = now();
   await worker.start({ milestones: [1, jobs] });
   await worker.milestone(jobs, 600_000);
