@@ -36,6 +36,7 @@ export {
   ConflictError,
   ConveyorError,
   DatabaseError,
+  EmbeddedPostgresError,
   NotFoundError,
   PermanentError,
   RetryAfter,

@@ -78,6 +78,8 @@ describe("wake-up", () => {
   afterAll(() => cleanup());
 
   const succeeded = (id: string) => async () => (await conveyor.getJob(id))!.status === "succeeded";
+  // Only this file's workers LISTEN on its schema's channel; other files run in parallel with their own.
+  const listenStatement = () => `LISTEN "${conveyor.options.schema}:jobs"`;
 
   it("LISTEN/NOTIFY wakes an idle worker long before its next poll", async () => {
     const worker = conveyor.worker({ pollIntervalMs: 600_000, logger: silent });
@@ -95,7 +97,7 @@ describe("wake-up", () => {
     const worker = conveyor.worker({ listen: false, pollIntervalMs: 50, logger: silent });
     await worker.start();
     try {
-      const { rows } = await sql(conveyor, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND datname = current_database()`);
+      const { rows } = await sql(conveyor, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query = $1`, [listenStatement()]);
       const { id } = await conveyor.enqueue(quick, {});
       await waitFor("polled job to run", succeeded(id));
       expect(rows[0].n).toBe(0);
@@ -109,7 +111,7 @@ describe("wake-up", () => {
     await worker.start();
     try {
       const listeners = async () =>
-        (await sql(conveyor, `SELECT pid FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query LIKE 'LISTEN%${conveyor.options.schema}%'`)).rows;
+        (await sql(conveyor, `SELECT pid FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query = $1`, [listenStatement()])).rows;
       const [first] = await waitFor("listener connected", listeners);
       await sql(conveyor, `SELECT pg_terminate_backend($1)`, [first.pid]);
       const { id } = await conveyor.enqueue(quick, {});
