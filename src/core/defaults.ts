@@ -38,8 +38,6 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
 
-/** Rows per INSERT statement in `enqueueMany`; a larger batch is split, all in one transaction. */
-export const ENQUEUE_CHUNK_SIZE = 10_000;
 
 /** Connections in the pool Conveyor creates from a connection string. */
 export const DEFAULT_POOL_SIZE = 10;
