@@ -61,6 +61,7 @@ try {
   else if (workload === "enqueue-batch") await profileEnqueueBatch(instance);
   else throw new Error(`unknown workload ${workload} (process, enqueue-single, enqueue-batch)`);
   if (statementsAvailable) console.log(`\n${await statementReport()}`);
+  console.log(`\n${await tableReport()}`);
 } finally {
   await stats.end();
   await instance.close();
@@ -87,10 +88,10 @@ async function profileProcess(target: SystemInstance): Promise<void> {
   while (jobs === waiting && (await target.unfinished()) > 0) await sleep(5);
   const elapsed = now() - started;
   const firstJob = await worker.milestone(1, 1_000);
-  const { peakRssMb } = await worker.stop();
+  const { peakRssMb, cpuMs, count } = await worker.stop();
   console.log(
     `processed ${jobs} of ${waiting} waiting in ${(elapsed / 1000).toFixed(2)} s: ${Math.round((jobs * 1000) / elapsed)} jobs/s ` +
-      `(${Math.round((jobs * 1000) / (elapsed - (firstJob - started)))} from the first job; first job after ${Math.round(firstJob - started)} ms); peak RSS ${peakRssMb.toFixed(0)} MB`,
+      `(${Math.round((jobs * 1000) / (elapsed - (firstJob - started)))} from the first job; first job after ${Math.round(firstJob - started)} ms); peak RSS ${peakRssMb.toFixed(0)} MB; worker CPU ${Math.round((cpuMs * 1000) / count)} µs per job`,
   );
   if (args["cpu-prof"]) {
     const file = newestProfile(profDir);
@@ -113,6 +114,27 @@ async function profileEnqueueBatch(target: SystemInstance): Promise<void> {
   await resetStatements();
   const rate = await fill((p) => target.enqueueMany(p), jobs, Number(args.batch));
   console.log(`enqueued ${jobs} in batches of ${args.batch}: ${Math.round(rate)} jobs/s`);
+}
+
+/** Row writes per table: how many updates were HOT (no index entries written) and how big tables and indexes grew. */
+async function tableReport(): Promise<string> {
+  await sleep(600); // table statistics reach the cumulative stats system at the end of each transaction, within PGSTAT_MIN_INTERVAL
+  const { rows } = await stats.query(
+    `SELECT schemaname || '.' || relname AS name, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del,
+            pg_size_pretty(pg_table_size(relid)) AS heap, pg_size_pretty(pg_indexes_size(relid)) AS indexes,
+            (SELECT count(*) FROM pg_index WHERE indrelid = relid) AS index_count
+       FROM pg_stat_user_tables
+      WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
+      ORDER BY n_tup_ins + n_tup_upd + n_tup_del DESC`,
+  );
+  const lines = ["Row writes per table (HOT: updates that wrote no index entry):", ""];
+  lines.push("  inserts  updates      HOT  deletes    heap  indexes (n)  table");
+  for (const r of rows) {
+    lines.push(
+      `${String(r.ins).padStart(9)} ${String(r.upd).padStart(8)} ${String(r.hot).padStart(8)} ${String(r.del).padStart(8)} ${String(r.heap).padStart(7)} ${String(r.indexes).padStart(8)} (${r.index_count})  ${r.name}`,
+    );
+  }
+  return lines.join("\n");
 }
 
 async function statementReport(): Promise<string> {

@@ -18,6 +18,7 @@ export const METRICS = {
   processAt1M: { label: "process, 1M waiting (jobs/s)", higherIsBetter: true },
   fillAtLarge: { label: "  fill rate of the large queue (jobs/s)", higherIsBetter: true },
   peakRssMb: { label: "worker peak RSS (MB)", higherIsBetter: false },
+  workerCpuUsPerJob: { label: "worker CPU per job (µs)", higherIsBetter: false },
 } as const;
 export type MetricKey = keyof typeof METRICS;
 
@@ -102,7 +103,7 @@ function fmt(value: number): string {
 
 function cell(fig: Figure | null): string {
   if (!fig) return "—";
-  const range = fig.runs.length > 1 ? ` (${fmt(fig.min)}–${fmt(fig.max)})` : "";
+  const range = fig.runs.filter(Number.isFinite).length > 1 ? ` (${fmt(fig.min)}–${fmt(fig.max)})` : "";
   return `${fmt(fig.median)}${range}${fig.note ? " *" : ""}`;
 }
 
@@ -248,13 +249,13 @@ export function svgChart(report: Report, title: string): string {
       }
       const w = (fig.median / max) * plotW;
       out.push(`<rect x="${x0 + labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${color}"/>`);
-      if (fig.runs.length > 1) {
+      if (fig.runs.filter(Number.isFinite).length > 1) {
         const a = x0 + labelW + (fig.min / max) * plotW;
         const b = x0 + labelW + (fig.max / max) * plotW;
         const cy = y + barH / 2;
         out.push(`<path d="M${a.toFixed(1)} ${cy} H${b.toFixed(1)} M${a.toFixed(1)} ${cy - 4} V${cy + 4} M${b.toFixed(1)} ${cy - 4} V${cy + 4}" stroke="#222" stroke-width="1"/>`);
       }
-      const labelX = x0 + labelW + Math.max(w, fig.runs.length > 1 ? (fig.max / max) * plotW : 0) + 6;
+      const labelX = x0 + labelW + Math.max(w, (fig.max / max) * plotW) + 6;
       out.push(`<text x="${labelX.toFixed(1)}" y="${y + barH - 5}">${escape(fmt(fig.median))}</text>`);
     });
   });

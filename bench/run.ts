@@ -100,7 +100,7 @@ function record(name: SystemName, metric: MetricKey, run: number, value: number,
   const entry = report.systems[name]!;
   const runs = (entry.runs[metric] ??= Array.from({ length: config.runs }, () => NaN));
   runs[run] = value;
-  if (note) entry.notes[metric] = entry.notes[metric] ? `${entry.notes[metric]}; ${note}` : note;
+  if (note && !entry.notes[metric]?.split("; ").includes(note)) entry.notes[metric] = entry.notes[metric] ? `${entry.notes[metric]}; ${note}` : note;
 }
 
 /** Run one measurement; a failure is recorded (NaN and a note) and the bench goes on. */
@@ -120,8 +120,11 @@ const insertRuns: number[] = [];
 const insertNodeRuns: number[] = [];
 const fmtRate = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
 
+const loadByRun: number[][] = [];
+report.meta.loadAverageByRun = loadByRun;
 for (let run = 0; run < config.runs; run++) {
-  log(`run ${run + 1} of ${config.runs} (${config.quick ? "quick" : "full"})`);
+  loadByRun.push(loadavg().map((l) => Math.round(l * 100) / 100));
+  log(`run ${run + 1} of ${config.runs} (${config.quick ? "quick" : "full"}), load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   const tag = `r${run + 1}`;
   if (has("insert-limit")) {
     const limit = await measureInsertLimit(config.insertLimitSeconds);
@@ -154,6 +157,7 @@ for (let run = 0; run < config.runs; run++) {
         record(name, "process", run, result.rate, note);
         record(name, "processFromFirstJob", run, result.rateFromFirstJob, note);
         record(name, "peakRssMb", run, result.peakRssMb);
+        record(name, "workerCpuUsPerJob", run, result.cpuUsPerJob);
       });
       if (name === "pg-boss") {
         await measure(name, `process ${config.processJobs} (array handler)`, run, "processArrayHandler", async () => {
@@ -182,7 +186,8 @@ for (let run = 0; run < config.runs; run++) {
 
 if (has("scale") && config.scaleLarge > 0) {
   const metric: MetricKey = config.scaleLarge >= 1_000_000 ? "processAt1M" : "processAt100k";
-  log(`scale: ${config.scaleLarge.toLocaleString("en-US")} jobs waiting, ${config.runs} worker runs each`);
+  report.meta.loadAverageAtScale = loadavg().map((l) => Math.round(l * 100) / 100);
+  log(`scale: ${config.scaleLarge.toLocaleString("en-US")} jobs waiting, ${config.runs} worker runs each, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   for (const system of systems) {
     const name = system.name;
     await measure(name, `process with ${config.scaleLarge} waiting`, 0, metric, async () => {

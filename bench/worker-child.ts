@@ -5,6 +5,7 @@
  * chosen counts, and for the latency run each job's start time), and on
  * `stop` shuts the worker down and reports its peak RSS.
  */
+import { readFileSync } from "node:fs";
 import { now } from "./lib/clock.js";
 import { loadSystem } from "./systems/index.js";
 import type { Payload, RunningWorker, SystemName, WorkerVariant } from "./systems/system.js";
@@ -21,8 +22,23 @@ export type FromChild =
   | { type: "started"; t: number }
   | { type: "milestone"; count: number; t: number }
   | { type: "progress"; count: number; t: number }
-  | { type: "stopped"; count: number; maxRssKb: number; starts: Array<[number, number]> }
+  | { type: "stopped"; count: number; maxRssKb: number; cpuMs: number; starts: Array<[number, number]> }
   | { type: "error"; message: string };
+
+/**
+ * Peak resident set of this process in kB: VmHWM from /proc on Linux.
+ * Not resourceUsage().maxRSS: Linux carries that high-water mark across
+ * fork and exec, so a child would report the bench process's own peak.
+ */
+function peakRssKb(): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    if (match) return Number(match[1]);
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS;
+}
 
 const [systemName, variant, target] = process.argv.slice(2) as [SystemName, WorkerVariant, string];
 const send = (message: FromChild) => process.send!(message);
@@ -31,6 +47,8 @@ let count = 0;
 let milestones = new Set<number>();
 let starts: Array<[number, number]> | null = null;
 let worker: RunningWorker | null = null;
+/** CPU time (µs) used before the worker started: loading the libraries is not the worker's work. */
+let cpuAtStart: number | null = null;
 
 function onJob(payload: Payload): void {
   count++;
@@ -56,6 +74,7 @@ async function handle(message: ToChild): Promise<void> {
     case "start":
       milestones = new Set(message.milestones);
       starts = message.recordStarts ? [] : null;
+      cpuAtStart = process.resourceUsage().userCPUTime + process.resourceUsage().systemCPUTime;
       worker = await startWorker(target, variant, onJob);
       send({ type: "started", t: now() });
       return;
@@ -64,7 +83,9 @@ async function handle(message: ToChild): Promise<void> {
       return;
     case "stop":
       await worker?.stop();
-      send({ type: "stopped", count, maxRssKb: process.resourceUsage().maxRSS, starts: starts ?? [] });
+      const usage = process.resourceUsage();
+      const cpuMs = (usage.userCPUTime + usage.systemCPUTime - (cpuAtStart ?? 0)) / 1000;
+      send({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [] });
       process.disconnect();
       // Let the IPC message flush, then leave even if a library left a timer behind.
       setTimeout(() => process.exit(0), 200).unref();

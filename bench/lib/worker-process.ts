@@ -106,17 +106,17 @@ export class WorkerProcess {
   }
 
   /** Stop the worker gracefully; returns the handler count, peak RSS and recorded start times (local clock). */
-  async stop(): Promise<{ count: number; peakRssMb: number; starts: Array<[number, number]> }> {
+  async stop(): Promise<{ count: number; peakRssMb: number; cpuMs: number; starts: Array<[number, number]> }> {
     try {
       const reply = this.next("stopped", 60_000);
       this.send({ type: "stop" });
-      const { count, maxRssKb, starts } = (await reply) as Extract<FromChild, { type: "stopped" }>;
+      const { count, maxRssKb, cpuMs, starts } = (await reply) as Extract<FromChild, { type: "stopped" }>;
       await withTimeout(
         new Promise<void>((resolve) => (this.child.exitCode !== null ? resolve() : this.child.once("exit", () => resolve()))),
         10_000,
         "worker child did not exit",
       ).catch(() => this.kill());
-      return { count, peakRssMb: maxRssKb / 1024, starts: starts.map(([n, t]) => [n, this.toLocal(t)]) };
+      return { count, peakRssMb: maxRssKb / 1024, cpuMs, starts: starts.map(([n, t]) => [n, this.toLocal(t)]) };
     } catch (error) {
       this.kill();
       throw error;

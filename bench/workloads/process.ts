@@ -11,6 +11,8 @@ export interface ProcessResult {
   /** Jobs/s from the first handler call until every job is finished. */
   rateFromFirstJob: number;
   peakRssMb: number;
+  /** CPU time of the worker process per job processed (µs), start to stop. */
+  cpuUsPerJob: number;
   capped: boolean;
 }
 
@@ -42,9 +44,10 @@ export async function processAll(system: BenchSystem, variant: WorkerVariant, co
     const finishedAt = now();
     const finished = capped ? total - (await instance.unfinished()) : total;
     const firstJob = await worker.milestone(1, 1_000).catch(() => started);
-    const { peakRssMb } = await worker.stop();
+    const { peakRssMb, cpuMs, count } = await worker.stop();
     worker = null;
     return {
+      cpuUsPerJob: (cpuMs * 1000) / Math.max(1, count),
       rate: (finished * 1000) / (finishedAt - started),
       rateFromFirstJob: (finished * 1000) / (finishedAt - firstJob),
       peakRssMb,
