@@ -6,6 +6,7 @@
  * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
  * one answers. Progress goes to stderr; the table goes to stdout.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
@@ -61,6 +62,17 @@ function versionOf(pkg: string): string {
   }
 }
 
+/** The commit the measured Conveyor was built from, and whether src/ had uncommitted changes. */
+function conveyorRevision(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
+    return dirty ? `${head} with uncommitted changes in src/` : head;
+  } catch {
+    return "unknown";
+  }
+}
+
 const dropped = await dropLeftoverDatabases();
 if (dropped.length > 0) log(`dropped ${dropped.length} database(s) left by an earlier run`);
 
@@ -76,6 +88,7 @@ const report: Report = {
     postgres: { server: SERVER_URL.replace(/\/\/[^@]*@/, "//"), ...server },
     redis: await redisPersistence(),
     versions: {
+      conveyor: conveyorRevision(),
       "graphile-worker": versionOf("graphile-worker"),
       "pg-boss": versionOf("pg-boss"),
       bullmq: versionOf("bullmq"),
