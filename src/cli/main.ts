@@ -3,9 +3,13 @@ import { Command, CommanderError } from "commander";
 import { ConveyorError } from "../core/errors.js";
 import { registerApi } from "./commands/api.js";
 import { registerDev } from "./commands/dev.js";
+import { registerDlq } from "./commands/dlq.js";
+import { registerJobs } from "./commands/jobs.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { registerQueues } from "./commands/queues.js";
 import { registerWorker } from "./commands/worker.js";
+import { registerWorkers } from "./commands/workers.js";
 
 const program = new Command("conveyor")
   .description("Background jobs on PostgreSQL")
@@ -16,6 +20,10 @@ registerWorker(program);
 registerDev(program);
 registerApi(program);
 registerKeys(program);
+registerJobs(program);
+registerDlq(program);
+registerQueues(program);
+registerWorkers(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,6 +13,8 @@ export interface SessionOptions {
   migrate?: boolean;
   /** Connections; short-lived admin commands need few. Default: the client's default. */
   poolSize?: number;
+  /** Logs on stderr, at "warn" unless CONVEYOR_LOG_LEVEL is set: for commands whose stdout is their result. Default false. */
+  quiet?: boolean;
 }
 
 export interface Session {
@@ -28,7 +30,7 @@ export interface Session {
  * close everything afterwards, also when the work throws.
  */
 export async function withSession<T>(options: SessionOptions, work: (session: Session) => Promise<T>): Promise<T> {
-  const log = cliLogger();
+  const log = cliLogger({ quiet: options.quiet });
   const jobs = options.jobs ? await loadJobs(options.jobs) : [];
   const database = await openDatabase(log);
   const conveyor = new Conveyor({

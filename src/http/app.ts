@@ -3,6 +3,7 @@ import { ApiKeys } from "../client/api-keys.js";
 import type { Conveyor } from "../client/conveyor.js";
 import { QueueOverview } from "../client/queue-overview.js";
 import { authenticateWith } from "./auth.js";
+import { installDashboard } from "./dashboard.js";
 import type { RouteContext } from "./context.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBody } from "./json-body.js";
@@ -15,6 +16,7 @@ import { deadLetterRoutes } from "./routes/dead-letters.js";
 import { jobCreateRoutes } from "./routes/jobs-create.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { operationRoutes } from "./routes/operations.js";
+import { statsRoutes } from "./routes/stats.js";
 import { systemRoutes } from "./routes/system.js";
 import { installValidation } from "./validation.js";
 
@@ -60,6 +62,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
   await installOpenApi(app, context.kinds, { swaggerUi: resolved.swaggerUi });
 
   systemRoutes(app, context);
+  installDashboard(app);
   const keys = new ApiKeys(conveyor);
   await app.register(
     async (v1) => {
@@ -68,6 +71,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
       jobRoutes(v1, context);
       deadLetterRoutes(v1, context);
       operationRoutes(v1, context);
+      statsRoutes(v1, context);
     },
     { prefix: "/v1" },
   );

@@ -1,0 +1,78 @@
+import { useMemo, useState } from "preact/hooks";
+import { Api } from "./api.js";
+import { DeadLetterPage, DeadLetters } from "./components/dead-letters.js";
+import { JobPage } from "./components/job.js";
+import { Jobs } from "./components/jobs.js";
+import { Overview } from "./components/overview.js";
+import { SignIn } from "./components/sign-in.js";
+import { href, useRoute } from "./router.js";
+import { forgetKey, loadKey, saveKey } from "./session.js";
+
+export function App() {
+  const [key, setKey] = useState<string | null>(() => loadKey());
+  const [signedOutReason, setSignedOutReason] = useState<string | null>(null);
+  const route = useRoute();
+  const api = useMemo(
+    () =>
+      key
+        ? new Api(key, () => {
+            forgetKey();
+            setSignedOutReason("The API no longer accepts this key (revoked?). Sign in again.");
+            setKey(null);
+          })
+        : null,
+    [key],
+  );
+
+  if (!api || !key) {
+    return (
+      <SignIn
+        reason={signedOutReason}
+        onSignedIn={(accepted) => {
+          saveKey(accepted);
+          setSignedOutReason(null);
+          setKey(accepted);
+        }}
+      />
+    );
+  }
+
+  const [section = "", id] = route.path;
+  let page;
+  if (section === "jobs" && id) page = <JobPage api={api} id={id} />;
+  else if (section === "jobs") page = <Jobs api={api} route={route} />;
+  else if (section === "dead-letters" && id) page = <DeadLetterPage api={api} id={id} />;
+  else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
+  else page = <Overview api={api} />;
+
+  const link = (to: string, label: string, active: boolean) => (
+    <a href={href(to)} class={active ? "active" : undefined} aria-current={active ? "page" : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <>
+      <nav class="top">
+        <span class="brand">Conveyor</span>
+        {link("/", "Overview", section === "")}
+        {link("/jobs", "Jobs", section === "jobs")}
+        {link("/dead-letters", "Dead letters", section === "dead-letters")}
+        <span class="spacer" />
+        <span class="muted key-hint" title="signed in with this API key">
+          {key.slice(0, 12)}…
+        </span>
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            forgetKey();
+            setKey(null);
+          }}
+        >
+          Sign out
+        </button>
+      </nav>
+      <main class="content">{page}</main>
+    </>
+  );
+}

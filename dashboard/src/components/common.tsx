@@ -1,0 +1,105 @@
+import type { ComponentChildren } from "preact";
+import type { ApiError } from "../api.js";
+import { between, formatTime, prettyJson } from "../format.js";
+import type { ErrorJson, ExecutionJson } from "../types.js";
+
+// Everything attacker-controlled (payloads, error names and messages, kinds,
+// queues, tenants, worker ids) is rendered as a text child: Preact sets it
+// as a text node, so markup in it stays text. Nothing here uses
+// dangerouslySetInnerHTML, and the server's Content-Security-Policy refuses
+// inline script besides.
+
+/** A job status or an attempt outcome as a coloured label. */
+export function Badge({ value }: { value: string }) {
+  return (
+    <span class={`badge badge-${value.replace(/[^a-z_]/g, "")}`} data-testid="status">
+      {value}
+    </span>
+  );
+}
+
+/** JSON shown as text in a <pre>. */
+export function JsonBlock({ value, label }: { value: unknown; label: string }) {
+  return (
+    <pre class="json" aria-label={label} data-testid={label}>
+      {prettyJson(value)}
+    </pre>
+  );
+}
+
+export function StoredError({ error }: { error: ErrorJson | null }) {
+  if (!error) return <span class="muted">—</span>;
+  return (
+    <span class="error-text">
+      <strong>{error.name}</strong>: {error.message}
+    </span>
+  );
+}
+
+/** An API failure in one line. */
+export function Problem({ error }: { error: ApiError | null }) {
+  if (!error) return null;
+  return (
+    <p class="problem" role="alert">
+      {error.status ? `${error.status} ${error.code}: ` : ""}
+      {error.message}
+    </p>
+  );
+}
+
+export function Notice({ kind, children }: { kind: "ok" | "error"; children: ComponentChildren }) {
+  return (
+    <p class={kind === "ok" ? "notice" : "problem"} role="status">
+      {children}
+    </p>
+  );
+}
+
+/** Label/value pairs. */
+export function Facts({ items }: { items: Array<[string, ComponentChildren]> }) {
+  return (
+    <dl class="facts">
+      {items.map(([label, value]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** Every attempt, oldest first: who ran it, when, how it ended, and why. */
+export function Timeline({ attempts }: { attempts: ExecutionJson[] }) {
+  if (attempts.length === 0) return <p class="muted">No attempts yet.</p>;
+  return (
+    <ol class="timeline" data-testid="timeline">
+      {attempts.map((attempt) => (
+        <li key={attempt.id} class={`attempt attempt-${attempt.outcome.replace(/[^a-z_]/g, "")}`}>
+          <div class="attempt-head">
+            <span class="attempt-number">Attempt {attempt.attempt}</span>
+            <Badge value={attempt.outcome} />
+            <span class="muted">{between(attempt.startedAt, attempt.finishedAt)}</span>
+          </div>
+          <div class="attempt-body">
+            <span>
+              worker <code>{attempt.workerId}</code>
+            </span>
+            <span>
+              {formatTime(attempt.startedAt)} → {attempt.finishedAt ? formatTime(attempt.finishedAt) : "…"}
+            </span>
+            {attempt.error ? (
+              <span>
+                <StoredError error={attempt.error} />
+              </span>
+            ) : null}
+          </div>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function Updated({ at }: { at: Date | null }) {
+  return <span class="updated muted">{at ? `updated ${at.toLocaleTimeString()}` : "loading…"}</span>;
+}

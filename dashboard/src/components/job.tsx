@@ -1,0 +1,93 @@
+import { useState } from "preact/hooks";
+import { type Api, ApiError } from "../api.js";
+import { formatTime } from "../format.js";
+import { usePoll } from "../poll.js";
+import { href } from "../router.js";
+import type { JobWithExecutions } from "../types.js";
+import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Timeline, Updated } from "./common.js";
+
+const REFRESH_MS = 2_000;
+const CANCELLABLE = new Set(["queued", "retrying", "running"]);
+
+/** One job: its fields, payload, every attempt, and a cancel button while it can still be cancelled. */
+export function JobPage({ api, id }: { api: Api; id: string }) {
+  const { data: job, error, updatedAt, refresh } = usePoll(
+    () => api.get<JobWithExecutions>(`/v1/jobs/${encodeURIComponent(id)}`),
+    REFRESH_MS,
+    [api, id],
+  );
+  const [action, setAction] = useState<{ kind: "ok" | "error"; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const cancel = async () => {
+    setBusy(true);
+    try {
+      const { status } = await api.post(`/v1/jobs/${encodeURIComponent(id)}/cancel`);
+      setAction({
+        kind: "ok",
+        text: status === 202 ? "Cancellation requested: the handler is told at its worker's next heartbeat." : "Cancelled.",
+      });
+    } catch (failure) {
+      setAction({ kind: "error", text: failure instanceof ApiError ? failure.message : String(failure) });
+    } finally {
+      setBusy(false);
+      await refresh();
+    }
+  };
+
+  if (!job) {
+    return (
+      <section>
+        <p>
+          <a href={href("/jobs")}>← Jobs</a>
+        </p>
+        <Problem error={error} />
+        {error ? null : <p class="muted">Loading…</p>}
+      </section>
+    );
+  }
+  return (
+    <section data-testid="job-page">
+      <p>
+        <a href={href("/jobs")}>← Jobs</a>
+      </p>
+      <header class="page-head">
+        <h1>
+          {job.kind} <Badge value={job.status} />
+        </h1>
+        <Updated at={updatedAt} />
+      </header>
+      <Problem error={error} />
+      {action ? <Notice kind={action.kind}>{action.text}</Notice> : null}
+      {CANCELLABLE.has(job.status) && !job.cancelRequested ? (
+        <button type="button" class="danger" disabled={busy} onClick={cancel}>
+          Cancel job
+        </button>
+      ) : null}
+      {job.cancelRequested && job.status === "running" ? <p class="muted">Cancellation requested; waiting for the handler to stop.</p> : null}
+      <Facts
+        items={[
+          ["Id", <code>{job.id}</code>],
+          ["Tenant", job.tenant],
+          ["Queue", job.queue],
+          ["Priority", job.priority],
+          ["Attempts", `${job.attempts} / ${job.maxAttempts}`],
+          ["Run at", formatTime(job.runAt)],
+          ["Created", formatTime(job.createdAt)],
+          ["Started", formatTime(job.startedAt)],
+          ["Finished", formatTime(job.finishedAt)],
+          ["Last error", <StoredError error={job.lastError} />],
+        ]}
+      />
+      <h2>Payload</h2>
+      <JsonBlock value={job.payload} label="payload" />
+      <h2>Execution timeline</h2>
+      <Timeline attempts={job.executions} />
+      {job.status === "dead" ? (
+        <p>
+          This job is in the <a href={href("/dead-letters", { kind: job.kind })}>dead-letter queue</a>.
+        </p>
+      ) : null}
+    </section>
+  );
+}

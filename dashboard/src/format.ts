@@ -1,0 +1,47 @@
+/** Local date and time with seconds, e.g. "2025-01-31 14:03:07". */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** A duration for people: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min, 3 d 4 h. */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+  if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  const s = Math.floor(ms / 1_000);
+  if (s < 3_600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86_400) return `${Math.floor(s / 3_600)} h ${Math.floor((s % 3_600) / 60)} min`;
+  return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3_600)} h`;
+}
+
+/** "12 s ago", from an ISO time. */
+export function ago(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  return `${formatDuration(Date.now() - new Date(iso).getTime())} ago`;
+}
+
+/** Between two ISO times; "running" while the second is missing. */
+export function between(start: string, end: string | null): string {
+  return end ? formatDuration(new Date(end).getTime() - new Date(start).getTime()) : "running";
+}
+
+/** A long id shortened for tables: the first 8 and last 4 characters. */
+export function shortId(id: string): string {
+  return id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+}
+
+/**
+ * JSON for display, pretty-printed. Rendered as a text node, never as HTML:
+ * payloads and errors come from callers and handlers.
+ */
+export function prettyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

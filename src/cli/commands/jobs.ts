@@ -1,0 +1,236 @@
+import { type Command, Option } from "commander";
+import type { Conveyor } from "../../client/conveyor.js";
+import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../../core/errors.js";
+import type { JobWithExecutions } from "../../core/model.js";
+import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
+import { parseJsonBody } from "../../http/json-body.js";
+import { executionJson, jobJson } from "../../http/serialize.js";
+import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
+import { EXAMPLE_JOBS } from "../examples.js";
+import { enqueueFile } from "../enqueue-file.js";
+import { positiveInt } from "../parse.js";
+import { withSession } from "../session.js";
+import { cell, formatFacts, formatTable, humanDuration, isoOrDash, printJson } from "../table.js";
+
+const schemaOption = () => new Option("--schema <name>", "schema holding Conveyor's tables").default(DEFAULT_SCHEMA);
+const jsonOption = () => new Option("--json", "print the HTTP API's JSON for the same request").default(false);
+
+/** `conveyor jobs list|show|enqueue|cancel`: jobs, straight from the database. */
+export function registerJobs(program: Command): void {
+  const jobs = program.command("jobs").description("list, show, enqueue and cancel jobs (straight from the database)");
+
+  jobs
+    .command("list")
+    .description("jobs, newest first (one page; --cursor for the next)")
+    .addOption(new Option("--status <status>", "only jobs in this status").choices(JOB_STATUSES))
+    .option("--kind <kind>", "only jobs of this kind")
+    .option("--queue <queue>", "only jobs in this queue")
+    .option("--tenant <tenant>", "only this tenant's jobs (default: every tenant)")
+    .option("--limit <n>", "page size, 1-1000", listLimit, 50)
+    .option("--cursor <cursor>", "the next page, as printed after the previous one")
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (options: { status?: JobStatus; kind?: string; queue?: string; tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
+      await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        const page = await conveyor.listJobs({
+          status: options.status,
+          kind: options.kind,
+          queue: options.queue,
+          tenant: options.tenant ?? null,
+          limit: options.limit,
+          cursor: options.cursor,
+        });
+        if (options.json) return printJson({ items: page.items.map(jobJson), nextCursor: page.nextCursor });
+        if (page.items.length === 0) {
+          process.stdout.write("no jobs\n");
+          return;
+        }
+        process.stdout.write(
+          formatTable(
+            ["ID", "KIND", "QUEUE", "TENANT", "STATUS", "ATTEMPTS", "CREATED"],
+            page.items.map((job) => [job.id, job.kind, job.queue, job.tenant, job.status, `${job.attempts}/${job.maxAttempts}`, isoOrDash(job.createdAt)]),
+          ),
+        );
+        if (page.nextCursor) process.stdout.write(`more: --cursor ${page.nextCursor}\n`);
+      });
+    });
+
+  jobs
+    .command("show")
+    .description("one job: its fields, payload, result and every attempt")
+    .argument("<id>", "job id", uuid)
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (id: string, options: { schema: string; json: boolean }) => {
+      await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        const job = await conveyor.getJob(id);
+        if (!job) throw new NotFoundError(`job ${id} not found`);
+        if (options.json) return printJson({ ...jobJson(job), executions: job.executions.map(executionJson) });
+        process.stdout.write(showJob(job));
+      });
+    });
+
+  jobs
+    .command("enqueue")
+    .description("enqueue one job (<kind> [payload]), or every line of an NDJSON file (--file)")
+    .argument("[kind]", "job kind, from the jobs module")
+    .argument("[payload]", "payload as JSON (default {})")
+    .option("--file <path>", 'NDJSON file, one job per line ({"kind":…,"payload":…} like a batch item); "-" for stdin')
+    .option("--jobs <module>", "jobs module whose kinds validate payloads (default: the bundled examples)", EXAMPLE_JOBS)
+    .option("--queue <queue>", "queue (default: the kind's)")
+    .option("--priority <n>", "-1000..1000, lower runs first (default: the kind's)", priority)
+    .option("--max-attempts <n>", "attempts before dead-lettering (default: the kind's)", positiveInt)
+    .option("--tenant <tenant>", "tenant the job belongs to (default \"default\")")
+    .option("--delay-ms <ms>", "run no earlier than this many ms from now", nonNegativeMs)
+    .option("--run-at <time>", "run no earlier than this ISO 8601 time (with a zone)", isoTime)
+    .option("--idempotency-key <key>", "same key (per tenant) returns the job it first created")
+    .option("--no-progress", "no progress output for --file")
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (kind: string | undefined, payloadText: string | undefined, options: EnqueueOptions) => {
+      if (options.file !== undefined && kind !== undefined) throw new ConfigError("give <kind> [payload] or --file, not both");
+      if (options.file === undefined && kind === undefined) throw new ConfigError("give a job kind (and payload), or --file <path>");
+      if (options.file !== undefined && (options.delayMs !== undefined || options.runAt !== undefined || options.idempotencyKey !== undefined)) {
+        throw new ConfigError("--delay-ms, --run-at and --idempotency-key apply to one job; put them on the file's lines");
+      }
+      if (options.delayMs !== undefined && options.runAt !== undefined) throw new ConfigError("give --delay-ms or --run-at, not both");
+      const payload = kind === undefined ? undefined : parsePayload(payloadText ?? "{}");
+      await withSession({ schema: options.schema, jobs: options.jobs, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        try {
+          if (options.file !== undefined) return await enqueueLines(conveyor, options);
+          const job = await conveyor.enqueue(kind!, payload, {
+            queue: options.queue,
+            priority: options.priority,
+            maxAttempts: options.maxAttempts,
+            tenant: options.tenant,
+            delayMs: options.delayMs,
+            runAt: options.runAt,
+            idempotencyKey: options.idempotencyKey,
+          });
+          if (options.json) return printJson({ ...jobJson(job), created: job.created });
+          process.stdout.write(
+            job.created
+              ? `enqueued ${job.id} (${job.kind} in queue ${job.queue}, tenant ${job.tenant})\n`
+              : `already enqueued with this idempotency key: ${job.id} (${job.status})\n`,
+          );
+        } catch (error) {
+          throw withKindHint(error, conveyor, options.jobs);
+        }
+      });
+    });
+
+  jobs
+    .command("cancel")
+    .description("cancel a job: at once when queued or retrying, at the next heartbeat when running")
+    .argument("<id>", "job id", uuid)
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (id: string, options: { schema: string; json: boolean }) => {
+      await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        const { outcome, job } = await conveyor.cancel(id);
+        if (outcome === "already_terminal") throw new ConflictError(`job ${job.id} is already ${job.status}; nothing changed`);
+        if (options.json) return printJson({ outcome, job: jobJson(job) });
+        process.stdout.write(
+          outcome === "cancelled"
+            ? `cancelled ${job.id}\n`
+            : `cancellation requested for ${job.id}: it is running, and its handler is told at the worker's next heartbeat\n`,
+        );
+      });
+    });
+}
+
+interface EnqueueOptions {
+  file?: string;
+  jobs: string;
+  queue?: string;
+  priority?: number;
+  maxAttempts?: number;
+  tenant?: string;
+  delayMs?: number;
+  runAt?: Date;
+  idempotencyKey?: string;
+  progress: boolean;
+  schema: string;
+  json: boolean;
+}
+
+async function enqueueLines(conveyor: Conveyor, options: EnqueueOptions): Promise<void> {
+  const result = await enqueueFile(
+    conveyor,
+    options.file!,
+    { queue: options.queue, priority: options.priority, maxAttempts: options.maxAttempts, tenant: options.tenant },
+    options.progress && !options.json,
+  );
+  if (options.json) return printJson(result);
+  const existing = result.existing > 0 ? `; ${result.existing.toLocaleString("en-US")} already existed (same idempotency key)` : "";
+  process.stdout.write(
+    `enqueued ${result.enqueued.toLocaleString("en-US")} job${result.enqueued === 1 ? "" : "s"} from ${options.file === "-" ? "stdin" : options.file}` +
+      ` (${result.lines.toLocaleString("en-US")} lines${existing}) in ${humanDuration(result.ms)}\n`,
+  );
+}
+
+function parsePayload(text: string): unknown {
+  try {
+    return parseJsonBody(Buffer.from(text, "utf8"));
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new ValidationError(message.startsWith("request body ") ? `payload ${message.slice("request body ".length)}` : `payload: ${message}`);
+  }
+}
+
+/** "unknown job kind" gains the kinds that module has, and how to name another module. */
+function withKindHint(error: unknown, conveyor: Conveyor, modulePath: string): unknown {
+  if (!(error instanceof ValidationError) || !/unknown job kind/.test(error.message)) return error;
+  const kinds = [...conveyor.jobs.keys()].join(", ");
+  const from = modulePath === EXAMPLE_JOBS ? "the bundled examples" : modulePath;
+  return new ValidationError(`${error.message}; ${from} define${kinds.includes(",") ? "" : "s"} ${kinds} (name your module with --jobs)`, error.issues);
+}
+
+function showJob(job: JobWithExecutions): string {
+  const facts: Array<[string, string]> = [
+    ["id", job.id],
+    ["kind", job.kind],
+    ["status", job.cancelRequested && job.status === "running" ? "running (cancel requested)" : job.status],
+    ["tenant", job.tenant],
+    ["queue", job.queue],
+    ["priority", String(job.priority)],
+    ["attempts", `${job.attempts}/${job.maxAttempts}`],
+    ["run at", isoOrDash(job.runAt)],
+    ["created", isoOrDash(job.createdAt)],
+    ["started", isoOrDash(job.startedAt)],
+    ["finished", isoOrDash(job.finishedAt)],
+    ["idempotency key", job.idempotencyKey ?? "-"],
+    ["last error", job.lastError ? `${job.lastError.name}: ${job.lastError.message}` : "-"],
+  ];
+  let text = formatFacts(facts);
+  text += `\npayload:\n${indentJson(job.payload)}\n`;
+  if (job.result !== null) text += `\nresult:\n${indentJson(job.result)}\n`;
+  text += `\nattempts:\n`;
+  text +=
+    job.executions.length === 0
+      ? "  none yet\n"
+      : formatTable(
+          ["#", "OUTCOME", "WORKER", "STARTED", "FINISHED", "ERROR"],
+          job.executions.map((execution) => [
+            String(execution.attempt),
+            execution.outcome,
+            execution.workerId,
+            isoOrDash(execution.startedAt),
+            isoOrDash(execution.finishedAt),
+            execution.error ? `${execution.error.name}: ${execution.error.message}` : "",
+          ]),
+        )
+          .split("\n")
+          .map((line) => (line ? `  ${line}` : line))
+          .join("\n");
+  return text;
+}
+
+/** Pretty JSON, indented two spaces, each line made safe for a terminal. */
+export function indentJson(value: unknown): string {
+  return (JSON.stringify(value, null, 2) ?? "null")
+    .split("\n")
+    .map((line) => `  ${cell(line, 10_000)}`)
+    .join("\n");
+}

@@ -1,0 +1,36 @@
+import type { Command } from "commander";
+import { QueueOverview } from "../../client/queue-overview.js";
+import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { JOB_STATUSES } from "../../core/states.js";
+import { withSession } from "../session.js";
+import { formatTable, humanDuration, printJson } from "../table.js";
+
+/** `conveyor queues`: every queue with its jobs by status and the age of its oldest ready job. */
+export function registerQueues(program: Command): void {
+  program
+    .command("queues")
+    .description("queues with their jobs by status and how long the oldest ready job has waited")
+    .option("--tenant <tenant>", "count only this tenant's jobs (default: every tenant)")
+    .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
+    .option("--json", "print the HTTP API's JSON for the same request", false)
+    .action(async (options: { tenant?: string; schema: string; json: boolean }) => {
+      await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        const items = await new QueueOverview(conveyor).queueStats({ tenant: options.tenant ?? null });
+        if (options.json) return printJson({ items });
+        if (items.length === 0) {
+          process.stdout.write("no queues yet (a queue appears with its first job)\n");
+          return;
+        }
+        process.stdout.write(
+          formatTable(
+            ["QUEUE", ...JOB_STATUSES.map((status) => status.toUpperCase()), "OLDEST READY"],
+            items.map((queue) => [
+              queue.queue,
+              ...JOB_STATUSES.map((status) => String(queue.counts[status])),
+              queue.oldestReadyAgeMs === null ? "-" : humanDuration(queue.oldestReadyAgeMs),
+            ]),
+          ),
+        );
+      });
+    });
+}

@@ -1,0 +1,24 @@
+import { StatsStore, type ThroughputMinute } from "../store/stats-store.js";
+import type { Conveyor, TenantScope } from "./conveyor.js";
+
+export type { ThroughputMinute } from "../store/stats-store.js";
+
+/**
+ * Activity over time, for dashboards: jobs enqueued and attempts finished
+ * per minute, optionally limited to one tenant.
+ *
+ * @example
+ * const minutes = await new Throughput(conveyor).lastHour({ tenant: "acme" });
+ */
+export class Throughput {
+  private readonly store: StatsStore;
+
+  constructor(conveyor: Conveyor) {
+    this.store = new StatsStore(conveyor.pool, conveyor.options.schema);
+  }
+
+  /** The last 60 minutes, oldest first, one entry per minute (zeros included). */
+  lastHour(scope: TenantScope = {}): Promise<ThroughputMinute[]> {
+    return this.store.statsThroughputByMinute(scope.tenant ?? null);
+  }
+}

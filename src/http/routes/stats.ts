@@ -1,0 +1,49 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { Throughput } from "../../client/throughput.js";
+import type { RouteContext } from "../context.js";
+import { BEARER_SECURITY } from "../openapi.js";
+import { jsonResponse, problemResponses } from "../response-schemas.js";
+import { tenantQuery } from "../schemas.js";
+import { readScope } from "../tenancy.js";
+import { routeSchema, toJsonSchema } from "../validation.js";
+
+const throughputResponse = toJsonSchema(
+  z.object({
+    minutes: z.array(
+      z.object({
+        minute: z.iso.datetime({ offset: true }).describe("start of the minute"),
+        enqueued: z.number().int().describe("jobs created in that minute"),
+        succeeded: z.number().int().describe("attempts that succeeded in that minute"),
+        failed: z.number().int().describe("attempts that failed, timed out or lost their lease in that minute"),
+      }),
+    ),
+  }),
+);
+
+/**
+ * `GET /v1/stats/throughput`: jobs per minute over the last hour, for the
+ * dashboard's chart. Hidden from the OpenAPI document: it serves the
+ * dashboard and may change with it.
+ */
+export function statsRoutes(app: FastifyInstance, { conveyor }: RouteContext): void {
+  const throughput = new Throughput(conveyor);
+  app.get<{ Querystring: z.output<typeof tenantQuery> }>(
+    "/stats/throughput",
+    {
+      schema: {
+        hide: true,
+        tags: ["operations"],
+        operationId: "getThroughput",
+        summary: "jobs enqueued and attempts finished per minute over the last hour (oldest first)",
+        security: BEARER_SECURITY,
+        querystring: routeSchema(tenantQuery),
+        response: { 200: jsonResponse("60 minutes", throughputResponse), ...problemResponses(400, 401, 403, 503) },
+      },
+    },
+    async (request) => {
+      const minutes = await throughput.lastHour(readScope(request, request.query.tenant));
+      return { minutes: minutes.map((entry) => ({ ...entry, minute: entry.minute.toISOString() })) };
+    },
+  );
+}

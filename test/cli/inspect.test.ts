@@ -1,0 +1,237 @@
+/**
+ * `conveyor jobs|dlq|queues|workers` as real processes (the built CLI)
+ * against the test database, in a schema of this file's own: each command's
+ * happy path, human and --json output, and its bad-argument path.
+ */
+import { writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import exampleJobs from "../../examples/jobs.js";
+import { countRows, createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { type CliResult, mapLimit, runCli, runUntilFinished, silent, stderrLines } from "./support.js";
+
+let test: TestConveyor;
+let schema: string;
+let scratch: string;
+const MISSING = "0190f5c2-0000-7000-8000-000000000000";
+
+const cli = (...args: string[]) => runCli([...args, "--schema", schema]);
+const json = (result: CliResult) => {
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+};
+
+beforeAll(async () => {
+  test = await createTestConveyor({ jobs: exampleJobs, logger: silent });
+  schema = test.schema;
+  scratch = await mkdtemp(join(tmpdir(), "conveyor-cli-"));
+  // Two dead letters (PermanentError on the first attempt): one to requeue, one to purge.
+  await test.conveyor.enqueueMany([
+    { job: "email.send", payload: { to: "first@invalid.example", subject: "a", body: "a" } },
+    { job: "email.send", payload: { to: "second@invalid.example", subject: "b", body: "b" }, queue: "mail" },
+  ]);
+  await runUntilFinished(test.conveyor, ["email.send"]);
+});
+
+afterAll(async () => {
+  await test?.cleanup();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe("conveyor jobs", () => {
+  it("enqueues one job, lists it, shows it and cancels it", async () => {
+    const enqueued = await cli("jobs", "enqueue", "text.summarize", '{"text":"Conveyor runs jobs. It keeps them."}', "--priority", "-5");
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const id = /^enqueued ([0-9a-f-]{36}) \(text\.summarize in queue default, tenant default\)$/.exec(enqueued.stdout.trim())?.[1];
+    expect(id, enqueued.stdout).toBeDefined();
+
+    const table = await cli("jobs", "list", "--kind", "text.summarize");
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+KIND\s+QUEUE\s+TENANT\s+STATUS\s+ATTEMPTS\s+CREATED$/);
+    expect(table.stdout).toContain(id);
+    const page = json(await cli("jobs", "list", "--status", "queued", "--json"));
+    expect(page.items.map((job: { id: string }) => job.id)).toContain(id);
+    expect(page.items.find((job: { id: string }) => job.id === id)).toMatchObject({ kind: "text.summarize", status: "queued", priority: -5 });
+
+    const shown = await cli("jobs", "show", id!);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^status:\s+queued$/m);
+    expect(shown.stdout).toContain('"text": "Conveyor runs jobs. It keeps them."');
+    expect(shown.stdout).toMatch(/attempts:\n {2}none yet/);
+    expect(json(await cli("jobs", "show", id!, "--json"))).toMatchObject({ id, status: "queued", executions: [] });
+
+    const cancelled = await cli("jobs", "cancel", id!);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout.trim()).toBe(`cancelled ${id}`);
+    const again = await cli("jobs", "cancel", id!);
+    expect(again.code).toBe(1);
+    expect(stderrLines(again)).toEqual([`conveyor: job ${id} is already cancelled; nothing changed`]);
+  });
+
+  it("shows a finished job's attempts and pages with --cursor", async () => {
+    const dead = json(await cli("jobs", "list", "--status", "dead", "--limit", "1", "--json"));
+    expect(dead.items).toHaveLength(1);
+    expect(dead.nextCursor).toEqual(expect.any(String));
+    const human = await cli("jobs", "list", "--status", "dead", "--limit", "1");
+    expect(human.stdout).toContain(`more: --cursor ${dead.nextCursor}`);
+    const next = json(await cli("jobs", "list", "--status", "dead", "--limit", "1", "--cursor", dead.nextCursor, "--json"));
+    expect(next.items).toHaveLength(1);
+    expect(next.items[0].id).not.toBe(dead.items[0].id);
+    expect(next.nextCursor).toBeNull();
+
+    const shown = await cli("jobs", "show", dead.items[0].id);
+    expect(shown.stdout).toMatch(/^last error:\s+PermanentError: undeliverable address /m);
+    expect(shown.stdout).toMatch(/^ {2}#\s+OUTCOME\s+WORKER\s+STARTED\s+FINISHED\s+ERROR$/m);
+    expect(shown.stdout).toMatch(/^ {2}1\s+failed\s+/m);
+  });
+
+  it("streams an NDJSON file in one transaction, with progress and a final count", async () => {
+    const path = join(scratch, "jobs.ndjson");
+    const lines = Array.from({ length: 2_500 }, (_, n) =>
+      JSON.stringify({ kind: "text.summarize", payload: { text: `line ${n}` }, ...(n === 7 ? { idempotencyKey: "seven" } : {}) }),
+    );
+    writeFileSync(path, `${lines.join("\n")}\n\n${lines[7]}\n`); // a blank line, and line 8 again (same key)
+    const before = await countRows(test.conveyor, "jobs", "queue = 'bulk'");
+    const result = await cli("jobs", "enqueue", "--file", path, "--queue", "bulk");
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^enqueued 2,500 jobs from .*jobs\.ndjson \(2,501 lines; 1 already existed \(same idempotency key\)\) in /);
+    expect(result.stderr).toMatch(/enqueue \[#+\.*\] +\d+% [\d,]+ jobs/); // piped: plain progress lines
+    expect(result.stderr).toMatch(/100% 2,501 jobs/);
+    expect((await countRows(test.conveyor, "jobs", "queue = 'bulk'")) - before).toBe(2_500);
+
+    // stdin, and --json.
+    const piped = await runCli(["jobs", "enqueue", "--file", "-", "--json", "--schema", schema], { input: `${lines.slice(0, 3).join("\n")}\n` });
+    expect(JSON.parse(piped.stdout)).toMatchObject({ enqueued: 3, existing: 0, lines: 3 });
+
+    // One bad line: nothing from the file is enqueued, and the line is named.
+    const bad = join(scratch, "bad.ndjson");
+    writeFileSync(bad, `${lines.slice(0, 1_500).join("\n")}\n{"kind":"email.send","payload":{"to":"not an address","subject":"s","body":"b"}}\n`);
+    const refused = await cli("jobs", "enqueue", "--file", bad, "--queue", "refused");
+    expect(refused.code).toBe(1);
+    expect(stderrLines(refused).at(-1)).toMatch(/^conveyor: .*bad\.ndjson:1501: invalid payload for job "email\.send": payload\.to: Invalid email address$/);
+    expect(await countRows(test.conveyor, "jobs", "queue = 'refused'")).toBe(0);
+  });
+});
+
+describe("conveyor dlq", () => {
+  it("lists, shows, requeues and purges dead letters", async () => {
+    const table = await cli("dlq", "list");
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+JOB\s+KIND\s+QUEUE\s+TENANT\s+REASON\s+ATTEMPTS\s+DEAD AT\s+LAST ERROR$/);
+    const { items } = json(await cli("dlq", "list", "--json"));
+    expect(items).toHaveLength(2);
+    const [mail, plain] = [items.find((e: { queue: string }) => e.queue === "mail"), items.find((e: { queue: string }) => e.queue === "default")];
+    expect(json(await cli("dlq", "list", "--queue", "mail", "--json")).items.map((e: { id: string }) => e.id)).toEqual([mail.id]);
+
+    const shown = await cli("dlq", "show", mail.id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^reason:\s+permanent_error$/m);
+    expect(shown.stdout).toContain('"to": "second@invalid.example"');
+    expect(shown.stdout).toMatch(/history:\n {2}#\s+OUTCOME/);
+    expect(json(await cli("dlq", "show", mail.id, "--json"))).toMatchObject({ id: mail.id, jobId: mail.jobId, history: [{ outcome: "failed" }] });
+
+    const requeued = await cli("dlq", "requeue", mail.id);
+    expect(requeued.code, requeued.stderr).toBe(0);
+    expect(requeued.stdout.trim()).toBe(`requeued job ${mail.jobId} (email.send) in queue mail`);
+    expect((await test.conveyor.getJob(mail.jobId))?.status).toBe("queued");
+
+    const purged = await cli("dlq", "purge", plain.id, "--json");
+    expect(json(purged)).toEqual({ purged: plain.id });
+    expect(await test.conveyor.getJob(plain.jobId)).toBeNull();
+    const empty = await cli("dlq", "list");
+    expect(empty.stdout.trim()).toBe("the dead-letter queue is empty");
+  });
+});
+
+describe("conveyor queues and conveyor workers", () => {
+  it("shows counts per queue, and live workers with what they run", async () => {
+    const table = await cli("queues");
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY$/);
+    const { items } = json(await cli("queues", "--json"));
+    const expected = await new (await import("../../src/client/queue-overview.js")).QueueOverview(test.conveyor).queueStats();
+    expect(items.map((q: { queue: string; counts: unknown }) => [q.queue, q.counts])).toEqual(expected.map((q) => [q.queue, q.counts]));
+    expect(json(await cli("queues", "--tenant", "nobody", "--json"))).toEqual({ items: [] });
+
+    expect((await cli("workers")).stdout.trim()).toBe("no live workers");
+    const worker = test.conveyor.worker({ kinds: ["webhook.deliver"], queues: ["hooks"], concurrency: 3, logger: silent });
+    await worker.start();
+    try {
+      const listed = await cli("workers");
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`^${worker.id}\\s+\\S+\\s+${process.pid}\\s+hooks\\s+0/3\\s`, "m"));
+      expect(json(await cli("workers", "--json")).items).toEqual([
+        expect.objectContaining({ id: worker.id, pid: process.pid, queues: ["hooks"], concurrency: 3, runningJobIds: [] }),
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe("bad arguments and --help", () => {
+  it("refuses each with one line on stderr and a non-zero exit", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["jobs", "list", "--status", "finished"], /argument 'finished' is invalid\. Allowed choices are queued, running/],
+      [["jobs", "list", "--limit", "0"], /--limit.*expected a whole number from 1 to 1000/],
+      [["jobs", "list", "--cursor", "garbage"], /cursor/],
+      [["jobs", "show", "42"], /'42' is invalid for argument 'id'\. expected a UUID/],
+      [["jobs", "show", MISSING], new RegExp(`job ${MISSING} not found`)],
+      [["jobs", "show"], /missing required argument 'id'/],
+      [["jobs", "enqueue"], /give a job kind \(and payload\), or --file <path>/],
+      [["jobs", "enqueue", "no.such.kind"], /unknown job kind "no\.such\.kind"; the bundled examples define email\.send, text\.summarize, webhook\.deliver/],
+      [["jobs", "enqueue", "text.summarize", "{not json"], /payload is not valid JSON/],
+      [["jobs", "enqueue", "text.summarize", '{"text":""}'], /invalid payload for job "text\.summarize": payload\.text/],
+      [["jobs", "enqueue", "text.summarize", "{}", "--priority", "5000"], /--priority.*-1000 to 1000/],
+      [["jobs", "enqueue", "text.summarize", "{}", "--run-at", "tomorrow"], /--run-at.*ISO 8601/],
+      [["jobs", "enqueue", "text.summarize", "--file", "x.ndjson"], /give <kind> \[payload\] or --file, not both/],
+      [["jobs", "enqueue", "--file", "/nonexistent/jobs.ndjson"], /--file: cannot read \/nonexistent\/jobs\.ndjson: ENOENT/],
+      [["jobs", "cancel", MISSING], new RegExp(`job ${MISSING} not found`)],
+      [["jobs", "frobnicate"], /unknown command 'frobnicate'/],
+      [["dlq", "list", "--limit", "abc"], /--limit.*expected a whole number/],
+      [["dlq", "show", "nope"], /expected a UUID/],
+      [["dlq", "requeue", MISSING], new RegExp(`dead letter ${MISSING} not found`)],
+      [["dlq", "purge", MISSING], new RegExp(`dead letter ${MISSING} not found`)],
+      [["queues", "extra"], /too many arguments for 'queues'/],
+      [["workers", "--verbose"], /unknown option '--verbose'/],
+    ];
+    const results = await mapLimit(cases, 4, ([args]) => cli(...args));
+    for (const [index, [args, mentions]] of cases.entries()) {
+      const result = results[index]!;
+      expect(result.code, args.join(" ")).not.toBe(0);
+      expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
+      expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
+    }
+  });
+
+  it("prints help for every command", async () => {
+    const commands = [
+      [],
+      ["jobs"],
+      ["jobs", "list"],
+      ["jobs", "show"],
+      ["jobs", "enqueue"],
+      ["jobs", "cancel"],
+      ["dlq"],
+      ["dlq", "list"],
+      ["dlq", "show"],
+      ["dlq", "requeue"],
+      ["dlq", "purge"],
+      ["queues"],
+      ["workers"],
+      ["dev"],
+      ["migrate"],
+      ["worker"],
+      ["api"],
+      ["keys"],
+    ];
+    const results = await mapLimit(commands, 4, (args) => runCli([...args, "--help"]));
+    for (const [index, args] of commands.entries()) {
+      const result = results[index]!;
+      expect(result.code, `${args.join(" ")} --help: ${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^Usage: conveyor${args.length ? ` ${args.join(" ")}` : ""} `));
+    }
+  });
+});
