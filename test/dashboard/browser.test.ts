@@ -1,0 +1,222 @@
+/**
+ * The dashboard in real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core), against an API server on a real port over a schema of
+ * this file's own: sign in, watch a job enqueued through the API appear,
+ * open it, cancel it, requeue and purge dead letters, and check that a
+ * payload holding markup is shown as text. Screenshots go to
+ * test-artifacts/dashboard/.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeys } from "../../src/client/api-keys.js";
+import { type ApiServer, startApiServer } from "../../src/http/server.js";
+import { z } from "zod";
+import exampleJobs from "../../examples/jobs.js";
+import { defineJob, PermanentError } from "../../src/index.js";
+import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { REPO_ROOT, runUntilFinished, silent, waitUntil } from "../cli/support.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
+const available = existsSync(CHROMIUM);
+if (!available) {
+  // Loud on purpose: CI installs chromium (.ci/run), so this only happens on a machine without it.
+  console.warn(`\n!!! SKIPPING the dashboard browser tests: ${CHROMIUM} is missing (apt-get install -y chromium) !!!\n`);
+}
+
+/** Fails for good with its payload as the error message: markup in stored errors. */
+const failsWithMarkup = defineJob({
+  kind: "markup.fail",
+  schema: z.object({ html: z.string() }),
+  maxAttempts: 1,
+  handler: ({ payload }) => {
+    throw new PermanentError(payload.html);
+  },
+});
+
+let test: TestConveyor;
+let server: ApiServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const keys = { admin: "", acme: "" };
+const browserErrors: string[] = [];
+
+async function api(method: string, path: string, body?: unknown, key = keys.admin): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** expect.poll with room for the dashboard's 2-second refresh on a loaded machine. */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });
+
+/** The status badge in a job page's heading. */
+const headingStatus = () => page.locator("[data-testid=job-page] h1 [data-testid=status]");
+
+describe.skipIf(!available)("the dashboard in Chromium", () => {
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    test = await createTestConveyor({ jobs: [...exampleJobs, failsWithMarkup], logger: silent });
+    const apiKeys = new ApiKeys(test.conveyor);
+    keys.admin = (await apiKeys.create({ admin: true, name: "browser test" })).key;
+    keys.acme = (await apiKeys.create({ tenant: "acme" })).key;
+    // Two dead letters (PermanentError on the first attempt), made by a worker that then stops:
+    // jobs enqueued later stay queued, so the browser can cancel them.
+    await test.conveyor.enqueueMany([
+      { job: "email.send", payload: { to: "requeue-me@invalid.example", subject: "a", body: "a" } },
+      { job: "email.send", payload: { to: "purge-me@invalid.example", subject: "b", body: "b" } },
+    ]);
+    await runUntilFinished(test.conveyor, ["email.send"]);
+    server = await startApiServer(test.conveyor, { port: 0, logger: silent });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+      timeout: 30_000,
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on("pageerror", (error) => browserErrors.push(error.message));
+    page.on("dialog", (dialog) => void dialog.dismiss()); // nothing should open one; an injected alert() must not hang the test
+  }, 90_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await server?.close();
+    await test?.cleanup();
+  });
+
+  it("signs in with an admin key (refusing a wrong one) and shows the overview", async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByLabel("API key").fill("cvk_not-a-real-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await poll(() => page.getByRole("alert").textContent()).toMatch(/not accepted/);
+
+    await page.getByLabel("API key").fill(keys.admin);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const queues = page.getByTestId("queues");
+    await queues.waitFor();
+    await poll(() => queues.locator("tr[data-queue=default] td").nth(6).textContent()).toBe("2"); // dead
+    await page.getByTestId("throughput-chart").waitFor();
+    await poll(() => page.getByTestId("throughput-chart").locator("figcaption").textContent()).toMatch(/2 enqueued.*0 succeeded.*2 failed/);
+    await screenshot("01-overview");
+  });
+
+  it("shows a job enqueued through the API, opens it, and cancels it", async () => {
+    await page.goto(`${server.url}/#/jobs`);
+    await page.getByTestId("jobs").waitFor();
+    const created = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: "Cancel me from the dashboard." } });
+    expect(created.status).toBe(201);
+    const id: string = created.json.id;
+    const row = page.locator(`tr[data-job-id="${id}"]`);
+    await row.waitFor(); // arrives with the page's next refresh, no reload
+    expect(await row.getByTestId("status").textContent()).toBe("queued");
+    await screenshot("02-jobs");
+
+    await row.getByRole("link").click();
+    await page.getByTestId("job-page").waitFor();
+    expect(page.url()).toContain(`#/jobs/${id}`);
+    expect(await page.getByTestId("payload").textContent()).toContain('"text": "Cancel me from the dashboard."');
+    expect(await headingStatus().textContent()).toBe("queued");
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await poll(() => headingStatus().textContent()).toBe("cancelled");
+    expect(await page.getByRole("status").textContent()).toBe("Cancelled.");
+    expect(await page.getByRole("button", { name: "Cancel job" }).count()).toBe(0);
+    expect((await api("GET", `/v1/jobs/${id}`)).json.status).toBe("cancelled");
+    await screenshot("03-job-cancelled");
+
+    // Filters live in the URL: cancelled jobs only.
+    await page.goto(`${server.url}/#/jobs?status=cancelled`);
+    await page.locator(`tr[data-job-id="${id}"]`).waitFor();
+    expect(await page.locator("[data-testid=jobs] tbody tr").count()).toBe(1);
+  });
+
+  it("shows dead letters with their history, requeues one and purges another", async () => {
+    await page.goto(`${server.url}/#/dead-letters`);
+    const table = page.getByTestId("dead-letters");
+    await table.waitFor();
+    expect(await table.locator("tbody tr").count()).toBe(2);
+    const { json: list } = await api("GET", "/v1/dead-letters");
+    const requeue = list.items.find((entry: any) => entry.payload.to === "requeue-me@invalid.example");
+    const purge = list.items.find((entry: any) => entry.payload.to === "purge-me@invalid.example");
+
+    await table.locator(`tr[data-dead-letter-id="${requeue.id}"]`).getByRole("link").click();
+    await page.getByTestId("dead-letter-page").waitFor();
+    const timeline = page.getByTestId("timeline");
+    expect(await timeline.locator("li").count()).toBe(1);
+    expect(await timeline.textContent()).toMatch(/Attempt 1.*failed.*PermanentError: undeliverable address requeue-me@invalid\.example/);
+    await screenshot("04-dead-letter");
+    await page.getByRole("button", { name: "Requeue" }).click();
+    // Requeued: the job page, back in the queue, history kept (no worker runs now).
+    await page.waitForURL((url) => url.hash === `#/jobs/${requeue.jobId}`);
+    await poll(() => headingStatus().textContent()).toBe("queued");
+    expect(await page.getByTestId("timeline").locator("li").count()).toBe(1);
+    expect((await api("GET", `/v1/dead-letters/${requeue.id}`)).status).toBe(404);
+
+    await page.goto(`${server.url}/#/dead-letters/${purge.id}`);
+    await page.getByTestId("dead-letter-page").waitFor();
+    await page.getByRole("button", { name: "Purge", exact: true }).click();
+    await page.getByRole("button", { name: "Purge for good" }).click();
+    await page.waitForURL((url) => url.hash === "#/dead-letters");
+    await page.getByText("The dead-letter queue is empty.").waitFor();
+    expect((await api("GET", `/v1/jobs/${purge.jobId}`)).status).toBe(404);
+    await screenshot("06-dead-letters-empty");
+  });
+
+  it("renders payloads and errors holding markup and script as text", async () => {
+    const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b>bold</b>';
+    const created = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: hostile } });
+    expect(created.status).toBe(201);
+    await page.goto(`${server.url}/#/jobs/${created.json.id}`);
+    const payload = page.getByTestId("payload");
+    await payload.waitFor();
+    expect(await payload.textContent()).toContain(JSON.stringify(hostile).slice(1, -1)); // the JSON string, quotes escaped
+    expect(await payload.locator("script, img, b").count()).toBe(0);
+    await screenshot("07-markup-in-payload");
+
+    // An error message a handler built from its payload: on the job page and the dead letter's.
+    const failing = await api("POST", "/v1/jobs", { kind: "markup.fail", payload: { html: hostile } });
+    await runUntilFinished(test.conveyor, ["markup.fail"]);
+    await page.goto(`${server.url}/#/jobs/${failing.json.id}`);
+    await page.getByTestId("timeline").waitFor();
+    expect(await page.getByTestId("timeline").textContent()).toContain(`PermanentError: ${hostile}`);
+    const { json: dead } = await api("GET", "/v1/dead-letters");
+    await page.goto(`${server.url}/#/dead-letters/${dead.items[0].id}`);
+    await page.getByTestId("timeline").waitFor();
+    expect(await page.locator(".facts").textContent()).toContain(hostile);
+    await page.goto(`${server.url}/#/dead-letters`);
+    await page.getByTestId("dead-letters").waitFor();
+    expect(await page.getByTestId("dead-letters").textContent()).toContain(hostile);
+
+    expect(await page.locator("main script, main img, main b").count()).toBe(0);
+    expect(await page.evaluate("typeof globalThis.__pwned")).toBe("undefined");
+    await screenshot("08-markup-in-errors");
+  });
+
+  it("signs in with a tenant key, which sees only its tenant's jobs", async () => {
+    const theirs = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: "acme's own" } }, keys.acme);
+    expect(theirs.status).toBe(201);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API key").fill(keys.acme);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor(); // signed in, on the page it was showing
+    await page.goto(`${server.url}/#/jobs`);
+    await page.locator(`tr[data-job-id="${theirs.json.id}"]`).waitFor();
+    const tenants = await page.locator("[data-testid=jobs] tbody tr td:nth-child(4)").allTextContents();
+    expect(new Set(tenants)).toEqual(new Set(["acme"]));
+    await screenshot("09-tenant-jobs");
+    expect(browserErrors).toEqual([]);
+  });
+});
