@@ -1,9 +1,9 @@
 /**
  * Where a system's time goes (Conveyor unless `--system` names a peer), for one workload:
  *
- *   node dist/bench/profile.js process --waiting 50000 [--skip-analyze] [--cpu-prof]
- *   node dist/bench/profile.js enqueue-single --seconds 5
- *   node dist/bench/profile.js enqueue-batch --jobs 100000 --batch 1000
+ *   node bench/dist/profile.js process --waiting 50000 [--skip-analyze] [--cpu-prof]
+ *   node bench/dist/profile.js enqueue-single --seconds 5
+ *   node bench/dist/profile.js enqueue-batch --jobs 100000 --batch 1000
  *
  * Runs against DATABASE_URL (else the machine's PostgreSQL) on a fresh
  * database. When the server has pg_stat_statements in

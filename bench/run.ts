@@ -56,7 +56,7 @@ const benchStarted = now();
 
 function versionOf(pkg: string): string {
   try {
-    return JSON.parse(readFileSync(resolve(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
+    return JSON.parse(readFileSync(resolve(ROOT, "bench", "node_modules", pkg, "package.json"), "utf8")).version;
   } catch {
     return "?";
   }

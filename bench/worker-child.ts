@@ -1,5 +1,5 @@
 /**
- * A worker process for one system: `node dist/bench/worker-child.js <system> <variant> <target>`.
+ * A worker process for one system: `node bench/dist/worker-child.js <system> <variant> <target>`.
  * Driven over IPC by lib/worker-process.ts: it loads the system's library,
  * starts a worker when told, counts handler calls (reporting the time of
  * chosen counts, and for the latency run each job's start time), and on
@@ -86,7 +86,7 @@ async function handle(message: ToChild): Promise<void> {
       const usage = process.resourceUsage();
       const cpuMs = (usage.userCPUTime + usage.systemCPUTime - (cpuAtStart ?? 0)) / 1000;
       send({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [] });
-      process.disconnect();
+      process.disconnect?.();
       // Let the IPC message flush, then leave even if a library left a timer behind.
       setTimeout(() => process.exit(0), 200).unref();
       return;

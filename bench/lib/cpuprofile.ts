@@ -31,7 +31,7 @@ function areaOf(frame: ProfileNode["callFrame"]): string {
   if (!url) return functionName.startsWith("(") ? functionName : "(native)";
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
   if (pkg) return pkg;
-  const own = /\/dist\/(src\/[^/]+|bench)\//.exec(url)?.[1];
+  const own = /\/(?:dist\/(src\/[^/]+)|(bench)\/dist)\//.exec(url)?.slice(1).find(Boolean);
   if (own) return `conveyor ${own}`;
   if (url.startsWith("node:")) return "node internals";
   return url;
