@@ -8,6 +8,13 @@ export default defineConfig({
   base: "/",
   logLevel: "warn",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  // `npx vite --config dashboard/vite.config.ts`: hot reload against a running API
+  // (`conveyor dev` or `conveyor api`; CONVEYOR_API_URL, default http://127.0.0.1:8080).
+  server: {
+    proxy: Object.fromEntries(
+      ["/v1", "/openapi.json"].map((path) => [path, process.env.CONVEYOR_API_URL ?? "http://127.0.0.1:8080"]),
+    ),
+  },
   build: {
     outDir: fileURLToPath(new URL("../dist/dashboard", import.meta.url)),
     emptyOutDir: true,
