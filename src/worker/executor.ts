@@ -71,7 +71,8 @@ async function record(definition: AnyJobDefinition, running: RunningJob, settled
   const held = { jobId: job.id, executionId };
   const end = (outcome: "failed" | "timeout" | "retry_after" | "interrupted", error: unknown, delayMs: number, permanent = false) =>
     deps.writer.end(
-      { ...held, outcome, error: error === null ? null : JSON.stringify(toStoredError(error)), delayMs, permanent },
+      // Whatever was thrown is recorded, `null` and `undefined` included.
+      { ...held, outcome, error: JSON.stringify(toStoredError(error)), delayMs, permanent },
       running.leaseDeadline,
     );
   const backoff = () => retryDelayMs(definition.backoff, job.attempts);

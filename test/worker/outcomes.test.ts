@@ -61,11 +61,12 @@ const hangs = defineJob({
 });
 const throwsOddThings = defineJob({
   kind: "throws-odd-things",
-  schema: z.object({ what: z.enum(["string", "undefined", "object", "nul"]) }),
+  schema: z.object({ what: z.enum(["string", "undefined", "null", "object", "nul"]) }),
   maxAttempts: 1,
   handler: ({ payload }) => {
     if (payload.what === "string") throw "plain string";
     if (payload.what === "undefined") throw undefined;
+    if (payload.what === "null") throw null;
     if (payload.what === "nul") throw new Error("bad\u0000byte \ud800 here");
     throw { code: 42 };
   },
@@ -190,14 +191,15 @@ describe("attempt outcomes", () => {
 
   it("non-Error throws and unstorable text are recorded readably", async () => {
     const ids = await Promise.all(
-      (["string", "undefined", "object", "nul"] as const).map(async (what) => (await conveyor.enqueue(throwsOddThings, { what })).id),
+      (["string", "undefined", "null", "object", "nul"] as const).map(async (what) => (await conveyor.enqueue(throwsOddThings, { what })).id),
     );
     await waitFor("all dead", async () => (await Promise.all(ids.map(job))).every((j) => j.status === "dead"));
     const errors = (await Promise.all(ids.map(job))).map((j) => j.lastError!);
     expect(errors[0]).toMatchObject({ name: "NonError", message: "plain string" });
     expect(errors[1]).toMatchObject({ name: "NonError", message: "handler threw a non-Error value: undefined" });
-    expect(errors[2]).toMatchObject({ name: "NonError", message: 'handler threw a non-Error value: {"code":42}' });
-    expect(errors[3]).toMatchObject({ name: "Error", message: "bad\uFFFDbyte \uFFFD here" });
+    expect(errors[2]).toMatchObject({ name: "NonError", message: "handler threw a non-Error value: null" });
+    expect(errors[3]).toMatchObject({ name: "NonError", message: 'handler threw a non-Error value: {"code":42}' });
+    expect(errors[4]).toMatchObject({ name: "Error", message: "bad\uFFFDbyte \uFFFD here" });
   });
 
   it("a result that is not JSON fails the attempt with a clear error", async () => {

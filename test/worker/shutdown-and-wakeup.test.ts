@@ -69,6 +69,27 @@ describe("shutdown", () => {
   });
 });
 
+describe("shutdown of a job whose cancel was requested", () => {
+  let conveyor: Conveyor;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [sleeper], logger: silent }));
+  });
+  afterAll(() => cleanup());
+
+  it("ends cancelled, not back in the queue, and the cancelled attempt counts", async () => {
+    const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 20, heartbeatMs: 20_000, shutdownGraceMs: 50, logger: silent });
+    await worker.start();
+    const { id } = await conveyor.enqueue(sleeper, { ms: 60_000, ignoreSignal: true });
+    await waitFor("started", () => started.has(id));
+    expect((await conveyor.cancel(id)).outcome).toBe("cancel_requested");
+    await worker.stop(); // the hand-back meets the cancel flag before any heartbeat saw it
+    const job = await conveyor.getJob(id);
+    expect(job).toMatchObject({ status: "cancelled", attempts: 1 });
+    expect(job!.executions.map((e) => e.outcome)).toEqual(["cancelled"]);
+  });
+});
+
 describe("wake-up", () => {
   let conveyor: Conveyor;
   let cleanup: () => Promise<void>;

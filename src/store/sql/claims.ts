@@ -82,7 +82,10 @@ const endAttempts = `
 , moved AS (
   UPDATE {{schema}}.jobs AS j SET
     status = t.next_status,
-    attempts = CASE WHEN t.outcome IN ('retry_after', 'interrupted') THEN j.attempts - 1 ELSE j.attempts END,
+    -- Retry-after and a shutdown hand-back give the attempt back, unless the
+    -- job ends cancelled: then the attempt ran and was cancelled, and counts.
+    attempts = CASE WHEN t.outcome IN ('retry_after', 'interrupted') AND t.next_status <> 'cancelled'
+                    THEN j.attempts - 1 ELSE j.attempts END,
     run_at = CASE WHEN t.next_status IN ('queued', 'retrying') THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
     finished_at = CASE WHEN t.next_status IN ('succeeded', 'cancelled', 'dead') THEN now() END,
     last_error = coalesce(t.error, j.last_error),
