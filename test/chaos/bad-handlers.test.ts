@@ -170,6 +170,6 @@ describe("chaos: handlers that misbehave", () => {
     expect(r.logProblems()).toEqual([]);
     expect(verdict.statuses).toEqual({ succeeded: ORDINARY + spinners.length + exitOnce.length, dead: throwers.length + hangers.length + exitAlways.length });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });

@@ -180,6 +180,6 @@ describe("chaos: one worker black-holed past its lease", () => {
     expect(r.logProblems()).toEqual([]);
     expect(verdict.statuses).toEqual({ succeeded: 1 + FIRST_JOBS + LATER_JOBS });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });

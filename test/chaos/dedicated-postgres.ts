@@ -79,9 +79,14 @@ export class DedicatedPostgres {
     this.running = true;
   }
 
-  /** Log lines matching `pattern`. */
-  grep(pattern: RegExp): string[] {
-    return this.log.split("\n").filter((line) => pattern.test(line));
+  /** Log lines matching `pattern`, each with the `after` lines that follow it (DETAIL, STATEMENT…). */
+  grep(pattern: RegExp, after = 0): string[] {
+    const lines = this.log.split("\n");
+    const found: string[] = [];
+    lines.forEach((line, i) => {
+      if (pattern.test(line)) found.push(lines.slice(i, i + 1 + after).join("\n"));
+    });
+    return found;
   }
 
   async cleanup(): Promise<void> {

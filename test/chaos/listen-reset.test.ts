@@ -141,6 +141,6 @@ describe("chaos: the LISTEN connection reset", () => {
     // Polling bounds the wait while LISTEN is down; NOTIFY makes it short when it is up.
     expect(Math.max(...down)).toBeLessThan(POLL_MS + 1_000);
     for (const latencies of [healthy, restored, terminated]) expect(median(latencies)).toBeLessThan(300);
-    expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });

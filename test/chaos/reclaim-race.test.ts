@@ -166,7 +166,7 @@ describe("chaos: the reclaim sweep racing a completion", () => {
       expect(shares.length).toBeGreaterThanOrEqual(2);
       // The frozen runner's side effect landed after the sweep: recorded as a stale owner's, the only one.
       expect(verdict.duplicatesByClass).toEqual({ late_stale_owner: 1 });
-      expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+      expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
     } finally {
       await holder.query("ROLLBACK").catch(() => {});
       holder.release();

@@ -98,7 +98,7 @@ describe("chaos: SIGKILL", () => {
       // The kills really cost work: some executions ended with an expired lease.
       expect(verdict.outcomes.lease_expired ?? 0).toBeGreaterThan(0);
       expect(maxOverdueMs).toBeLessThan(OVERDUE_BOUND_MS);
-      expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+      expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
     } finally {
       stop = true;
       await Promise.allSettled([killLoop, cancelLoop]);

@@ -143,6 +143,6 @@ describe("chaos: SIGSTOP past the lease", () => {
     expect(verdict.jobs).toBe(enqueued);
     expect(verdict.statuses).toEqual({ succeeded: enqueued });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 240_000);
 });

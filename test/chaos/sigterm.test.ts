@@ -130,7 +130,7 @@ describe("chaos: SIGTERM", () => {
     expect(handback!.obedient).toBeGreaterThan(0);
     expect(handback!.ignoring).toBeGreaterThan(0);
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url)).toBe(deadlocksBefore);
+    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 240_000);
 
   it("a job cancelled while running, then handed back by a shutdown, ends cancelled with its attempt counted", async () => {
