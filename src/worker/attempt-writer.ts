@@ -115,6 +115,7 @@ export class AttemptWriter {
         this.metrics.databaseErrors.inc({ operation });
         if (!isConnectionError(error)) {
           if (remaining.length > 1) {
+            this.log.warn({ err: (error as Error).message, operation, count: remaining.length }, "outcome batch refused; writing its rows one by one");
             for (const single of remaining) await this.writeBatch(operation, [single], write);
           } else {
             this.log.error({ err: error, operation }, "could not record attempt outcome; the lease will expire and the job be reclaimed");
