@@ -18,10 +18,10 @@
  * - calling process.exit on every run: each attempt takes a worker down; the
  *   job is dead after its three attempts (all `lease_expired`).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChaosPayload } from "../fixtures/chaos-jobs.js";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
-import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, type Enqueue, sleep, summary } from "./harness.js";
+import { between, chaosFile, deadlocks, type Enqueue, sleep, summary } from "./harness.js";
 
 const ORDINARY = 200;
 const LEASE_MS = 2_000;
@@ -51,22 +51,12 @@ const THROWN: ReadonlyArray<{ value: NonNullable<ChaosPayload["throwValue"]>; me
   { value: "array", message: 'handler threw a non-Error value: [1,"two"]' },
 ];
 
-let database: ChaosDatabase;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await database?.drop();
-});
+const file = chaosFile();
 
 describe("chaos: handlers that misbehave", () => {
   it("contains non-Error throws, handlers that never settle, block the event loop past the lease, or exit the process", async () => {
-    const r = (run = await new ChaosRun("bad-handlers", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
+    const r = await file.start("bad-handlers");
+    const deadlocksBefore = await deadlocks(file.database.url);
     const pool: CliProcess[] = ROLES.map((role) => r.spawn([...TIMING, ...role]));
     await Promise.all(pool.map((w) => w.ready()));
 
@@ -170,6 +160,6 @@ describe("chaos: handlers that misbehave", () => {
     expect(r.logProblems()).toEqual([]);
     expect(verdict.statuses).toEqual({ succeeded: ORDINARY + spinners.length + exitOnce.length, dead: throwers.length + hangers.length + exitAlways.length });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+    expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import pino from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { Conveyor } from "../../src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
@@ -281,4 +282,37 @@ export async function openExecutionsAt(run: ChaosRun, pid: number, at: Date): Pr
 export async function dbNow(run: ChaosRun): Promise<Date> {
   const [row] = await run.q<{ now: Date }>("SELECT clock_timestamp() AS now");
   return row!.now;
+}
+
+/** A test file's chaos database and the run that uses it. */
+export interface ChaosFile {
+  readonly database: ChaosDatabase;
+  /** Set up the file's run on its database (cleaned up with the file). */
+  start(name: string): Promise<ChaosRun>;
+}
+
+/**
+ * Call at a test file's top level: a fresh database for the file, created
+ * before its tests and dropped after them, together with the run started in it.
+ */
+export function chaosFile(): ChaosFile {
+  let database: ChaosDatabase | null = null;
+  let run: ChaosRun | null = null;
+  beforeAll(async () => {
+    database = await createChaosDatabase();
+  });
+  afterAll(async () => {
+    await run?.cleanup();
+    await database?.drop();
+  });
+  return {
+    get database() {
+      if (!database) throw new Error("the chaos database exists only while the file's tests run");
+      return database;
+    },
+    async start(name) {
+      run = await new ChaosRun(name, this.database.url).setup();
+      return run;
+    },
+  };
 }

@@ -6,9 +6,9 @@
  * succeeds, and every repeated side effect belongs to an execution that
  * ended in a lease expiry (its worker died) or a cancellation.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
-import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
+import { between, chaosFile, deadlocks, sleep, summary } from "./harness.js";
 
 const JOBS = 20_000;
 const WORKERS = 4;
@@ -19,22 +19,12 @@ const DRAIN_BOUND_MS = 200_000;
 const OVERDUE_BOUND_MS = 10_000;
 const ARGS = ["--concurrency", "20", "--lease-ms", "3000", "--heartbeat-ms", "1000", "--reclaim-interval-ms", "1000", "--poll-interval-ms", "200"];
 
-let database: ChaosDatabase;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await database?.drop();
-});
+const file = chaosFile();
 
 describe("chaos: SIGKILL", () => {
   it(`loses nothing when workers are SIGKILLed every few seconds during ${JOBS} jobs`, async () => {
-    const r = (run = await new ChaosRun("sigkill", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
+    const r = await file.start("sigkill");
+    const deadlocksBefore = await deadlocks(file.database.url);
     const pool: CliProcess[] = Array.from({ length: WORKERS }, () => r.spawn(ARGS));
     await Promise.all(pool.map((w) => w.ready()));
 
@@ -98,7 +88,7 @@ describe("chaos: SIGKILL", () => {
       // The kills really cost work: some executions ended with an expired lease.
       expect(verdict.outcomes.lease_expired ?? 0).toBeGreaterThan(0);
       expect(maxOverdueMs).toBeLessThan(OVERDUE_BOUND_MS);
-      expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+      expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
     } finally {
       stop = true;
       await Promise.allSettled([killLoop, cancelLoop]);

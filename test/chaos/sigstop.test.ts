@@ -8,9 +8,9 @@
  * those jobs counts: each attempt it held ends `lease_expired`, and its
  * worker logs which fence stopped it. Three rounds, a different worker each.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, dbNow, deadlocks, openExecutionsAt, sleep, summary } from "./harness.js";
+import { between, chaosFile, dbNow, deadlocks, openExecutionsAt, sleep, summary } from "./harness.js";
 
 const JOBS = 600;
 const WORKERS = 3;
@@ -21,22 +21,12 @@ const ARGS = ["--concurrency", "4", "--lease-ms", String(LEASE_MS), "--heartbeat
 const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
 const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 
-let database: ChaosDatabase;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await database?.drop();
-});
+const file = chaosFile();
 
 describe("chaos: SIGSTOP past the lease", () => {
   it("fences the late completions of a worker frozen past its lease, three times over", async () => {
-    const r = (run = await new ChaosRun("sigstop", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
+    const r = await file.start("sigstop");
+    const deadlocksBefore = await deadlocks(file.database.url);
     const workers = Array.from({ length: WORKERS }, () => r.spawn(ARGS));
     await Promise.all(workers.map((w) => w.ready()));
     const work = (n: number) =>
@@ -143,6 +133,6 @@ describe("chaos: SIGSTOP past the lease", () => {
     expect(verdict.jobs).toBe(enqueued);
     expect(verdict.statuses).toEqual({ succeeded: enqueued });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+    expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 240_000);
 });

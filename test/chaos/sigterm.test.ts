@@ -12,9 +12,9 @@
  * whose worker then shut down past the grace, ends `cancelled`, and its
  * attempt still counts the claim it recorded.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
+import { between, chaosFile, ChaosRun, deadlocks, sleep, summary } from "./harness.js";
 
 const JOBS = 150;
 const WORKERS = 3;
@@ -24,22 +24,12 @@ const EXIT_SLACK_MS = 5_000;
 const GRACES = [500, 6_000];
 const BASE = ["--concurrency", "4", "--lease-ms", "3000", "--heartbeat-ms", "1000", "--reclaim-interval-ms", "1000", "--poll-interval-ms", "100"];
 
-let database: ChaosDatabase;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await database?.drop();
-});
+const file = chaosFile();
 
 describe("chaos: SIGTERM", () => {
   it("hands unfinished jobs back at once on SIGTERM, with and without handlers that ignore their signal", async () => {
-    const r = (run = await new ChaosRun("sigterm", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
+    const r = await file.start("sigterm");
+    const deadlocksBefore = await deadlocks(file.database.url);
     const graceOf = new Map<number, number>();
     let spawned = 0;
     const spawn = () => {
@@ -130,11 +120,11 @@ describe("chaos: SIGTERM", () => {
     expect(handback!.obedient).toBeGreaterThan(0);
     expect(handback!.ignoring).toBeGreaterThan(0);
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+    expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 240_000);
 
   it("a job cancelled while running, then handed back by a shutdown, ends cancelled with its attempt counted", async () => {
-    const r = await new ChaosRun("sigterm-cancel", database.url).setup();
+    const r = await new ChaosRun("sigterm-cancel", file.database.url).setup();
     try {
       const worker = r.spawn([...BASE, "--shutdown-grace-ms", "500"]);
       await worker.ready();
