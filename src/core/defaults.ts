@@ -78,3 +78,16 @@ export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** HTTP API: port and address `conveyor api` binds by default. */
 export const DEFAULT_API_PORT = 8080;
 export const DEFAULT_API_HOST = "127.0.0.1";
+
+/** Cron schedules: what happens to ticks missed while no worker ran the schedule (see `CronMissedPolicy`). */
+export const DEFAULT_CRON_MISSED_POLICY = "skip";
+/** Cron schedules: most missed ticks one `catch-up` pass enqueues (the most recent ones) when no `limit` is given. */
+export const DEFAULT_CRON_CATCH_UP_LIMIT = 10;
+/** Cron schedules: the largest `catch-up` limit accepted. */
+export const MAX_CRON_CATCH_UP_LIMIT = 1_000;
+/**
+ * Cron schedules: the longest a worker's scheduler sleeps between checks, even
+ * when its next tick is further away: so it notices a schedule another
+ * worker's start changed, and recovers from a failed pass.
+ */
+export const CRON_CHECK_INTERVAL_MS = 30_000;
