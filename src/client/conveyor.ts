@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
 import { isJobStatus, type JobStatus } from "../core/states.js";
+import { CronStore, type CronScheduleRow } from "../store/cron-store.js";
 import type { Pool, Queryable } from "../store/db.js";
 import { JobStore } from "../store/job-store.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
@@ -221,6 +222,15 @@ export class Conveyor {
   /** Workers that reported in recently, with the jobs each is running. */
   listWorkers(): Promise<WorkerInfo[]> {
     return this.store.workerList();
+  }
+
+  /**
+   * Cron schedules as stored (by name), with `nextTickAt`, the first tick not
+   * yet enqueued (in the past when no worker has run the schedule since), and
+   * `lastTickAt`. A schedule appears once a worker running its kind started.
+   */
+  listSchedules(scope: TenantScope = {}): Promise<CronScheduleRow[]> {
+    return new CronStore(this.options.pool, this.options.schema).cronScheduleList(scope.tenant ?? null);
   }
 
   /** Create a worker for this client's job kinds. Call `start()` on it. */

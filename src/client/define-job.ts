@@ -9,6 +9,7 @@ import {
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import type { RetryAfter } from "../core/errors.js";
+import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./schedules.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
@@ -23,6 +24,12 @@ export interface JobInfo {
   /** Id of this attempt; every write about it is fenced on this id. */
   executionId: string;
   workerId: string;
+  /**
+   * For a job a cron schedule enqueued: the schedule's name and the tick's
+   * time (the same on every attempt, unlike `run_at`, which retries move).
+   * Null for other jobs.
+   */
+  cronTick: { schedule: string; at: Date } | null;
 }
 
 /** Everything a handler receives. */
@@ -64,6 +71,12 @@ export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
   queue?: string;
   /** Default priority; lower runs first. Default 0, range -1000..1000. */
   priority?: number;
+  /**
+   * Enqueue this kind periodically: a cron expression, a schedule
+   * `{ name, cron, timezone, payload, tenant, queue, priority, missed }`, or a
+   * list of them. Workers running the kind enqueue each tick once. Default: none.
+   */
+  cron?: CronOption<StandardSchemaV1.InferInput<S>>;
 }
 
 /** A validated, frozen job kind. Pass it to `new Conveyor({ jobs })` and to `enqueue`. */
@@ -76,6 +89,8 @@ export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R 
   readonly timeoutMs: number;
   readonly queue: string;
   readonly priority: number;
+  /** Cron schedules of this kind, validated (empty when it has none). */
+  readonly schedules: readonly ResolvedCronSchedule[];
 }
 
 /** Any job definition, whatever its payload type. */
@@ -124,6 +139,7 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
     timeoutMs,
     queue,
     priority,
+    schedules: resolveSchedules(input.cron, { kind: input.kind, schema: input.schema, queue, priority }),
   });
 }
 

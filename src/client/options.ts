@@ -4,6 +4,7 @@ import { DEFAULT_POOL_SIZE, DEFAULT_SCHEMA } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { createPool, type Pool } from "../store/db.js";
 import type { AnyJobDefinition } from "./define-job.js";
+import { collectSchedules } from "./schedules.js";
 
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
@@ -45,6 +46,7 @@ export function resolveConveyorOptions(options: ConveyorOptions): ResolvedConvey
     if (jobs.has(definition.kind)) throw new ConfigError(`jobs: kind "${definition.kind}" is defined twice`);
     jobs.set(definition.kind, definition);
   }
+  collectSchedules(jobs.values()); // refuses one cron schedule name used by two kinds
   const pool = options.pool ?? createPool({ connectionString: options.connectionString!, max: poolSize, applicationName: "conveyor" });
   return Object.freeze({
     pool,

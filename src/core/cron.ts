@@ -90,3 +90,16 @@ export function dueTicks(expression: CronExpression, firstDue: Date, now: Date, 
   const ticks = recent.slice(0, window).reverse();
   return { ticks, skipped: recent.length > ticks.length, nextTick };
 }
+
+/** The idempotency key of a schedule's tick job: `cron:<schedule>:<tick ISO time>`, the second guard against a tick enqueued twice. */
+export function cronTickKey(schedule: string, tick: Date): string {
+  return `cron:${schedule}:${tick.toISOString()}`;
+}
+
+const TICK_KEY = /^cron:(.+):(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)$/;
+
+/** The schedule and tick a tick job's idempotency key names; null for any other key. */
+export function parseCronTickKey(key: string | null): { schedule: string; at: Date } | null {
+  const match = key === null ? null : TICK_KEY.exec(key);
+  return match ? { schedule: match[1]!, at: new Date(match[2]!) } : null;
+}

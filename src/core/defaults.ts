@@ -81,6 +81,8 @@ export const DEFAULT_API_HOST = "127.0.0.1";
 
 /** Cron schedules: what happens to ticks missed while no worker ran the schedule (see `CronMissedPolicy`). */
 export const DEFAULT_CRON_MISSED_POLICY = "skip";
+/** Cron schedules: the time zone a schedule's fields are read in when it names none. */
+export const DEFAULT_CRON_TIMEZONE = "UTC";
 /** Cron schedules: most missed ticks one `catch-up` pass enqueues (the most recent ones) when no `limit` is given. */
 export const DEFAULT_CRON_CATCH_UP_LIMIT = 10;
 /** Cron schedules: the largest `catch-up` limit accepted. */
@@ -91,3 +93,13 @@ export const MAX_CRON_CATCH_UP_LIMIT = 1_000;
  * worker's start changed, and recovers from a failed pass.
  */
 export const CRON_CHECK_INTERVAL_MS = 30_000;
+/**
+ * Cron schedules: how long after a tick the scheduler wakes for it, so a timer
+ * firing a hair early does not find it not yet due by the database clock.
+ */
+export const CRON_WAKE_SLACK_MS = 5;
+/**
+ * Cron schedules: when a due schedule was left (another worker holds it mid-pass,
+ * or it cannot be read here), how long to wait before looking again.
+ */
+export const CRON_OVERDUE_RECHECK_MS = 250;

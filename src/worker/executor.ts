@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition, JobContext } from "../client/define-job.js";
 import { retryDelayMs } from "../core/backoff.js";
+import { parseCronTickKey } from "../core/cron.js";
 import { PermanentError, RetryAfter } from "../core/errors.js";
 import { encodeJson } from "../core/json.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
@@ -41,6 +42,7 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
       maxAttempts: job.maxAttempts,
       executionId,
       workerId: deps.workerId,
+      cronTick: parseCronTickKey(job.idempotencyKey),
     },
     log,
     heartbeat: () => deps.renew(running),

@@ -37,6 +37,8 @@ export interface WorkerOptions {
   listen?: boolean;
   /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
   id?: string;
+  /** Enqueue the due ticks of the cron schedules of this worker's kinds (every worker may; each tick is enqueued once). Default true. */
+  schedules?: boolean;
   /** Logger; default the client's. */
   logger?: Logger;
   /** Metrics to record into; default a fresh set in its own registry (see `worker.metrics`). */
@@ -55,6 +57,7 @@ export interface ResolvedWorkerOptions {
   readonly claimBatchSize: number;
   readonly listen: boolean;
   readonly id: string;
+  readonly schedules: boolean;
 }
 
 function positiveInteger(value: number, field: string): number {
@@ -92,5 +95,6 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
     listen: options.listen ?? true,
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+    schedules: options.schedules ?? true,
   });
 }

@@ -14,6 +14,8 @@ import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
 import { Reclaimer } from "./reclaimer.js";
+import { createScheduler } from "./scheduler-setup.js";
+import type { CronScheduler } from "./scheduler.js";
 import { RunningJob } from "./running-job.js";
 import { sleep, WakeSignal } from "./wake-signal.js";
 
@@ -38,6 +40,7 @@ export class Worker {
   private readonly writer: AttemptWriter;
   private readonly leases: LeaseKeeper;
   private readonly reclaimer: Reclaimer;
+  private readonly scheduler: CronScheduler | null;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -56,6 +59,7 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+    this.scheduler = createScheduler(conveyor, this.options, this.log);
   }
 
   get id(): string {
@@ -70,6 +74,7 @@ export class Worker {
   /** Register, start listening and sweeping, and begin claiming jobs. */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker ${this.id} was already started`);
+    await this.scheduler?.prepare(); // refuses a bad schedule payload before anything starts
     this.state = "running";
     await this.register();
     if (this.options.listen) {
@@ -81,6 +86,7 @@ export class Worker {
     this.reclaimer.start();
     this.registryTimer = setInterval(() => void this.refreshRegistration(), WORKER_HEARTBEAT_MS);
     this.loop = this.claimLoop();
+    this.scheduler?.start();
     this.log.info(
       { concurrency: this.options.concurrency, queues: this.options.queues ?? "all", kinds: this.options.kinds, listen: this.options.listen },
       "worker started",
@@ -104,6 +110,7 @@ export class Worker {
       return;
     }
     this.state = "stopping";
+    await this.scheduler?.stop();
     this.workAvailable.notify();
     this.slotFreed.notify();
     await this.loop;
@@ -126,6 +133,11 @@ export class Worker {
     });
     this.state = "stopped";
     this.log.info("worker stopped");
+  }
+
+  /** Enqueue the due ticks of this worker's cron schedules now (it also does this at each tick); returns jobs inserted. */
+  enqueueDueTicks(): Promise<number> {
+    return this.scheduler?.runDue() ?? Promise.resolve(0);
   }
 
   /** Sweep expired leases now (the worker also does this on its own interval). */
