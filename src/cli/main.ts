@@ -8,6 +8,7 @@ import { registerJobs } from "./commands/jobs.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerQueues } from "./commands/queues.js";
+import { registerSchedules } from "./commands/schedules.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
 
@@ -24,6 +25,7 @@ registerJobs(program);
 registerDlq(program);
 registerQueues(program);
 registerWorkers(program);
+registerSchedules(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -16,6 +16,7 @@ interface WorkerCommandOptions {
   reclaimIntervalMs?: number;
   shutdownGraceMs?: number;
   listen: boolean;
+  schedules: boolean;
   migrate: boolean;
 }
 
@@ -34,6 +35,7 @@ export function registerWorker(program: Command): void {
     .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
+    .option("--no-schedules", "do not enqueue the cron schedules of the jobs module's kinds (other workers still do)")
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: WorkerCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
@@ -49,6 +51,7 @@ export function registerWorker(program: Command): void {
             reclaimIntervalMs: options.reclaimIntervalMs,
             shutdownGraceMs: options.shutdownGraceMs,
             listen: options.listen,
+            schedules: options.schedules,
           },
           log,
         ),
