@@ -74,8 +74,13 @@ export class Worker {
   /** Register, start listening and sweeping, and begin claiming jobs. */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker ${this.id} was already started`);
-    await this.scheduler?.prepare(); // refuses a bad schedule payload before anything starts
     this.state = "running";
+    try {
+      await this.scheduler?.prepare(); // refuses a bad schedule payload before anything starts
+    } catch (error) {
+      this.state = "new";
+      throw error;
+    }
     await this.register();
     if (this.options.listen) {
       const config = (this.conveyor.pool as unknown as { options: pg.ClientConfig }).options;
