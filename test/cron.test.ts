@@ -81,17 +81,18 @@ describe("exactly once across four workers", () => {
 });
 
 describe("one schedule row, guarded twice", () => {
-  const minutely = defineJob({
-    kind: "minutely",
+  // Hourly, so no new tick comes due while the test runs (it would only need an hour boundary in the next seconds).
+  const hourly = defineJob({
+    kind: "hourly",
     schema: z.object({}),
-    cron: { name: "minutely", cron: "* * * * *", missed: { policy: "catch-up", limit: 5 } },
+    cron: { name: "hourly", cron: "0 * * * *", missed: { policy: "catch-up", limit: 5 } },
     handler: async () => {},
   });
   let test: TestConveyor;
   let worker: Worker;
 
   beforeAll(async () => {
-    test = await createTestConveyor({ jobs: [minutely], logger: silent });
+    test = await createTestConveyor({ jobs: [hourly], logger: silent });
     // Started (which writes the schedule row) and stopped: passes then run only when the test calls enqueueDueTicks.
     worker = test.conveyor.worker();
     await worker.start();
@@ -100,15 +101,15 @@ describe("one schedule row, guarded twice", () => {
   afterAll(() => test?.cleanup());
 
   const jobCount = async () => (await sql(test.conveyor, `SELECT count(*)::int AS n FROM {{schema}}.jobs`)).rows[0].n as number;
-  const overdueBy = (minutes: number) =>
-    sql(test.conveyor, `UPDATE {{schema}}.cron_schedules SET next_tick_at = date_trunc('minute', now()) - $1 * interval '1 minute'`, [minutes]);
+  const overdueBy = (hours: number) =>
+    sql(test.conveyor, `UPDATE {{schema}}.cron_schedules SET next_tick_at = date_trunc('hour', now()) - $1 * interval '1 hour'`, [hours]);
 
   it("a worker skips a schedule another worker holds, and enqueues it once that one lets go", async () => {
     await overdueBy(1);
     const other = await test.conveyor.pool.connect();
     try {
       await other.query("BEGIN");
-      await other.query(`SELECT 1 FROM "${test.schema}".cron_schedules WHERE name = 'minutely' FOR UPDATE`);
+      await other.query(`SELECT 1 FROM "${test.schema}".cron_schedules WHERE name = 'hourly' FOR UPDATE`);
       expect(await worker.enqueueDueTicks()).toBe(0);
       expect(await jobCount()).toBe(0);
       await other.query("ROLLBACK");
@@ -131,10 +132,11 @@ describe("one schedule row, guarded twice", () => {
 });
 
 describe("missed ticks after downtime", () => {
-  const defineMinutely = (kind: string, missed?: { policy: "skip" | "catch-up"; limit?: number }) =>
-    defineJob({ kind, schema: z.object({}), cron: { cron: "* * * * *", ...(missed ? { missed } : {}) }, handler: async () => {} });
-  const caughtUp = defineMinutely("caught-up", { policy: "catch-up", limit: 3 });
-  const skipped = defineMinutely("skipped");
+  // Hourly, so no new tick comes due while the test runs.
+  const defineHourly = (kind: string, missed?: { policy: "skip" | "catch-up"; limit?: number }) =>
+    defineJob({ kind, schema: z.object({}), cron: { cron: "0 * * * *", ...(missed ? { missed } : {}) }, handler: async () => {} });
+  const caughtUp = defineHourly("caught-up", { policy: "catch-up", limit: 3 });
+  const skipped = defineHourly("skipped");
   let test: TestConveyor;
 
   beforeAll(async () => {
@@ -143,11 +145,11 @@ describe("missed ticks after downtime", () => {
   afterAll(() => test?.cleanup());
 
   it("catch-up enqueues the most recent `limit` missed ticks, each with its own time; skip only the latest", async () => {
-    // A first run creates the rows, then the fleet goes down for ten minutes (the row's next tick is set back).
+    // A first run creates the rows, then the fleet goes down for ten hours (the rows' next tick is set back).
     const first = test.conveyor.worker({ schedules: true });
     await first.start();
     await first.stop();
-    await sql(test.conveyor, `UPDATE {{schema}}.cron_schedules SET next_tick_at = date_trunc('minute', now()) - interval '10 minutes'`);
+    await sql(test.conveyor, `UPDATE {{schema}}.cron_schedules SET next_tick_at = date_trunc('hour', now()) - interval '10 hours'`);
 
     // A restart with the same definitions keeps the stored next tick, so the missed ones are found.
     const again = test.conveyor.worker();
@@ -166,15 +168,17 @@ describe("missed ticks after downtime", () => {
 
     const caughtUpRow = schedules.find((schedule) => schedule.kind === "caught-up")!;
     const last = caughtUpRow.lastTickAt!.getTime();
-    expect(await byKind("caught-up")).toEqual([last - 120_000, last - 60_000, last]);
-    expect(caughtUpRow.nextTickAt!.getTime()).toBe(last + 60_000);
+    const hour = 3_600_000;
+    expect(await byKind("caught-up")).toEqual([last - 2 * hour, last - hour, last]);
+    expect(caughtUpRow.nextTickAt!.getTime()).toBe(last + hour);
     expect(caughtUpRow.missed).toEqual({ policy: "catch-up", limit: 3 });
 
     const skippedRow = schedules.find((schedule) => schedule.kind === "skipped")!;
     expect(await byKind("skipped")).toEqual([skippedRow.lastTickAt!.getTime()]);
     expect(skippedRow.missed).toEqual({ policy: "skip", limit: 10 });
-    // The latest tick is the current minute (or the next, if one turned while the test ran).
-    expect(Date.now() - skippedRow.lastTickAt!.getTime()).toBeLessThan(120_000);
+    // The latest tick is the start of the current hour.
+    expect(skippedRow.lastTickAt!.getTime()).toBe(last);
+    expect(Date.now() - last).toBeLessThan(3_600_000 + 60_000);
   });
 });
 
