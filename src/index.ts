@@ -28,8 +28,7 @@ export type {
 } from "./client/define-job.js";
 export type { EnqueuedJob, EnqueueOptions } from "./client/enqueue.js";
 export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./client/schedules.js";
-export type { CronMissedPolicy } from "./core/cron.js";
-export type { CronScheduleRow as CronScheduleInfo } from "./store/cron-store.js";
+export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions } from "./client/options.js";
 export type { BackoffPolicy } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";

@@ -4,7 +4,8 @@ import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
 import { isJobStatus, type JobStatus } from "../core/states.js";
-import { CronStore, type CronScheduleRow } from "../store/cron-store.js";
+import type { CronScheduleInfo } from "../core/cron.js";
+import { CronStore } from "../store/cron-store.js";
 import type { Pool, Queryable } from "../store/db.js";
 import { JobStore } from "../store/job-store.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
@@ -229,7 +230,7 @@ export class Conveyor {
    * yet enqueued (in the past when no worker has run the schedule since), and
    * `lastTickAt`. A schedule appears once a worker running its kind started.
    */
-  listSchedules(scope: TenantScope = {}): Promise<CronScheduleRow[]> {
+  listSchedules(scope: TenantScope = {}): Promise<CronScheduleInfo[]> {
     return new CronStore(this.options.pool, this.options.schema).cronScheduleList(scope.tenant ?? null);
   }
 

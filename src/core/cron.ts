@@ -10,6 +10,27 @@ import { ConfigError } from "./errors.js";
 /** What to do with ticks that came due while no worker ran the schedule. */
 export type CronMissedPolicy = "skip" | "catch-up";
 
+/** A cron schedule as stored in `cron_schedules` (what `listSchedules` returns). */
+export interface CronScheduleInfo {
+  name: string;
+  kind: string;
+  cron: string;
+  timezone: string;
+  tenant: string;
+  queue: string;
+  priority: number;
+  /** The payload of every tick's job, as the kind's schema parsed it. */
+  payload: unknown;
+  missed: { policy: CronMissedPolicy; limit: number };
+  /** The first tick not yet enqueued (in the past: overdue, no worker has handled it yet); null: never fires again. */
+  nextTickAt: Date | null;
+  /** The newest tick enqueued; null until the first. */
+  lastTickAt: Date | null;
+  createdAt: Date;
+  /** When the definition last changed. */
+  updatedAt: Date;
+}
+
 /** A parsed cron expression bound to a time zone. */
 export interface CronExpression {
   readonly cron: string;

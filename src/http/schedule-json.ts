@@ -1,4 +1,4 @@
-import type { CronScheduleRow } from "../store/cron-store.js";
+import type { CronScheduleInfo } from "../core/cron.js";
 
 /** A cron schedule as the API shows it: camelCase, times as ISO 8601 strings. */
 export interface ScheduleJson {
@@ -17,7 +17,7 @@ export interface ScheduleJson {
   updatedAt: string;
 }
 
-export function scheduleJson(schedule: CronScheduleRow): ScheduleJson {
+export function scheduleJson(schedule: CronScheduleInfo): ScheduleJson {
   return {
     name: schedule.name,
     kind: schedule.kind,

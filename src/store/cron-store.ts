@@ -1,28 +1,7 @@
-import type { CronMissedPolicy } from "../core/cron.js";
+import type { CronMissedPolicy, CronScheduleInfo } from "../core/cron.js";
 import type { Queryable } from "./db.js";
 import { bindQueries, type Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
-
-/** A cron schedule as stored in `cron_schedules`. */
-export interface CronScheduleRow {
-  name: string;
-  kind: string;
-  cron: string;
-  timezone: string;
-  tenant: string;
-  queue: string;
-  priority: number;
-  /** The payload of every tick's job, as the kind's schema parsed it. */
-  payload: unknown;
-  missed: { policy: CronMissedPolicy; limit: number };
-  /** The first tick not yet enqueued (in the past: overdue, no worker has handled it yet); null: never fires again. */
-  nextTickAt: Date | null;
-  /** The newest tick enqueued; null until the first. */
-  lastTickAt: Date | null;
-  createdAt: Date;
-  /** When the definition last changed. */
-  updatedAt: Date;
-}
 
 /** What a worker writes for one schedule it runs. */
 export interface CronScheduleDefinitionRow {
@@ -75,7 +54,7 @@ export class CronStore {
   }
 
   /** Lock the due schedules among `names` of `kinds` (call inside a transaction); returns them with the database clock. */
-  async cronScheduleLockDue(names: readonly string[], kinds: readonly string[], db: Queryable): Promise<{ now: Date; due: CronScheduleRow[] }> {
+  async cronScheduleLockDue(names: readonly string[], kinds: readonly string[], db: Queryable): Promise<{ now: Date; due: CronScheduleInfo[] }> {
     const { rows } = await runQuery(db, this.q.cronScheduleLockDue, [names, kinds]);
     return { now: rows[0]?.db_now ?? (await this.cronNow(db)), due: rows.map(rowToSchedule) };
   }
@@ -93,13 +72,13 @@ export class CronStore {
   }
 
   /** Every schedule (of one tenant, unless null), by name. */
-  async cronScheduleList(tenant: string | null): Promise<CronScheduleRow[]> {
+  async cronScheduleList(tenant: string | null): Promise<CronScheduleInfo[]> {
     const { rows } = await runQuery(this.pool, this.q.cronScheduleList, [tenant], false);
     return rows.map(rowToSchedule);
   }
 }
 
-function rowToSchedule(row: any): CronScheduleRow {
+function rowToSchedule(row: any): CronScheduleInfo {
   return {
     name: row.name,
     kind: row.kind,
