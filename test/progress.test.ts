@@ -71,8 +71,8 @@ const badValues = defineJob({
         await progress(value);
         errors[name] = { name: "none", message: "accepted", code: "" };
       } catch (error) {
-        const e = error as ValidationError;
-        errors[name] = { name: e instanceof ValidationError ? "ValidationError" : e.name, message: e.message, code: e.code };
+        const e = error as Error & { code?: string };
+        errors[name] = { name: error instanceof ValidationError ? "ValidationError" : e.name, message: e.message, code: e.code ?? "" };
       }
     }
     seen.set(job.id, errors);
