@@ -79,7 +79,12 @@ export class AttemptTransaction {
   private async complete(client: Queryable, json: string | null): Promise<void> {
     const written = await this.store.jobCompleteInTransaction(client, this.running.job.id, this.running.executionId, json);
     if (!written) {
-      throw new LeaseLostError("the transaction was rolled back: this attempt no longer owns the job (its lease expired and it was reclaimed, or it finished elsewhere)");
+      const lost = new LeaseLostError(
+        "the transaction was rolled back: this attempt no longer owns the job (its lease expired and it was reclaimed, or it finished elsewhere)",
+      );
+      // As a failed heartbeat would: abort the handler and write nothing more for this attempt.
+      if (this.running.phase === "running") this.running.force({ kind: "lease_lost", reason: lost });
+      throw lost;
     }
     // The job row is locked by us until COMMIT. From here the job leaves
     // `running` in the database, so the lease keeper must stop renewing it

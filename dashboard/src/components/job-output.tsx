@@ -26,3 +26,17 @@ export function JobOutput({ job }: { job: JobWithExecutions }) {
     </>
   );
 }
+
+const HINT_LENGTH = 40;
+
+/** A running job's latest progress in one short line, for the jobs list; nothing otherwise. */
+export function ProgressHint({ job }: { job: { status: string; progress: unknown } }) {
+  if (job.status !== "running" || job.progress === null) return null;
+  const text = JSON.stringify(job.progress);
+  return (
+    <span class="muted" data-testid="progress-hint" title={text}>
+      {" "}
+      {text.length > HINT_LENGTH ? `${text.slice(0, HINT_LENGTH - 1)}…` : text}
+    </span>
+  );
+}
