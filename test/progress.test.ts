@@ -2,6 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MAX_PROGRESS_BYTES } from "../src/core/defaults.js";
 import { Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
+import { HandlerStore } from "../src/store/handler-store.js";
+import { ProgressReporter } from "../src/worker/progress-reporter.js";
 import { createTestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
 
@@ -175,5 +177,44 @@ describe("ctx.progress", () => {
       expect(job.result).toEqual(values[index]);
       expect(job.progress).toBeNull();
     }
+  });
+
+  it("keeps at most one write in flight: values reported meanwhile coalesce into one write of the latest", async () => {
+    // Every stored progress value is logged by a trigger, so the writes are counted by the database itself.
+    await sql(conveyor, `CREATE TABLE {{schema}}.progress_log (progress jsonb)`);
+    await sql(
+      conveyor,
+      `CREATE FUNCTION {{schema}}.log_progress() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN INSERT INTO progress_log VALUES (NEW.progress); RETURN NEW; END $$`,
+    );
+    await sql(conveyor, `ALTER FUNCTION {{schema}}.log_progress() SET search_path = "${conveyor.options.schema}"`);
+    await sql(conveyor, `CREATE TRIGGER log_progress AFTER UPDATE OF progress ON {{schema}}.jobs FOR EACH ROW EXECUTE FUNCTION {{schema}}.log_progress()`);
+    const { id } = await conveyor.enqueue(echo, { value: null });
+    const [claimed] = await conveyor.store.jobClaim("direct", 1, ["echo"], null, 600_000);
+    const reporter = new ProgressReporter(new HandlerStore(conveyor.pool, conveyor.options.schema), id, claimed!.currentExecutionId!, 0, silent, () => {
+      throw new Error("not fenced");
+    });
+
+    // Hold the job row, so the first write waits in flight while 99 more values are reported.
+    const blocker = await conveyor.pool.connect();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM "${conveyor.options.schema}".jobs WHERE id = $1 FOR UPDATE`, [id]);
+      const results = Array.from({ length: 100 }, (_, n) => reporter.report({ n }));
+      await waitFor("the first write to wait on the row lock", async () => {
+        const { rows } = await conveyor.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET progress%'`);
+        return rows[0].n === 1;
+      });
+      await blocker.query("COMMIT");
+      expect(await Promise.all(results)).toEqual(Array.from({ length: 100 }, () => true));
+    } finally {
+      blocker.release();
+    }
+    const { rows } = await sql(conveyor, `SELECT progress FROM {{schema}}.progress_log`);
+    expect(rows.map((row: { progress: unknown }) => row.progress)).toEqual([{ n: 0 }, { n: 99 }]);
+    expect((await conveyor.getJob(id))!.progress).toEqual({ n: 99 });
+    await reporter.close();
+    expect(await reporter.report({ n: 100 })).toBe(false); // after the attempt ended
+    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.currentExecutionId!, result: null }]);
   });
 });
