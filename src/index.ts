@@ -53,5 +53,6 @@ export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/stat
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";
 export type { Queryable } from "./store/db.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
+export { LeaseLostError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";
 export type { WorkerOptions } from "./worker/worker.js";

@@ -10,6 +10,7 @@ import {
 import { ConfigError } from "../core/errors.js";
 import type { RetryAfter } from "../core/errors.js";
 import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./schedules.js";
+import type { Queryable } from "../store/db.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
@@ -50,6 +51,33 @@ export interface JobContext<P> {
    * Resolves false (and aborts `signal`) when the lease was already lost.
    */
   heartbeat(): Promise<boolean>;
+  /**
+   * Report progress: any JSON value up to `MAX_PROGRESS_BYTES` (16 KiB),
+   * stored on the job as `progress` (fenced on this attempt's execution id).
+   * Writes are coalesced: at most one in flight and one per
+   * `worker.progressIntervalMs` (default `DEFAULT_PROGRESS_INTERVAL_MS`,
+   * 500 ms); a newer value replaces one still waiting, and the last one is
+   * written before the attempt ends. Resolves true once this value or a newer
+   * one is stored, false when the job is no longer this attempt's (the lease
+   * was lost; `signal` aborts as on a failed heartbeat) or the attempt ended.
+   * Never rejects; a value that is not JSON or too large throws
+   * `ValidationError` at once.
+   */
+  progress(value: unknown): Promise<boolean>;
+  /**
+   * Run `work` in a database transaction on a connection of Conveyor's pool,
+   * and complete the job in the same transaction: `work`'s writes and the
+   * job's success commit together or not at all. What `work` returns is kept
+   * as the job's `result`. The completion is fenced on this attempt's
+   * execution id: when the lease was lost (the job was reclaimed, perhaps run
+   * by another worker), the transaction is rolled back and `LeaseLostError`
+   * thrown, so a stale owner's writes never commit. If `work` throws, or
+   * `signal` aborts before the commit, it is rolled back and the error thrown.
+   * After a commit the attempt has succeeded, whatever the handler does next;
+   * a second call then throws `ConflictError` (as does a call while one is
+   * open; after a rollback the handler may try again).
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** A handler returns a JSON-serialisable result (kept on the job), nothing, or a `RetryAfter`. */

@@ -69,6 +69,11 @@ export const WORKER_STALE_MS = 60_000;
 /** Payloads nest at most this deep; deeper JSON is refused rather than risking Postgres' stack limit. */
 export const MAX_PAYLOAD_DEPTH = 100;
 
+/** Progress: largest `ctx.progress()` value accepted, in bytes of its JSON text (16 KiB); it is rewritten often and sent with every job read. */
+export const MAX_PROGRESS_BYTES = 16 * 1024;
+/** Progress: the shortest time between two progress writes of one attempt; values reported in between coalesce (latest wins). */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
+
 /** HTTP API: most jobs in one `POST /v1/jobs/batch` request. */
 export const MAX_BATCH_JOBS = 1_000;
 /** HTTP API: largest request body accepted (1 MiB); larger ones get 413. */

@@ -38,6 +38,10 @@ export interface Job<P = unknown> {
   startedAt: Date | null;
   /** When the job reached a terminal state. */
   finishedAt: Date | null;
+  /** The latest value a handler reported with `ctx.progress()` (kept after the job ends); null before any. */
+  progress: unknown;
+  /** When `progress` was stored (database clock). */
+  progressUpdatedAt: Date | null;
 }
 
 /** One attempt of a job. */

@@ -36,6 +36,9 @@ const job = z.object({
   updatedAt: isoTime,
   startedAt: isoTime.nullable(),
   finishedAt: isoTime.nullable(),
+  result: z.unknown().describe("the handler's return value once the job succeeded; null when it returned nothing"),
+  progress: z.unknown().describe("the latest value the handler reported with ctx.progress(); null before any"),
+  progressUpdatedAt: isoTime.nullable().describe("when progress was stored"),
 });
 
 const deadLetter = z.object({

@@ -24,6 +24,11 @@ export interface JobJson {
   updatedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The handler's return value once it succeeded (null when it returned nothing). */
+  result: unknown;
+  /** The latest value the handler reported with ctx.progress(); null before any. */
+  progress: unknown;
+  progressUpdatedAt: string | null;
 }
 
 export interface ErrorJson {
@@ -59,6 +64,9 @@ export function jobJson(job: Job): JobJson {
     updatedAt: iso(job.updatedAt),
     startedAt: isoOrNull(job.startedAt),
     finishedAt: isoOrNull(job.finishedAt),
+    result: job.result ?? null,
+    progress: job.progress ?? null,
+    progressUpdatedAt: isoOrNull(job.progressUpdatedAt ?? null),
   };
 }
 

@@ -5,11 +5,24 @@ import * as claims from "./sql/claims.js";
 import * as cron from "./sql/cron.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
+import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
 import * as stats from "./sql/stats.js";
+import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as workers from "./sql/workers.js";
 
-const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues, ...stats, ...cron } as const;
+const SOURCES = {
+  ...jobs,
+  ...claims,
+  ...deadLetters,
+  ...workers,
+  ...apiKeys,
+  ...queues,
+  ...stats,
+  ...cron,
+  ...progress,
+  ...transactionalCompletion,
+} as const;
 
 type QueryName = {
   [K in keyof typeof SOURCES]: K extends `${string}_COLUMNS` ? never : (typeof SOURCES)[K] extends string ? K : never;

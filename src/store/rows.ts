@@ -27,6 +27,8 @@ export function rowToJob(row: Row): Job {
     updatedAt: row.updated_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    progress: row.progress ?? null,
+    progressUpdatedAt: row.progress_updated_at ?? null,
   };
 }
 

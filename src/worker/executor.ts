@@ -7,6 +7,8 @@ import { encodeJson } from "../core/json.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { JobTimeoutError } from "./abort-reasons.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
+import type { HandlerTools } from "./handler-tools.js";
+import { reportCommitted } from "./committed-outcome.js";
 import { toStoredError } from "./errors-to-store.js";
 import type { ForcedEnd, RunningJob } from "./running-job.js";
 
@@ -19,6 +21,8 @@ export interface ExecutorDeps {
   workerId: string;
   /** Renew one job's lease now (ctx.heartbeat). */
   renew(running: RunningJob): Promise<boolean>;
+  /** ctx.progress and ctx.transaction. */
+  tools: HandlerTools;
 }
 
 /**
@@ -30,6 +34,7 @@ export interface ExecutorDeps {
 export async function executeAttempt(definition: AnyJobDefinition, running: RunningJob, deps: ExecutorDeps): Promise<void> {
   const { job, executionId } = running;
   const log = deps.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts, executionId });
+  const tools = deps.tools.forAttempt(running, log);
   const context: JobContext<unknown> = {
     payload: job.payload,
     signal: running.controller.signal,
@@ -46,6 +51,8 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
     },
     log,
     heartbeat: () => deps.renew(running),
+    progress: tools.progress,
+    transaction: tools.transaction,
   };
   const started = performance.now();
   const timer =
@@ -61,8 +68,10 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
   const settled = await Promise.race([handled, running.forced.then((end): Settled => ({ kind: "forced", end }))]);
   clearTimeout(timer);
   running.phase = "writing";
+  await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
   const seconds = (performance.now() - started) / 1000;
-  const outcome = await record(definition, running, settled, deps, log);
+  // A ctx.transaction that committed already completed the job: write nothing more.
+  const outcome = tools.completed ? reportCommitted(settled, log) : await record(definition, running, settled, deps, log);
   deps.metrics.completed.inc({ kind: job.kind, outcome });
   deps.metrics.duration.observe({ kind: job.kind, outcome }, seconds);
 }

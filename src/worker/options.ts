@@ -7,6 +7,7 @@ import {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_RECLAIM_INTERVAL_MS,
   DEFAULT_SHUTDOWN_GRACE_MS,
   MIN_LEASE_MS,
@@ -33,6 +34,8 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Most jobs per claim statement. Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
   claimBatchSize?: number;
+  /** Shortest time between two progress writes of one job (`ctx.progress`); values in between coalesce. Default `DEFAULT_PROGRESS_INTERVAL_MS` (500 ms). */
+  progressIntervalMs?: number;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
   listen?: boolean;
   /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
@@ -56,6 +59,7 @@ export interface ResolvedWorkerOptions {
   readonly shutdownGraceMs: number;
   readonly claimBatchSize: number;
   readonly listen: boolean;
+  readonly progressIntervalMs: number;
   readonly id: string;
   readonly schedules: boolean;
 }
@@ -94,6 +98,7 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     shutdownGraceMs: duration(options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, "shutdownGraceMs", 0),
     claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
     listen: options.listen ?? true,
+    progressIntervalMs: duration(options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, "progressIntervalMs", 0),
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     schedules: options.schedules ?? true,
   });

@@ -10,6 +10,8 @@ import type { JobStore } from "../store/job-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt } from "./executor.js";
+import { HandlerTools } from "./handler-tools.js";
+import { HandlerStore } from "../store/handler-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
@@ -41,6 +43,7 @@ export class Worker {
   private readonly leases: LeaseKeeper;
   private readonly reclaimer: Reclaimer;
   private readonly scheduler: CronScheduler | null;
+  private readonly tools: HandlerTools;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -60,6 +63,7 @@ export class Worker {
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
     this.scheduler = createScheduler(conveyor, this.options, this.log);
+    this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
   }
 
   get id(): string {
@@ -197,6 +201,7 @@ export class Worker {
       log: this.log,
       workerId: this.id,
       renew: (r) => this.leases.renewOne(r),
+      tools: this.tools,
     }).finally(() => {
       // The slot frees only once the outcome is written (or given up), so the
       // database never shows this worker holding more jobs than its concurrency.

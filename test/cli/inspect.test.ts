@@ -87,6 +87,17 @@ describe("conveyor jobs", () => {
     expect(shown.stdout).toMatch(/^ {2}1\s+failed\s+/m);
   });
 
+  it("shows a job's latest progress and its result", async () => {
+    const { id } = await test.conveyor.enqueue("text.summarize", { text: "Progress is kept. Results are kept too." });
+    await runUntilFinished(test.conveyor, ["text.summarize"]);
+    const shown = await cli("jobs", "show", id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^status:\s+succeeded$/m);
+    expect(shown.stdout).toMatch(/^progress \(\d{4}-\d\d-\d\dT[\d:.]+Z\):\n {2}\{\n {4}"of": 7,\n {4}"counted": 7\n {2}\}$/m); // jsonb orders keys: shorter first
+    expect(shown.stdout).toMatch(/^result:\n {2}\{\n {4}"words": 7,$/m);
+    expect(json(await cli("jobs", "show", id, "--json"))).toMatchObject({ progress: { counted: 7, of: 7 }, result: { words: 7, sentences: 2 } });
+  });
+
   it("streams an NDJSON file in one transaction, with progress and a final count", async () => {
     const path = join(scratch, "jobs.ndjson");
     const lines = Array.from({ length: 2_500 }, (_, n) =>

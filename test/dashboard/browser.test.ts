@@ -143,6 +143,20 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     expect(await page.locator("[data-testid=jobs] tbody tr").count()).toBe(1);
   });
 
+  it("shows a finished job's latest progress and its result", async () => {
+    const created = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: "Progress and results, shown." } });
+    expect(created.status).toBe(201);
+    const id: string = created.json.id;
+    await runUntilFinished(test.conveyor, ["text.summarize"]);
+    await page.goto(`${server.url}/#/jobs/${id}`);
+    await page.getByTestId("job-page").waitFor();
+    await poll(() => headingStatus().textContent()).toBe("succeeded");
+    await page.getByTestId("progress").waitFor();
+    expect(JSON.parse((await page.getByTestId("progress").textContent())!)).toEqual({ counted: 4, of: 4 });
+    expect(JSON.parse((await page.getByTestId("result").textContent())!)).toMatchObject({ words: 4, sentences: 1 });
+    await screenshot("03b-job-progress-result");
+  });
+
   it("shows dead letters with their history, requeues one and purges another", async () => {
     await page.goto(`${server.url}/#/dead-letters`);
     const table = page.getByTestId("dead-letters");

@@ -159,6 +159,9 @@ export const JOB_FIELDS = [
   "updatedAt",
   "startedAt",
   "finishedAt",
+  "result",
+  "progress",
+  "progressUpdatedAt",
 ].sort();
 
 /** Poll until `check` gives a truthy value. */

@@ -5,6 +5,7 @@ import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import type { JobWithExecutions } from "../types.js";
 import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Timeline, Updated } from "./common.js";
+import { JobOutput } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
 const CANCELLABLE = new Set(["queued", "retrying", "running"]);
@@ -81,6 +82,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
       />
       <h2>Payload</h2>
       <JsonBlock value={job.payload} label="payload" />
+      <JobOutput job={job} />
       <h2>Execution timeline</h2>
       <Timeline attempts={job.executions} />
       {job.status === "dead" ? (

@@ -5,6 +5,7 @@ import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import { JOB_STATUSES, type JobJson, type Page, type QueueStatsJson } from "../types.js";
 import { Badge, Problem, Updated } from "./common.js";
+import { ProgressHint } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 50;
@@ -115,6 +116,7 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
             <td>{job.tenant}</td>
             <td>
               <Badge value={job.status} />
+              <ProgressHint job={job} />
             </td>
             <td class="num">
               {job.attempts} / {job.maxAttempts}

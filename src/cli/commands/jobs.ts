@@ -205,6 +205,7 @@ function showJob(job: JobWithExecutions): string {
   ];
   let text = formatFacts(facts);
   text += `\npayload:\n${indentJson(job.payload)}\n`;
+  if (job.progress !== null) text += `\nprogress (${isoOrDash(job.progressUpdatedAt)}):\n${indentJson(job.progress)}\n`;
   if (job.result !== null) text += `\nresult:\n${indentJson(job.result)}\n`;
   text += `\nattempts:\n`;
   text +=

@@ -1,0 +1,45 @@
+import type { Pool, PoolClient, Queryable } from "./db.js";
+import { bindQueries, type Queries } from "./queries.js";
+import { runQuery } from "./run-query.js";
+import { translatePgError } from "./pg-errors.js";
+
+/**
+ * The statements a running handler causes through its context: progress
+ * writes (`ctx.progress`) and transactional completion (`ctx.transaction`).
+ * Kept apart from `JobStore` so the worker's hot path stays as it is.
+ */
+export class HandlerStore {
+  private readonly q: Queries;
+
+  constructor(
+    private readonly pool: Pool,
+    readonly schema: string,
+  ) {
+    this.q = bindQueries(schema);
+  }
+
+  /** Store a running attempt's progress; false when fenced (the job is no longer this attempt's). */
+  async jobProgressUpdate(jobId: string, executionId: string, progress: string): Promise<boolean> {
+    const { rows } = await runQuery(this.pool, this.q.jobProgressUpdate, [jobId, executionId, progress]);
+    return rows.length > 0;
+  }
+
+  /** A connection of Conveyor's pool for one transaction; the caller releases it. */
+  async connect(): Promise<PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw translatePgError(error);
+    }
+  }
+
+  /**
+   * Mark the attempt succeeded on `tx`, the connection holding the handler's
+   * open transaction; false when fenced (then the caller must roll back).
+   * Prepared by name: pool connections are reused, so the plan is too.
+   */
+  async jobCompleteInTransaction(tx: Queryable, jobId: string, executionId: string, result: string | null): Promise<boolean> {
+    const { rows } = await runQuery(tx, this.q.jobCompleteInTransaction, [jobId, executionId, result]);
+    return rows.length > 0;
+  }
+}

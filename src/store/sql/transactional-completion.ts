@@ -1,0 +1,37 @@
+// Transactional completion (ctx.transaction): the handler's own writes and
+// the job's completion commit in one transaction, on one connection.
+//
+// Lock order: the job row is locked at the END of the transaction, by this
+// fenced UPDATE, not by a SELECT … FOR UPDATE when it begins. Held from the
+// start, the row lock would last as long as the handler's callback, and the
+// worker's lease renewal (one statement locking all its running jobs in id
+// order) would queue behind it, stalling the renewal of every other job the
+// worker holds until their leases expired. Taken at the end it is held for
+// one statement and the COMMIT. It cannot deadlock with the renewal or a
+// completion batch: this transaction takes no other job row lock after it,
+// and they never wait on the handler's own rows. The reclaim sweep uses
+// SKIP LOCKED: while this transaction holds the row, the sweep passes it by;
+// if the sweep locked it first, this UPDATE waits, re-reads the row (now
+// without our execution id) and matches nothing, so the caller rolls back.
+//
+// The fence is the execution id alone, not the lease time: a lease that
+// expired unnoticed leaves the job ours until someone reclaims it, and
+// reclaiming needs the row lock this statement holds until COMMIT.
+
+/**
+ * Mark one attempt succeeded inside the caller's transaction; no row when
+ * fenced (the job was reclaimed or finished elsewhere).
+ * $1 job id, $2 execution id, $3 result (json text|null)
+ */
+export const jobCompleteInTransaction = `
+WITH done AS (
+  UPDATE {{schema}}.jobs SET
+    status = 'succeeded', result = $3::jsonb, finished_at = now(), updated_at = now(),
+    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
+  WHERE id = $1 AND current_execution_id = $2 AND status = 'running'
+  RETURNING id
+), recorded AS (
+  UPDATE {{schema}}.job_executions SET outcome = 'succeeded', finished_at = now()
+  WHERE id = $2 AND EXISTS (SELECT 1 FROM done)
+)
+SELECT id FROM done`;

@@ -1,0 +1,57 @@
+import type { Logger } from "pino";
+import type { Queryable } from "../store/db.js";
+import type { HandlerStore } from "../store/handler-store.js";
+import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { LeaseLostError } from "./abort-reasons.js";
+import { AttemptTransaction } from "./attempt-transaction.js";
+import { ProgressReporter } from "./progress-reporter.js";
+import type { RunningJob } from "./running-job.js";
+
+/** What `HandlerTools` gives one attempt: the context functions, and what the executor asks at the end. */
+export interface AttemptTools {
+  progress(value: unknown): Promise<boolean>;
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * The handler settled or the attempt was forced to end: write the last
+   * progress (discarded when the lease is known lost) and wait for a
+   * transactional completion already on its way.
+   */
+  finish(leaseLost: boolean): Promise<void>;
+  /** True when a `ctx.transaction` committed: the job is succeeded and no outcome must be written. */
+  readonly completed: boolean;
+}
+
+/**
+ * Makes the per-attempt `ctx.progress` and `ctx.transaction` of one worker.
+ * The executor asks it once per attempt.
+ */
+export class HandlerTools {
+  constructor(
+    private readonly store: HandlerStore,
+    private readonly progressIntervalMs: number,
+    private readonly metrics: WorkerMetrics,
+  ) {}
+
+  forAttempt(running: RunningJob, log: Logger): AttemptTools {
+    const reporter = new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log, () => {
+      this.metrics.fencedWrites.inc({ operation: "progress" });
+      // Fenced while the handler still runs: the lease was lost, as a
+      // heartbeat would find. Stop the handler the same way.
+      if (running.phase === "running") {
+        running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours") });
+      }
+    });
+    const transaction = new AttemptTransaction(this.store, running, () => reporter.settle());
+    return {
+      progress: (value) => reporter.report(value),
+      transaction: (work) => transaction.run(work),
+      async finish(leaseLost) {
+        await transaction.settled();
+        await reporter.close(leaseLost || transaction.committed);
+      },
+      get completed() {
+        return transaction.committed;
+      },
+    };
+  }
+}
