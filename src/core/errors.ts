@@ -56,6 +56,21 @@ export class ConflictError extends ConveyorError {
   }
 }
 
+/**
+ * An enqueue with `unique: { onConflict: "drop" }` found its key held by
+ * another job: nothing was inserted. `holderId` names the job holding it.
+ */
+export class UniqueJobConflictError extends ConflictError {
+  readonly uniqueKey: string;
+  readonly holderId: string;
+
+  constructor(uniqueKey: string, holderId: string) {
+    super(`unique key ${JSON.stringify(uniqueKey)} is held by job ${holderId}; nothing was enqueued (onConflict: "drop")`);
+    this.uniqueKey = uniqueKey;
+    this.holderId = holderId;
+  }
+}
+
 /** Options that cannot work, named by field. */
 export class ConfigError extends ConveyorError {
   constructor(message: string) {

@@ -1,7 +1,7 @@
 /** Columns every job query returns, in the shape `rowToJob` reads. */
 export const JOB_COLUMNS = `id, tenant, queue, kind, payload, priority, status, attempts, max_attempts, run_at,
   locked_by, current_execution_id, lease_expires_at, cancel_requested, idempotency_key, last_error, result,
-  created_at, updated_at, started_at, finished_at`;
+  created_at, updated_at, started_at, finished_at, unique_key`;
 
 /** The same columns qualified by a table alias, for statements that join. */
 export function jobColumnsOf(alias: string): string {
