@@ -43,7 +43,9 @@ async function settleOnce(store: JobStore, row: JobInsertRow & { unique: UniqueI
   if (unique.onConflict === "drop") throw new UniqueJobConflictError(unique.key, holder.id);
   if (unique.onConflict === "replace") {
     if (holder.kind !== row.kind) {
-      throw new ConflictError(
+      throw new UniqueJobConflictError(
+        unique.key,
+        holder.id,
         `unique key ${JSON.stringify(unique.key)} is held by job ${holder.id} of kind ${JSON.stringify(holder.kind)}; replace needs the same kind`,
       );
     }
