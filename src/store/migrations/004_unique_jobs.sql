@@ -4,19 +4,23 @@
 -- path (claim, completion, failure, cancel, reclaim, dead letter, requeue)
 -- without any of those statements knowing about it.
 
+-- The constraints are NOT VALID: the new columns are NULL in every existing
+-- row, so there is nothing to check, and validating would add a scan of the
+-- whole table under this statement's exclusive lock (the index below needs
+-- one already). They hold for every row written from now on.
 ALTER TABLE {{schema}}.jobs
   ADD COLUMN unique_key text,
   ADD COLUMN unique_states text[],
-  ADD CONSTRAINT jobs_unique_key_bounded CHECK (unique_key IS NULL OR length(unique_key) BETWEEN 1 AND 255),
+  ADD CONSTRAINT jobs_unique_key_bounded CHECK (unique_key IS NULL OR length(unique_key) BETWEEN 1 AND 255) NOT VALID,
   -- Every job starts queued, so a job that holds a key must hold it while queued.
   ADD CONSTRAINT jobs_unique_states_valid CHECK (
     unique_states IS NULL OR (
       cardinality(unique_states) >= 1
       AND unique_states <@ ARRAY['queued', 'retrying', 'running']::text[]
-      AND 'queued' = ANY (unique_states))),
+      AND 'queued' = ANY (unique_states))) NOT VALID,
   -- A key is held only by a job in one of its states (the trigger below keeps it so).
   ADD CONSTRAINT jobs_unique_key_held_in_state CHECK (
-    unique_key IS NULL OR (unique_states IS NOT NULL AND status = ANY (unique_states)));
+    unique_key IS NULL OR (unique_states IS NOT NULL AND status = ANY (unique_states))) NOT VALID;
 
 CREATE UNIQUE INDEX jobs_unique_key_idx ON {{schema}}.jobs (tenant, unique_key)
   WHERE unique_key IS NOT NULL;
