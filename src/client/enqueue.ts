@@ -115,7 +115,8 @@ export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[],
   for (let i = 0; i <= rows.length; i++) {
     const row = rows[i];
     if (row !== undefined && row.unique === null) continue;
-    if (i > runStart) results.push(...(await insertOrdinaryJobs(store, rows.slice(runStart, i), db)));
+    // A loop, not push(...run): a run may hold 100,000 jobs, more than a call's arguments allow.
+    if (i > runStart) for (const job of await insertOrdinaryJobs(store, rows.slice(runStart, i), db)) results.push(job);
     if (row !== undefined) results.push(await insertUniqueJob(store, row as JobInsertRow & { unique: UniqueInsert }, db));
     runStart = i + 1;
   }
