@@ -44,6 +44,7 @@ export {
   RetryAfter,
   retryAfter,
   SchemaTooNewError,
+  UniqueJobConflictError,
   ValidationError,
 } from "./core/errors.js";
 export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
@@ -51,6 +52,8 @@ export { uuidv7 } from "./core/ids.js";
 export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
 export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";
+export { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "./core/unique.js";
+export type { UniqueConflictMode, UniqueOptions, UniqueOutcome, UniqueState } from "./core/unique.js";
 export type { Queryable } from "./store/db.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
 export { LeaseLostError } from "./worker/abort-reasons.js";

@@ -21,7 +21,7 @@ export interface LineDefaults {
 export interface FileEnqueueResult {
   /** Jobs this run created. */
   enqueued: number;
-  /** Lines whose idempotency key named a job that already existed. */
+  /** Lines answered by a job that already existed (its idempotency key, or a unique key held by it). */
   existing: number;
   /** Non-blank lines read. */
   lines: number;
@@ -32,7 +32,7 @@ export interface FileEnqueueResult {
  * Enqueue every line of an NDJSON file (or stdin for "-"): each line is one
  * job with the fields of a `POST /v1/jobs/batch` item (`kind`, `payload`,
  * and optionally `queue`, `priority`, `maxAttempts`, `runAt`, `delayMs`,
- * `idempotencyKey`, `tenant`). The file is streamed in batches of
+ * `idempotencyKey`, `tenant`, `unique`). The file is streamed in batches of
  * `FILE_BATCH_SIZE`, all inside one transaction: a bad line (named by its
  * number) or any failure leaves nothing enqueued, and workers see the jobs
  * when the whole file is in.

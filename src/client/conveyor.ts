@@ -12,7 +12,8 @@ import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
-import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert, RetryableEnqueue } from "./enqueue.js";
+import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert } from "./enqueue.js";
+import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
@@ -45,10 +46,6 @@ export type EnqueueManyItem = {
 
 /** What `cancel` did: cancelled now, cancellation requested of the running handler, or nothing (already terminal). */
 export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal";
-
-// An idempotency race that needs another insert can only repeat while the
-// competing transaction keeps rolling back; three rounds is plenty.
-const IDEMPOTENCY_RETRIES = 3;
 
 /**
  * The Conveyor client: enqueue, inspect, cancel, manage dead letters, and
@@ -122,9 +119,10 @@ export class Conveyor {
         throw error;
       }
     }
-    const hasKeys = rows.some((row) => row.idempotencyKey !== null);
+    const hasKeys = rows.some((row) => row.idempotencyKey !== null || row.unique !== null);
     if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
-    // A key conflict found after the insert must undo the rows already written.
+    // A key conflict found after the insert must undo the rows already written
+    // (and unique rows take a statement each: all or nothing needs a transaction).
     const client = await this.options.pool.connect();
     try {
       await client.query("BEGIN");
@@ -139,14 +137,10 @@ export class Conveyor {
     }
   }
 
-  private async insertWithRetry(rows: Parameters<typeof insertJobs>[1], db?: Queryable): Promise<EnqueuedJob[]> {
-    for (let round = 1; ; round++) {
-      try {
-        return await insertJobs(this.store, rows, db);
-      } catch (error) {
-        if (!(error instanceof RetryableEnqueue) || round >= IDEMPOTENCY_RETRIES) throw error;
-      }
-    }
+  // An idempotency race that needs another insert can only repeat while the
+  // competing transaction keeps rolling back.
+  private insertWithRetry(rows: Parameters<typeof insertJobs>[1], db?: Queryable): Promise<EnqueuedJob[]> {
+    return withEnqueueRetry(() => insertJobs(this.store, rows, db));
   }
 
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */

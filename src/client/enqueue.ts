@@ -1,11 +1,15 @@
 import { DEFAULT_TENANT } from "../core/defaults.js";
-import { ConflictError, ValidationError } from "../core/errors.js";
+import { ValidationError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
 import type { Job } from "../core/model.js";
+import type { UniqueOptions, UniqueOutcome } from "../core/unique.js";
 import type { Queryable } from "../store/db.js";
-import type { JobInsertRow, JobStore } from "../store/job-store.js";
+import type { JobInsertRow, JobStore, UniqueInsert } from "../store/job-store.js";
 import type { AnyJobDefinition } from "./define-job.js";
+import { idempotencyConflict, RetryableEnqueue } from "./enqueue-race.js";
+import { insertUniqueJob } from "./enqueue-unique.js";
+import { resolveUniqueOption } from "./unique-options.js";
 import { checkIdempotencyKey, checkMaxAttempts, checkName, checkPriority, checkTenant, validatePayload } from "./validate.js";
 
 /** Options for one enqueue. Unset fields come from the job definition. */
@@ -22,14 +26,26 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** Same key (per tenant) returns the job it first created; a different kind or payload is refused. */
   idempotencyKey?: string;
+  /**
+   * At most one job per `unique.key` (per tenant) among the jobs in
+   * `unique.states` (default queued, retrying, running); `unique.onConflict`
+   * (default "keep") says what happens when another job holds the key. An
+   * idempotency key that already names a job answers before the unique key.
+   */
+  unique?: UniqueOptions;
   /** Default `"default"`. */
   tenant?: string;
   /** Run inside your transaction: any client with `query(text, values)`. The job exists only if it commits. */
   tx?: Queryable;
 }
 
-/** The job as stored, and whether this call created it (false: an idempotency key returned an existing job). */
-export type EnqueuedJob<P = unknown> = Job<P> & { created: boolean };
+/**
+ * The job as stored, and whether this call created it (false: an idempotency
+ * key or a unique key returned an existing job). `unique` is what the unique
+ * key did ("created", "kept", "replaced"); absent when the enqueue had no
+ * `unique` option, or when its idempotency key answered first.
+ */
+export type EnqueuedJob<P = unknown> = Job<P> & { created: boolean; unique?: UniqueOutcome };
 
 /** One enqueue request after validation: the row to insert. */
 export async function prepareInsert(
@@ -58,6 +74,7 @@ export async function prepareInsert(
   const tenant = options.tenant ?? DEFAULT_TENANT;
   checkTenant(tenant);
   if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey);
+  const unique = resolveUniqueOption(options.unique, options.priority !== undefined);
   const parsed = await validatePayload(definition.schema, payload, definition.kind);
   return {
     id: uuidv7(),
@@ -70,13 +87,17 @@ export async function prepareInsert(
     runAt: runAt ?? null,
     delayMs: delayMs ?? null,
     idempotencyKey: options.idempotencyKey ?? null,
+    unique,
   };
 }
 
 /**
  * Insert prepared rows and settle idempotency keys: a row whose key already
  * existed is answered with the existing job when kind and payload match,
- * and refused with a ConflictError otherwise. Results follow input order.
+ * and refused with a ConflictError otherwise. Rows with a unique key are
+ * settled one statement each, in input order, as sequential enqueues would
+ * be; the ordinary rows between them go in one statement per run. Results
+ * follow input order.
  */
 export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[], db?: Queryable): Promise<EnqueuedJob[]> {
   // Two rows in one batch with the same key must be the same request.
@@ -86,8 +107,24 @@ export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[],
     const key = `${row.tenant}\u0000${row.idempotencyKey}`;
     const first = firstByKey.get(key);
     if (!first) firstByKey.set(key, row);
-    else if (first.kind !== row.kind || !samePayload(first.payload, row.payload)) throw keyConflict(row.idempotencyKey);
+    else if (first.kind !== row.kind || !samePayload(first.payload, row.payload)) throw idempotencyConflict(row.idempotencyKey);
   }
+  if (!rows.some((row) => row.unique !== null)) return insertOrdinaryJobs(store, rows, db);
+  const results: EnqueuedJob[] = [];
+  let runStart = 0;
+  for (let i = 0; i <= rows.length; i++) {
+    const row = rows[i];
+    if (row !== undefined && row.unique === null) continue;
+    // A loop, not push(...run): a run may hold 100,000 jobs, more than a call's arguments allow.
+    if (i > runStart) for (const job of await insertOrdinaryJobs(store, rows.slice(runStart, i), db)) results.push(job);
+    if (row !== undefined) results.push(await insertUniqueJob(store, row as JobInsertRow & { unique: UniqueInsert }, db));
+    runStart = i + 1;
+  }
+  return results;
+}
+
+/** Rows without a unique key: one statement (or one per row for a single row). */
+async function insertOrdinaryJobs(store: JobStore, rows: readonly JobInsertRow[], db?: Queryable): Promise<EnqueuedJob[]> {
   const inserted =
     rows.length === 1 ? [await store.jobInsert(rows[0]!, db)].filter((job): job is Job => job !== null) : await store.jobInsertMany(rows, db);
   const byId = new Map(inserted.map((job) => [job.id, job]));
@@ -127,7 +164,7 @@ async function resolveExisting(
         // Rare; the caller retries the whole enqueue.
         throw new RetryableEnqueue();
       }
-      if (existing.job.kind !== row.kind || !existing.samePayload) throw keyConflict(row.idempotencyKey!);
+      if (existing.job.kind !== row.kind || !existing.samePayload) throw idempotencyConflict(row.idempotencyKey!);
       results[i] = { ...existing.job, created: false };
     }
   }
@@ -143,14 +180,5 @@ function canonicalJson(text: string): string {
     value !== null && typeof value === "object" && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : value,
-  );
-}
-
-/** Internal signal that an idempotency race needs the insert to run again. */
-export class RetryableEnqueue extends Error {}
-
-function keyConflict(key: string): ConflictError {
-  return new ConflictError(
-    `idempotency key ${JSON.stringify(key)} was already used for a different job (kind or payload differ)`,
   );
 }

@@ -108,3 +108,15 @@ export const CRON_WAKE_SLACK_MS = 5;
  * or it cannot be read here), how long to wait before looking again.
  */
 export const CRON_OVERDUE_RECHECK_MS = 250;
+/** Unique jobs: the states in which a job holds its unique key when `unique.states` is not given. */
+export const DEFAULT_UNIQUE_STATES: readonly ("queued" | "retrying" | "running")[] = Object.freeze(["queued", "retrying", "running"]);
+/** Unique jobs: what an enqueue does when another job holds the key, when `unique.onConflict` is not given. */
+export const DEFAULT_UNIQUE_ON_CONFLICT = "keep" as const;
+/** Unique keys come from callers; bound them (the database checks the same bound). */
+export const MAX_UNIQUE_KEY_LENGTH = 255;
+/**
+ * Enqueue: rounds of the insert when the job it conflicted with was gone by
+ * the time it was read (a rolled-back idempotent insert, a unique-key holder
+ * that left its states). Each round needs another such race, so 3 is plenty.
+ */
+export const ENQUEUE_RACE_ROUNDS = 3;

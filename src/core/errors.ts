@@ -56,6 +56,22 @@ export class ConflictError extends ConveyorError {
   }
 }
 
+/**
+ * An enqueue with a unique key was refused because another job holds the
+ * key: `onConflict: "drop"`, or "replace" meeting a holder of another kind.
+ * Nothing was inserted or changed. `holderId` names the job holding the key.
+ */
+export class UniqueJobConflictError extends ConflictError {
+  readonly uniqueKey: string;
+  readonly holderId: string;
+
+  constructor(uniqueKey: string, holderId: string, message?: string) {
+    super(message ?? `unique key ${JSON.stringify(uniqueKey)} is held by job ${holderId}; nothing was enqueued (onConflict: "drop")`);
+    this.uniqueKey = uniqueKey;
+    this.holderId = holderId;
+  }
+}
+
 /** Options that cannot work, named by field. */
 export class ConfigError extends ConveyorError {
   constructor(message: string) {

@@ -26,6 +26,8 @@ export interface Job<P = unknown> {
   /** Set when cancellation was asked for a running job. */
   cancelRequested: boolean;
   idempotencyKey: string | null;
+  /** The unique key the job holds; null when it has none or released it by leaving its unique states. */
+  uniqueKey: string | null;
   /** The handler's return value, when it succeeded and returned JSON. */
   result: unknown;
   /** The worker holding the job while it runs. */

@@ -8,9 +8,11 @@ import {
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
   MAX_TENANT_LENGTH,
+  MAX_UNIQUE_KEY_LENGTH,
   MIN_PRIORITY,
 } from "../core/defaults.js";
 import { JOB_STATUSES } from "../core/states.js";
+import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "../core/unique.js";
 
 // Request schemas. Value rules the client enforces anyway (names, ranges) are
 // repeated here so the OpenAPI document states them; the client stays the
@@ -81,6 +83,22 @@ const jobFields = {
   delayMs: z.number().min(0).optional().describe("run no earlier than this many ms from now (database clock)"),
   maxAttempts: z.number().int().min(1).max(MAX_MAX_ATTEMPTS).optional().describe("default: the kind's"),
   tenant: z.string().min(1).max(MAX_TENANT_LENGTH).optional().describe("admin keys only; default: the key's tenant"),
+  unique: z
+    .object({
+      key: z.string().min(1).max(MAX_UNIQUE_KEY_LENGTH).describe("at most one job per key (per tenant) in `states`"),
+      states: z
+        .array(z.enum(UNIQUE_STATES))
+        .min(1)
+        .optional()
+        .describe('states in which the job holds the key; must include "queued"; default all three'),
+      onConflict: z
+        .enum(UNIQUE_CONFLICT_MODES)
+        .optional()
+        .describe("keep: answer 200 with the holder; replace: give a waiting holder this payload and run time (200); drop: 409; default keep"),
+    })
+    .strict()
+    .optional()
+    .describe("unique job / debounce"),
 };
 
 /** `POST /v1/jobs`; the idempotency key comes in the `Idempotency-Key` header. */

@@ -20,6 +20,8 @@ export interface JobJson {
   runAt: string;
   lastError: ErrorJson | null;
   cancelRequested: boolean;
+  /** Null when the job has no unique key or released it. */
+  uniqueKey: string | null;
   createdAt: string;
   updatedAt: string;
   startedAt: string | null;
@@ -60,6 +62,7 @@ export function jobJson(job: Job): JobJson {
     runAt: iso(job.runAt),
     lastError: errorJson(job.lastError),
     cancelRequested: job.cancelRequested,
+    uniqueKey: job.uniqueKey,
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
     startedAt: isoOrNull(job.startedAt),

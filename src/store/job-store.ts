@@ -1,5 +1,6 @@
 import type { DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
+import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
@@ -18,6 +19,17 @@ export interface JobInsertRow {
   runAt: Date | null;
   delayMs: number | null;
   idempotencyKey: string | null;
+  /** The unique-key settings, resolved; null for an ordinary job. */
+  unique: UniqueInsert | null;
+}
+
+/** A unique key as `jobInsertUnique` takes it. */
+export interface UniqueInsert {
+  key: string;
+  states: readonly UniqueState[];
+  onConflict: UniqueConflictMode;
+  /** A replacement also sets the priority (the caller gave one). */
+  replacePriority: boolean;
 }
 
 export interface JobListFilter {
@@ -111,6 +123,30 @@ export class JobStore {
     });
     const { rows } = await this.run(this.q.jobInsertMany, columns, db);
     return rows.map(rowToJob);
+  }
+
+  /**
+   * Insert a job with a unique key, or settle with the job holding the key
+   * in the same statement: the inserted job, the holder as replaced (its id
+   * differs from `row.id`), or null when nothing was written.
+   */
+  async jobInsertUnique(row: JobInsertRow & { unique: UniqueInsert }, db?: Queryable): Promise<Job | null> {
+    const { unique } = row;
+    const { rows } = await this.run(
+      this.q.jobInsertUnique,
+      [
+        row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey,
+        unique.key, unique.states, unique.onConflict === "replace", unique.replacePriority,
+      ],
+      db,
+    );
+    return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  /** The job holding a unique key in a tenant, or null when no job holds it. */
+  async jobGetByUniqueKey(tenant: string, key: string, db?: Queryable): Promise<Job | null> {
+    const { rows } = await this.run(this.q.jobGetByUniqueKey, [tenant, key], db);
+    return rows[0] ? rowToJob(rows[0]) : null;
   }
 
   /** Jobs holding these idempotency keys, each with whether its payload equals the one given. */

@@ -9,6 +9,7 @@ import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
 import * as stats from "./sql/stats.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
+import * as unique from "./sql/unique.js";
 import * as workers from "./sql/workers.js";
 
 const SOURCES = {
@@ -22,6 +23,7 @@ const SOURCES = {
   ...cron,
   ...progress,
   ...transactionalCompletion,
+  ...unique,
 } as const;
 
 type QueryName = {

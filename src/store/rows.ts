@@ -19,6 +19,7 @@ export function rowToJob(row: Row): Job {
     lastError: (row.last_error as StoredError | null) ?? null,
     cancelRequested: row.cancel_requested,
     idempotencyKey: row.idempotency_key,
+    uniqueKey: row.unique_key ?? null,
     result: row.result ?? null,
     lockedBy: row.locked_by,
     currentExecutionId: row.current_execution_id,

@@ -126,6 +126,7 @@ export class CronScheduler {
             runAt: tick,
             delayMs: null,
             idempotencyKey: cronTickKey(schedule.name, tick),
+            unique: null,
           });
         }
         const advanced = await this.cron.cronScheduleAdvance(schedule.name, schedule.nextTickAt, nextTick, ticks.at(-1) ?? null, client);

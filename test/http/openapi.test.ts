@@ -95,7 +95,7 @@ describe("GET /openapi.json", () => {
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["cursor", "kind", "limit", "queue", "status", "tenant"]);
     const job = list.responses["200"].content["application/json"].schema.properties.items.items;
     expect(Object.keys(job.properties).sort()).toEqual(
-      ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),
+      ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "uniqueKey", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),
     );
   });
 

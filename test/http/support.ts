@@ -155,6 +155,7 @@ export const JOB_FIELDS = [
   "runAt",
   "lastError",
   "cancelRequested",
+  "uniqueKey",
   "createdAt",
   "updatedAt",
   "startedAt",

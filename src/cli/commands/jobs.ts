@@ -201,6 +201,7 @@ function showJob(job: JobWithExecutions): string {
     ["started", isoOrDash(job.startedAt)],
     ["finished", isoOrDash(job.finishedAt)],
     ["idempotency key", job.idempotencyKey ?? "-"],
+    ["unique key", job.uniqueKey ?? "-"],
     ["last error", job.lastError ? `${job.lastError.name}: ${job.lastError.message}` : "-"],
   ];
   let text = formatFacts(facts);

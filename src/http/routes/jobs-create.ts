@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { EnqueuedJob, EnqueueOptions } from "../../client/enqueue.js";
-import { ConflictError } from "../../core/errors.js";
+import { ConflictError, UniqueJobConflictError } from "../../core/errors.js";
 import { withTransaction } from "../../store/transaction.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
@@ -9,6 +9,7 @@ import { jsonResponse, problemResponses, responseSchemas } from "../response-sch
 import { type BatchJobItem, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
 import { jobJson } from "../serialize.js";
 import { writeTenant } from "../tenancy.js";
+import { UNIQUE_OUTCOME_HEADER, uniqueConflictProblem } from "../unique-conflict.js";
 import { routeSchema, toJsonSchema } from "../validation.js";
 
 /**
@@ -20,6 +21,11 @@ import { routeSchema, toJsonSchema } from "../validation.js";
  * queue, priority and maxAttempts match. runAt and delayMs are not
  * compared: a retried "in 5 minutes" names a different instant, and a job's
  * run_at moves as it is retried.
+ *
+ * Unique jobs (`unique` in the body): 201 when the job was created, 200 with
+ * the holder when the key was held (kept or replaced, said by the
+ * Conveyor-Unique-Outcome header), 409 UNIQUE_CONFLICT for onConflict "drop".
+ * An idempotency key that names a job answers first, as above.
  */
 export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: RouteContext): void {
   const createDoc = withKindVariants(toJsonSchema(createJobBody), kinds);
@@ -38,7 +44,7 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
         body: routeSchema(createJobBody, createDoc),
         response: {
           201: jsonResponse("created", responseSchemas.job),
-          200: jsonResponse("the job this idempotency key created before", responseSchemas.job),
+          200: jsonResponse("the job this idempotency key created before, or the job holding the unique key", responseSchemas.job),
           ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
         },
       },
@@ -51,10 +57,12 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
       try {
         job = await conveyor.enqueue(body.kind, body.payload, options);
       } catch (error) {
-        throw error instanceof ConflictError ? keyConflict(key ?? "", error.message) : error;
+        if (error instanceof UniqueJobConflictError) throw uniqueConflictProblem(error);
+        throw error instanceof ConflictError && key !== undefined ? keyConflict(key, error.message) : error;
       }
       if (job.created) metrics.enqueued.inc({ kind: job.kind, queue: job.queue });
-      else checkSameRequest(conveyor.jobs.get(body.kind)!, body, job, key!);
+      else if (job.unique === undefined) checkSameRequest(conveyor.jobs.get(body.kind)!, body, job, key!);
+      if (job.unique !== undefined) reply.header(UNIQUE_OUTCOME_HEADER, job.unique);
       reply.code(job.created ? 201 : 200);
       if (job.created) reply.header("location", `/v1/jobs/${job.id}`);
       return jobJson(job);
@@ -71,7 +79,10 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
         security: BEARER_SECURITY,
         body: routeSchema(batchBody, batchDoc as Record<string, unknown>),
         response: {
-          201: jsonResponse("every job, in request order (jobs an idempotency key had created are returned as they are)", responseSchemas.jobBatch),
+          201: jsonResponse(
+            "every job, in request order (jobs an idempotency key had created, and jobs holding a unique key, are returned as they are)",
+            responseSchemas.jobBatch,
+          ),
           ...problemResponses(400, 401, 403, 409, 413, 415, 422, 503),
         },
       },
@@ -94,11 +105,12 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
         try {
           inserted = await conveyor.enqueueMany(items, { tx: client });
         } catch (error) {
+          if (error instanceof UniqueJobConflictError) throw uniqueConflictProblem(error);
           throw error instanceof ConflictError ? keyConflict("", error.message) : error;
         }
         inserted.forEach((job, i) => {
           const item = request.body.jobs[i]!;
-          if (!job.created) checkSameRequest(conveyor.jobs.get(item.kind)!, item, job, item.idempotencyKey!, i);
+          if (!job.created && job.unique === undefined) checkSameRequest(conveyor.jobs.get(item.kind)!, item, job, item.idempotencyKey!, i);
         });
         return inserted;
       });
@@ -118,6 +130,7 @@ function enqueueOptions(request: FastifyRequest, body: CreateJobBody, idempotenc
     runAt: body.runAt === undefined ? undefined : new Date(body.runAt),
     delayMs: body.delayMs,
     idempotencyKey,
+    unique: body.unique,
   };
 }
 
