@@ -131,13 +131,19 @@ describe("wake-up", () => {
     const worker = conveyor.worker({ pollIntervalMs: 200, logger: silent });
     await worker.start();
     try {
-      const listeners = async () =>
-        (await sql(conveyor, `SELECT pid FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query = $1`, [listenStatement()])).rows;
-      const [first] = await waitFor("listener connected", listeners);
+      // Resolves null (not an empty array, which waitFor would take as done) until a listener other than `except` is connected.
+      const listenersExcept = async (except?: number) => {
+        const { rows } = await sql(conveyor, `SELECT pid FROM pg_stat_activity WHERE application_name = 'conveyor-listener' AND query = $1`, [
+          listenStatement(),
+        ]);
+        const others = rows.filter((row: { pid: number }) => row.pid !== except);
+        return others.length > 0 ? others : null;
+      };
+      const [first] = await waitFor("listener connected", () => listenersExcept());
       await sql(conveyor, `SELECT pg_terminate_backend($1)`, [first.pid]);
       const { id } = await conveyor.enqueue(quick, {});
       await waitFor("job runs while LISTEN is down", succeeded(id));
-      const [second] = await waitFor("listener back", async () => (await listeners()).filter((row: { pid: number }) => row.pid !== first.pid));
+      const [second] = await waitFor("listener back", () => listenersExcept(first.pid));
       expect(second.pid).not.toBe(first.pid);
     } finally {
       await worker.stop();
