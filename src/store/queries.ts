@@ -5,10 +5,11 @@ import * as claims from "./sql/claims.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
 import * as queues from "./sql/queues.js";
+import * as retention from "./sql/retention.js";
 import * as stats from "./sql/stats.js";
 import * as workers from "./sql/workers.js";
 
-const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues, ...stats } as const;
+const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues, ...stats, ...retention } as const;
 
 type QueryName = {
   [K in keyof typeof SOURCES]: K extends `${string}_COLUMNS` ? never : (typeof SOURCES)[K] extends string ? K : never;

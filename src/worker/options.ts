@@ -13,6 +13,7 @@ import {
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
 
 export interface WorkerOptions {
   /** Jobs run at once; the worker never holds more. Default `DEFAULT_CONCURRENCY` (10). */
@@ -35,6 +36,12 @@ export interface WorkerOptions {
   claimBatchSize?: number;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
   listen?: boolean;
+  /**
+   * Prune old rows periodically: succeeded/cancelled jobs after `finishedMs` (7 days), dead letters after
+   * `deadLetterMs` (30 days), every `intervalMs` (5 min), `batchSize` (1,000) rows per statement; `false`: never.
+   * Default on, with those values (see `RetentionOptions`).
+   */
+  retention?: RetentionOptions | false;
   /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
   id?: string;
   /** Logger; default the client's. */
@@ -55,6 +62,8 @@ export interface ResolvedWorkerOptions {
   readonly claimBatchSize: number;
   readonly listen: boolean;
   readonly id: string;
+  /** Null when pruning is off. */
+  readonly retention: ResolvedRetentionOptions | null;
 }
 
 function positiveInteger(value: number, field: string): number {
@@ -92,5 +101,6 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
     listen: options.listen ?? true,
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+    retention: resolveRetentionOptions(options.retention),
   });
 }

@@ -13,6 +13,7 @@ import { executeAttempt } from "./executor.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
+import { Pruner } from "./pruner.js";
 import { Reclaimer } from "./reclaimer.js";
 import { RunningJob } from "./running-job.js";
 import { sleep, WakeSignal } from "./wake-signal.js";
@@ -38,6 +39,7 @@ export class Worker {
   private readonly writer: AttemptWriter;
   private readonly leases: LeaseKeeper;
   private readonly reclaimer: Reclaimer;
+  private readonly pruner: Pruner | null;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -56,6 +58,8 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+    const retention = this.options.retention;
+    this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
   }
 
   get id(): string {
@@ -79,6 +83,7 @@ export class Worker {
     }
     this.leases.start();
     this.reclaimer.start();
+    this.pruner?.start();
     this.registryTimer = setInterval(() => void this.refreshRegistration(), WORKER_HEARTBEAT_MS);
     this.loop = this.claimLoop();
     this.log.info(
@@ -120,6 +125,7 @@ export class Worker {
     await this.writer.drain();
     this.leases.stop();
     await this.reclaimer.stop();
+    await this.pruner?.stop();
     if (this.registryTimer) clearInterval(this.registryTimer);
     await this.store.workerDeregister(this.id).catch((error: unknown) => {
       this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
