@@ -7,6 +7,7 @@ import { registerDlq } from "./commands/dlq.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { registerPrune } from "./commands/prune.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
@@ -24,6 +25,7 @@ registerJobs(program);
 registerDlq(program);
 registerQueues(program);
 registerWorkers(program);
+registerPrune(program);
 
 try {
   await program.parseAsync(process.argv);
