@@ -25,6 +25,7 @@ const OPERATIONS = [
   ["delete", "/v1/dead-letters/{id}"],
   ["get", "/v1/queues"],
   ["get", "/v1/workers"],
+  ["post", "/v1/maintenance/prune"],
   ["get", "/healthz"],
   ["get", "/readyz"],
   ["get", "/metrics"],
