@@ -166,8 +166,9 @@ describe("worker retention", () => {
     expect(worker.options.retention).toBeNull();
     await worker.start();
     try {
-      // Long enough for several claim polls; nothing may be pruned meanwhile.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Past the first prune a worker with the default retention makes (within 2.5 s of start),
+      // which would delete these 400-day-old jobs.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
     } finally {
       await worker.stop();
     }

@@ -87,8 +87,11 @@ export const DEFAULT_RETENTION_DEAD_LETTER_MS = 30 * 24 * 60 * 60 * 1000;
 export const MAX_RETENTION_AGE_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 /** Retention: how often each worker prunes, 5 minutes (each wait is jittered by ±25%). */
 export const DEFAULT_RETENTION_INTERVAL_MS = 5 * 60 * 1000;
-/** Retention: a worker's first prune comes at most this long after it starts (30 s, jittered). */
-export const RETENTION_FIRST_SWEEP_MAX_MS = 30_000;
+/**
+ * Retention: a worker's first prune comes this soon after it starts (2 s, ±25%), so short-lived
+ * workers prune too. A fleet starting together prunes together; SKIP LOCKED shares the rows out.
+ */
+export const RETENTION_FIRST_SWEEP_MAX_MS = 2_000;
 /** Retention: rows deleted by one statement (1,000), so no prune holds many row locks for long. */
 export const DEFAULT_RETENTION_BATCH_SIZE = 1_000;
 /** Retention: the largest batch accepted. */
