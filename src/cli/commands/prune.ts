@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { type Command, Option } from "commander";
 import {
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
@@ -6,21 +6,11 @@ import {
   DEFAULT_SCHEMA,
   MAX_RETENTION_BATCH_SIZE,
 } from "../../core/defaults.js";
-import { formatDuration, parseDuration } from "../../core/duration.js";
-import { ValidationError } from "../../core/errors.js";
+import { formatDuration } from "../../core/duration.js";
+import { durationArgument } from "../duration-argument.js";
 import { positiveInt } from "../parse.js";
 import { withSession } from "../session.js";
 import { printJson } from "../table.js";
-
-/** A duration argument (7d, 12h, 30m, 45s, 500ms or plain ms); commander prints the refusal as one line. */
-function durationArgument(value: string): number {
-  try {
-    return parseDuration(value, "the duration");
-  } catch (error) {
-    if (error instanceof ValidationError) throw new InvalidArgumentError("expected a duration like 7d, 12h, 30m, 45s, 500ms or a number of ms");
-    throw error;
-  }
-}
 
 /** `conveyor prune`: delete old finished jobs and dead letters now, as every worker also does on its own. */
 export function registerPrune(program: Command): void {
