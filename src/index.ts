@@ -30,6 +30,7 @@ export type { EnqueuedJob, EnqueueOptions } from "./client/enqueue.js";
 export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./client/schedules.js";
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions } from "./client/options.js";
+export type { PruneOptions, PruneResult } from "./client/prune.js";
 export type { BackoffPolicy } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
 export * as defaults from "./core/defaults.js";
@@ -48,6 +49,7 @@ export {
   ValidationError,
 } from "./core/errors.js";
 export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
+export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
 export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
 export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
@@ -59,3 +61,4 @@ export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
 export { LeaseLostError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";
 export type { WorkerOptions } from "./worker/worker.js";
+export type { RetentionOptions } from "./worker/retention-options.js";

@@ -7,6 +7,7 @@ import { registerDlq } from "./commands/dlq.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { registerPrune } from "./commands/prune.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerWorker } from "./commands/worker.js";
@@ -26,6 +27,7 @@ registerDlq(program);
 registerQueues(program);
 registerWorkers(program);
 registerSchedules(program);
+registerPrune(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -9,12 +9,14 @@ import { CronStore } from "../store/cron-store.js";
 import type { Pool, Queryable } from "../store/db.js";
 import { JobStore } from "../store/job-store.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
+import { RetentionStore } from "../store/retention-store.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
 import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert } from "./enqueue.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
+import { type PruneOptions, type PruneResult, pruneInBatches, resolvePruneOptions } from "./prune.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
@@ -60,10 +62,12 @@ export class Conveyor {
   readonly options: ResolvedConveyorOptions;
   /** The store: every statement Conveyor runs. Exposed for the CLI, HTTP layer and tests. */
   readonly store: JobStore;
+  private readonly retention: RetentionStore;
 
   constructor(options: ConveyorOptions) {
     this.options = resolveConveyorOptions(options);
     this.store = new JobStore(this.options.pool, this.options.schema);
+    this.retention = new RetentionStore(this.options.pool, this.options.schema);
   }
 
   get pool(): Pool {
@@ -212,6 +216,21 @@ export class Conveyor {
   async purgeDeadLetter(id: string, scope: TenantScope = {}): Promise<void> {
     checkId(id);
     if (!(await this.store.deadLetterPurge(id, scope.tenant ?? null))) throw new NotFoundError(`dead letter ${id} not found`);
+  }
+
+  /**
+   * Delete succeeded and cancelled jobs finished longer ago than `finishedMs`
+   * (default 7 days) and dead letters older than `deadLetterMs` (default 30
+   * days), with their executions, in batches of `batchSize` rows (default
+   * 1,000), each its own short statement. Safe to run from many processes at
+   * once: rows another prune holds are skipped, never waited for. Workers do
+   * this on their own (worker option `retention`).
+   *
+   * @example
+   * const { jobs, deadLetters } = await conveyor.prune({ finishedMs: 24 * 60 * 60 * 1000 });
+   */
+  async prune(options: PruneOptions = {}): Promise<PruneResult> {
+    return pruneInBatches(this.retention, resolvePruneOptions(options), options.signal);
   }
 
   /** Workers that reported in recently, with the jobs each is running. */

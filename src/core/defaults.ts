@@ -120,3 +120,22 @@ export const MAX_UNIQUE_KEY_LENGTH = 255;
  * that left its states). Each round needs another such race, so 3 is plenty.
  */
 export const ENQUEUE_RACE_ROUNDS = 3;
+/** Retention: succeeded and cancelled jobs (with their executions) are deleted this long after they finished: 7 days. */
+export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
+/** Retention: dead letters (with their dead jobs and executions) are deleted this long after they died: 30 days. */
+export const DEFAULT_RETENTION_DEAD_LETTER_MS = 30 * 24 * 60 * 60 * 1000;
+/** Retention: the longest age accepted (10 years); to keep rows longer, turn retention off. */
+export const MAX_RETENTION_AGE_MS = 10 * 365 * 24 * 60 * 60 * 1000;
+/** Retention: how often each worker prunes, 5 minutes (each wait is jittered by ±25%). */
+export const DEFAULT_RETENTION_INTERVAL_MS = 5 * 60 * 1000;
+/**
+ * Retention: a worker's first prune comes this soon after it starts (2 s, ±25%), so short-lived
+ * workers prune too. A fleet starting together prunes together; SKIP LOCKED shares the rows out.
+ */
+export const RETENTION_FIRST_SWEEP_MAX_MS = 2_000;
+/** Retention: rows deleted by one statement (1,000), so no prune holds many row locks for long. */
+export const DEFAULT_RETENTION_BATCH_SIZE = 1_000;
+/** Retention: the largest batch accepted. */
+export const MAX_RETENTION_BATCH_SIZE = 10_000;
+/** Retention: pause between two batches of one prune (50 ms), to leave the database room for the hot path. */
+export const RETENTION_BATCH_PAUSE_MS = 50;

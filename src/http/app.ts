@@ -15,6 +15,7 @@ import { installRequestIdHeader, requestIdFor } from "./request-id.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
 import { jobCreateRoutes } from "./routes/jobs-create.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { maintenanceRoutes } from "./routes/maintenance.js";
 import { operationRoutes } from "./routes/operations.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { statsRoutes } from "./routes/stats.js";
@@ -74,6 +75,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
       operationRoutes(v1, context);
       statsRoutes(v1, context);
       scheduleRoutes(v1, context);
+      maintenanceRoutes(v1, context);
     },
     { prefix: "/v1" },
   );

@@ -15,6 +15,7 @@ export class WorkerMetrics {
   readonly activeJobs: Gauge;
   readonly dequeueWait: Histogram;
   readonly databaseErrors: Counter<"operation">;
+  readonly pruned: Counter<"reason">;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -57,6 +58,12 @@ export class WorkerMetrics {
       name: "conveyor_worker_database_errors_total",
       help: "Database errors seen by the worker, by operation",
       labelNames: ["operation"],
+      registers,
+    });
+    this.pruned = new Counter({
+      name: "conveyor_jobs_pruned_total",
+      help: "Job rows deleted by this worker's retention prunes: finished (succeeded, cancelled) or dead_letter",
+      labelNames: ["reason"],
       registers,
     });
   }

@@ -7,6 +7,7 @@ import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
 import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
+import * as retention from "./sql/retention.js";
 import * as stats from "./sql/stats.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as unique from "./sql/unique.js";
@@ -22,6 +23,7 @@ const SOURCES = {
   ...stats,
   ...cron,
   ...progress,
+  ...retention,
   ...transactionalCompletion,
   ...unique,
 } as const;

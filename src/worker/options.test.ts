@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS } from "../core/defaults.js";
+import {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_RETENTION_BATCH_SIZE,
+  DEFAULT_RETENTION_DEAD_LETTER_MS,
+  DEFAULT_RETENTION_FINISHED_MS,
+  DEFAULT_RETENTION_INTERVAL_MS,
+} from "../core/defaults.js";
 import { resolveWorkerOptions } from "./options.js";
 
 describe("resolveWorkerOptions", () => {
@@ -25,5 +32,16 @@ describe("resolveWorkerOptions", () => {
     expect(() => resolveWorkerOptions({ kinds: ["b"] }, ["a"])).toThrow(/worker.kinds: "b"/);
     expect(() => resolveWorkerOptions({}, [])).toThrow(/no job kinds/);
     expect(() => resolveWorkerOptions({ queues: [] }, ["a"])).toThrow(/worker.queues is empty/);
+  });
+
+  it("prunes by default with the retention defaults, and not at all with retention: false", () => {
+    expect(resolveWorkerOptions({}, ["a"]).retention).toEqual({
+      finishedMs: DEFAULT_RETENTION_FINISHED_MS,
+      deadLetterMs: DEFAULT_RETENTION_DEAD_LETTER_MS,
+      intervalMs: DEFAULT_RETENTION_INTERVAL_MS,
+      batchSize: DEFAULT_RETENTION_BATCH_SIZE,
+    });
+    expect(resolveWorkerOptions({ retention: { finishedMs: 0, batchSize: 10 } }, ["a"]).retention).toMatchObject({ finishedMs: 0, batchSize: 10 });
+    expect(resolveWorkerOptions({ retention: false }, ["a"]).retention).toBeNull();
   });
 });

@@ -14,6 +14,7 @@ import {
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
 
 export interface WorkerOptions {
   /** Jobs run at once; the worker never holds more. Default `DEFAULT_CONCURRENCY` (10). */
@@ -38,6 +39,12 @@ export interface WorkerOptions {
   progressIntervalMs?: number;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
   listen?: boolean;
+  /**
+   * Prune old rows periodically: succeeded/cancelled jobs after `finishedMs` (7 days), dead letters after
+   * `deadLetterMs` (30 days), every `intervalMs` (5 min), `batchSize` (1,000) rows per statement; `false`: never.
+   * Default on, with those values (see `RetentionOptions`).
+   */
+  retention?: RetentionOptions | false;
   /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
   id?: string;
   /** Enqueue the due ticks of the cron schedules of this worker's kinds (every worker may; each tick is enqueued once). Default true. */
@@ -62,6 +69,8 @@ export interface ResolvedWorkerOptions {
   readonly progressIntervalMs: number;
   readonly id: string;
   readonly schedules: boolean;
+  /** Null when pruning is off. */
+  readonly retention: ResolvedRetentionOptions | null;
 }
 
 function positiveInteger(value: number, field: string): number {
@@ -101,5 +110,6 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     progressIntervalMs: duration(options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, "progressIntervalMs", 0),
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     schedules: options.schedules ?? true,
+    retention: resolveRetentionOptions(options.retention),
   });
 }

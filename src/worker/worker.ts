@@ -15,6 +15,7 @@ import { HandlerStore } from "../store/handler-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
+import { Pruner } from "./pruner.js";
 import { Reclaimer } from "./reclaimer.js";
 import { createScheduler } from "./scheduler-setup.js";
 import type { CronScheduler } from "./scheduler.js";
@@ -44,6 +45,7 @@ export class Worker {
   private readonly reclaimer: Reclaimer;
   private readonly scheduler: CronScheduler | null;
   private readonly tools: HandlerTools;
+  private readonly pruner: Pruner | null;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -64,6 +66,8 @@ export class Worker {
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
     this.scheduler = createScheduler(conveyor, this.options, this.log);
     this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
+    const retention = this.options.retention;
+    this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
   }
 
   get id(): string {
@@ -93,6 +97,7 @@ export class Worker {
     }
     this.leases.start();
     this.reclaimer.start();
+    this.pruner?.start();
     this.registryTimer = setInterval(() => void this.refreshRegistration(), WORKER_HEARTBEAT_MS);
     this.loop = this.claimLoop();
     this.scheduler?.start();
@@ -136,6 +141,7 @@ export class Worker {
     await this.writer.drain();
     this.leases.stop();
     await this.reclaimer.stop();
+    await this.pruner?.stop();
     if (this.registryTimer) clearInterval(this.registryTimer);
     await this.store.workerDeregister(this.id).catch((error: unknown) => {
       this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");

@@ -26,6 +26,7 @@ const OPERATIONS = [
   ["get", "/v1/queues"],
   ["get", "/v1/workers"],
   ["get", "/v1/schedules"],
+  ["post", "/v1/maintenance/prune"],
   ["get", "/healthz"],
   ["get", "/readyz"],
   ["get", "/metrics"],

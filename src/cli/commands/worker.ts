@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { durationArgument } from "../duration-argument.js";
 import { commaList, port, positiveInt } from "../parse.js";
 import { runWorkerUntilSignal } from "../run-worker.js";
 import { withSession } from "../session.js";
@@ -18,6 +19,10 @@ interface WorkerCommandOptions {
   listen: boolean;
   schedules: boolean;
   migrate: boolean;
+  retainFinished?: number;
+  retainDead?: number;
+  /** false with --no-retention */
+  retention: boolean;
 }
 
 export function registerWorker(program: Command): void {
@@ -37,6 +42,9 @@ export function registerWorker(program: Command): void {
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
     .option("--no-schedules", "do not enqueue the cron schedules of the jobs module's kinds (other workers still do)")
     .option("--no-migrate", "do not apply migrations at start")
+    .option("--retain-finished <dur>", "prune succeeded/cancelled jobs this long after they finished (default 7d)", durationArgument)
+    .option("--retain-dead <dur>", "prune dead letters this long after they died (default 30d)", durationArgument)
+    .option("--no-retention", "never prune old jobs from this worker")
     .action(async (options: WorkerCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
         runWorkerUntilSignal(
@@ -52,6 +60,7 @@ export function registerWorker(program: Command): void {
             shutdownGraceMs: options.shutdownGraceMs,
             listen: options.listen,
             schedules: options.schedules,
+            retention: options.retention && { finishedMs: options.retainFinished, deadLetterMs: options.retainDead },
           },
           log,
         ),

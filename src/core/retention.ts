@@ -1,0 +1,50 @@
+import {
+  DEFAULT_RETENTION_BATCH_SIZE,
+  DEFAULT_RETENTION_DEAD_LETTER_MS,
+  DEFAULT_RETENTION_FINISHED_MS,
+  MAX_RETENTION_AGE_MS,
+  MAX_RETENTION_BATCH_SIZE,
+} from "./defaults.js";
+
+/** What one prune deletes: ages and batch size, validated. */
+export interface RetentionPolicy {
+  /** Succeeded/cancelled jobs finished longer ago than this are deleted. */
+  readonly finishedMs: number;
+  /** Dead letters (and their dead jobs) older than this are deleted. */
+  readonly deadLetterMs: number;
+  /** Rows per delete statement. */
+  readonly batchSize: number;
+}
+
+/** Builds the error for a refused field; the caller picks the type (ValidationError for calls, ConfigError for options). */
+export type RefuseField = (message: string, field: string) => Error;
+
+/**
+ * Merge retention settings with the defaults and check them, naming the
+ * refused field as `${prefix}${field}` (e.g. `worker.retention.batchSize`).
+ */
+export function resolveRetentionPolicy(
+  input: { finishedMs?: number; deadLetterMs?: number; batchSize?: number },
+  prefix: string,
+  refuse: RefuseField,
+): RetentionPolicy {
+  const age = (value: number | undefined, fallback: number, field: string): number => {
+    const ms = value ?? fallback;
+    if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_RETENTION_AGE_MS) {
+      throw refuse(`${prefix}${field} must be a number of ms from 0 to ${MAX_RETENTION_AGE_MS}, got ${String(value)}`, `${prefix}${field}`);
+    }
+    return ms;
+  };
+  const batchSize = input.batchSize ?? DEFAULT_RETENTION_BATCH_SIZE;
+  if (typeof batchSize !== "number" || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_RETENTION_BATCH_SIZE) {
+    throw refuse(
+      `${prefix}batchSize must be an integer from 1 to ${MAX_RETENTION_BATCH_SIZE}, got ${String(input.batchSize)}`,
+      `${prefix}batchSize`,
+    );
+  }
+  return Object.freeze({
+    finishedMs: age(input.finishedMs, DEFAULT_RETENTION_FINISHED_MS, "finishedMs"),
+    deadLetterMs: age(input.deadLetterMs, DEFAULT_RETENTION_DEAD_LETTER_MS, "deadLetterMs"),
+    batchSize,
+  });
+}

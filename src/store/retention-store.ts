@@ -1,0 +1,26 @@
+import type { Queryable } from "./db.js";
+import { bindQueries, type Queries } from "./queries.js";
+import { runQuery } from "./run-query.js";
+
+/** Retention deletes (statements in `sql/retention.ts`); each call is one short statement. */
+export class RetentionStore {
+  private readonly pool: Queryable;
+  private readonly q: Queries;
+
+  constructor(pool: Queryable, schema: string) {
+    this.pool = pool;
+    this.q = bindQueries(schema);
+  }
+
+  /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago; returns how many. */
+  async jobPruneFinished(olderThanMs: number, limit: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.jobPruneFinished, [olderThanMs, limit]);
+    return rows[0].count;
+  }
+
+  /** Delete up to `limit` dead letters older than `olderThanMs` with their jobs; returns how many. */
+  async deadLetterPrune(olderThanMs: number, limit: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.deadLetterPrune, [olderThanMs, limit]);
+    return rows[0].count;
+  }
+}

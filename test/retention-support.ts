@@ -1,0 +1,65 @@
+/**
+ * Rows in any state, made old in SQL: jobs are enqueued through the client,
+ * then moved to their state with the timestamps (finished_at, dead_at, …) set
+ * `ageMs` in the past, each with an execution row (and a dead-letter entry
+ * for dead jobs), so a prune has real cascades to follow.
+ */
+import type { Conveyor } from "../src/index.js";
+import { sql } from "./worker/support.js";
+
+export type RowState = "queued" | "running" | "retrying" | "succeeded" | "cancelled" | "dead";
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `count` jobs of kind `kind` in `state`, `ageMs` old; returns their ids. */
+export async function makeJobs(conveyor: Conveyor, kind: string, count: number, state: RowState, ageMs: number): Promise<string[]> {
+  const jobs = await conveyor.enqueueMany(Array.from({ length: count }, () => ({ job: kind, payload: {}, maxAttempts: 2 })));
+  const ids = jobs.map((job) => job.id);
+  const age = "now() - $2::float8 * interval '1 millisecond'";
+  await sql(conveyor, `UPDATE {{schema}}.jobs SET created_at = ${age} - interval '1 minute', run_at = ${age}, updated_at = ${age} WHERE id = ANY($1)`, [ids, ageMs]);
+  if (state === "queued") return ids;
+  if (state === "running") {
+    await sql(
+      conveyor,
+      `WITH claimed AS (
+         UPDATE {{schema}}.jobs SET status = 'running', attempts = 1, locked_by = 'old-worker', started_at = ${age},
+           current_execution_id = {{schema}}.uuid_v7(), lease_expires_at = now() + interval '1 hour'
+         WHERE id = ANY($1) RETURNING id, current_execution_id)
+       INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
+       SELECT current_execution_id, id, 1, 'old-worker', ${age} FROM claimed`,
+      [ids, ageMs],
+    );
+    return ids;
+  }
+  const outcome = { retrying: "failed", succeeded: "succeeded", cancelled: "cancelled", dead: "failed" }[state];
+  await sql(
+    conveyor,
+    `INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+     SELECT {{schema}}.uuid_v7(), id, 1, 'old-worker', ${age}, ${age}, $3 FROM {{schema}}.jobs WHERE id = ANY($1)`,
+    [ids, ageMs, outcome],
+  );
+  const finished = state === "retrying" ? "NULL" : age;
+  await sql(
+    conveyor,
+    `UPDATE {{schema}}.jobs SET status = $3, attempts = CASE WHEN $3 = 'dead' THEN 2 ELSE 1 END, started_at = ${age},
+       finished_at = ${finished} WHERE id = ANY($1)`,
+    [ids, ageMs, state],
+  );
+  if (state === "dead") {
+    await sql(
+      conveyor,
+      `INSERT INTO {{schema}}.dead_letter_jobs (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, history, dead_at)
+       SELECT {{schema}}.uuid_v7(), id, tenant, queue, kind, payload, attempts, max_attempts, 'attempts_exhausted', '[]', ${age}
+       FROM {{schema}}.jobs WHERE id = ANY($1)`,
+      [ids, ageMs],
+    );
+  }
+  return ids;
+}
+
+/** Ids of `ids` that still have a row in `table` (`id` for jobs, `job_id` for the tables that point at jobs). */
+export async function surviving(conveyor: Conveyor, table: "jobs" | "job_executions" | "dead_letter_jobs", ids: readonly string[]): Promise<string[]> {
+  const column = table === "jobs" ? "id" : "job_id";
+  const { rows } = await sql(conveyor, `SELECT DISTINCT ${column} AS id FROM {{schema}}.${table} WHERE ${column} = ANY($1)`, [ids]);
+  return rows.map((row: { id: string }) => row.id).sort();
+}

@@ -1,0 +1,268 @@
+/**
+ * Retention against a real PostgreSQL: `conveyor.prune()` deletes old
+ * succeeded/cancelled jobs and old dead letters (with executions) and nothing
+ * else, in batches, safely from many clients at once; workers prune on their
+ * own unless told not to; bad options are refused by name.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bindQueries } from "../src/store/queries.js";
+import { RetentionStore } from "../src/store/retention-store.js";
+import { pruneInBatches, resolvePruneOptions } from "../src/client/prune.js";
+import { ConfigError, type Conveyor, defineJob, ValidationError } from "../src/index.js";
+import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
+import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
+
+const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
+
+let test: TestConveyor;
+let conveyor: Conveyor;
+beforeEach(async () => {
+  test = await createTestConveyor({ jobs: [noop], logger: silent });
+  conveyor = test.conveyor;
+});
+afterEach(() => test?.cleanup());
+
+const make = (count: number, state: Parameters<typeof makeJobs>[3], ageMs: number) => makeJobs(conveyor, "noop", count, state, ageMs);
+const sorted = (...lists: string[][]) => lists.flat().sort();
+
+describe("conveyor.prune", () => {
+  it("deletes succeeded and cancelled jobs past the age with their executions, and nothing else", async () => {
+    const oldDone = sorted(await make(4, "succeeded", 8 * DAY_MS), await make(3, "cancelled", 8 * DAY_MS));
+    const youngDone = sorted(await make(2, "succeeded", 6 * DAY_MS), await make(2, "cancelled", DAY_MS));
+    // Unfinished jobs enqueued long ago, and a dead job finished long ago but whose dead letter is young.
+    const queued = await make(2, "queued", 60 * DAY_MS);
+    const started = sorted(await make(2, "running", 60 * DAY_MS), await make(2, "retrying", 60 * DAY_MS));
+    const unfinished = sorted(queued, started);
+    const dead = await make(2, "dead", 20 * DAY_MS);
+    const kept = sorted(youngDone, unfinished, dead);
+
+    expect(await conveyor.prune()).toEqual({ jobs: 7, deadLetters: 0 });
+
+    expect(await surviving(conveyor, "jobs", oldDone)).toEqual([]);
+    expect(await surviving(conveyor, "job_executions", oldDone)).toEqual([]);
+    expect(await surviving(conveyor, "jobs", kept)).toEqual(kept);
+    // Every kept job that had an execution still has it (queued ones never ran).
+    expect(await surviving(conveyor, "job_executions", kept)).toEqual(sorted(youngDone, started, dead));
+    expect(await surviving(conveyor, "dead_letter_jobs", dead)).toEqual(sorted(dead));
+    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0 });
+  });
+
+  it("honours finishedMs: a shorter age takes the younger finished jobs too", async () => {
+    const twoDays = await make(3, "succeeded", 2 * DAY_MS);
+    const oneHour = await make(2, "succeeded", 60 * 60 * 1000);
+    expect(await conveyor.prune({ finishedMs: DAY_MS })).toEqual({ jobs: 3, deadLetters: 0 });
+    expect(await surviving(conveyor, "jobs", sorted(twoDays, oneHour))).toEqual(sorted(oneHour));
+    expect(await conveyor.prune({ finishedMs: 0 })).toEqual({ jobs: 2, deadLetters: 0 });
+  });
+
+  it("deletes dead letters after their own age, with their dead jobs and executions", async () => {
+    const oldDead = await make(3, "dead", 31 * DAY_MS);
+    const youngDead = await make(2, "dead", 10 * DAY_MS);
+
+    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 3 });
+    for (const table of ["jobs", "job_executions", "dead_letter_jobs"] as const) {
+      expect(await surviving(conveyor, table, oldDead), table).toEqual([]);
+      expect(await surviving(conveyor, table, youngDead), table).toEqual(sorted(youngDead));
+    }
+    expect(await conveyor.prune({ deadLetterMs: 5 * DAY_MS })).toEqual({ jobs: 0, deadLetters: 2 });
+    expect(await surviving(conveyor, "jobs", youngDead)).toEqual([]);
+  });
+
+  it("deletes in batches of batchSize, one statement each, until a batch comes back short", async () => {
+    const finished = await make(25, "succeeded", 8 * DAY_MS);
+    const dead = await make(8, "dead", 40 * DAY_MS);
+    const store = new CountingRetentionStore(conveyor);
+
+    const result = await pruneInBatches(store, resolvePruneOptions({ batchSize: 4 }));
+
+    expect(result).toEqual({ jobs: 25, deadLetters: 8 });
+    expect(store.finishedBatches).toEqual([4, 4, 4, 4, 4, 4, 1]);
+    expect(store.deadLetterBatches).toEqual([4, 4, 0]);
+    expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
+  });
+
+  it("stops between batches once its signal is aborted", async () => {
+    await make(12, "succeeded", 8 * DAY_MS);
+    const store = new CountingRetentionStore(conveyor);
+    const abort = new AbortController();
+    store.afterFinishedBatch = () => abort.abort();
+
+    expect(await pruneInBatches(store, resolvePruneOptions({ batchSize: 5 }), abort.signal)).toEqual({ jobs: 5, deadLetters: 0 });
+    expect(store.finishedBatches).toEqual([5]);
+    expect(store.deadLetterBatches).toEqual([]);
+  });
+
+  it("deletes each row once when several clients prune the same rows at once", async () => {
+    const finished = await make(300, "succeeded", 8 * DAY_MS);
+    const dead = await make(40, "dead", 40 * DAY_MS);
+    const others = await Promise.all([1, 2, 3].map(() => createTestConveyor({ schema: test.schema, jobs: [noop], logger: silent }, { migrate: false })));
+    try {
+      const clients = [conveyor, ...others.map((other) => other.conveyor)];
+      const results = await Promise.all(clients.map((client) => client.prune({ batchSize: 25 })));
+      expect(results.reduce((sum, r) => sum + r.jobs, 0)).toBe(300);
+      expect(results.reduce((sum, r) => sum + r.deadLetters, 0)).toBe(40);
+      expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
+    } finally {
+      // These share the schema: close their pools without dropping it.
+      await Promise.all(others.map((other) => other.conveyor.close()));
+    }
+  });
+
+  it("skips a row another transaction holds instead of waiting for it", async () => {
+    const [held, ...rest] = await make(5, "succeeded", 8 * DAY_MS);
+    const other = await conveyor.pool.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(`SELECT 1 FROM "${test.schema}".jobs WHERE id = $1 FOR UPDATE`, [held]);
+      // Returns while the lock is held: a prune that waited would never get here.
+      expect(await conveyor.prune()).toEqual({ jobs: 4, deadLetters: 0 });
+      expect(await surviving(conveyor, "jobs", sorted(rest))).toEqual([]);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    expect(await conveyor.prune()).toEqual({ jobs: 1, deadLetters: 0 });
+  });
+
+  it("refuses bad options, naming the field", async () => {
+    const refused = async (options: Parameters<Conveyor["prune"]>[0], field: string) => {
+      const error = await conveyor.prune(options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(new RegExp(`^${field} must be`));
+      expect((error as ValidationError).issues[0]?.path).toBe(field);
+    };
+    await refused({ finishedMs: -1 }, "finishedMs");
+    await refused({ finishedMs: Number.NaN }, "finishedMs");
+    await refused({ deadLetterMs: Number.POSITIVE_INFINITY }, "deadLetterMs");
+    await refused({ deadLetterMs: "7d" as unknown as number }, "deadLetterMs");
+    await refused({ batchSize: 0 }, "batchSize");
+    await refused({ batchSize: 2.5 }, "batchSize");
+    await refused({ batchSize: 10_001 }, "batchSize");
+  });
+});
+
+describe("worker retention", () => {
+  it("prunes on its own on a short interval, counting what it deleted", async () => {
+    const finished = await make(5, "succeeded", 2 * DAY_MS);
+    const dead = await make(2, "dead", 3 * DAY_MS);
+    const young = await make(2, "succeeded", 60 * 60 * 1000);
+    const worker = conveyor.worker({ logger: silent, retention: { intervalMs: 100, finishedMs: DAY_MS, deadLetterMs: DAY_MS } });
+    await worker.start();
+    try {
+      await waitFor("the worker to prune", async () => (await surviving(conveyor, "jobs", sorted(finished, dead))).length === 0, 30_000);
+    } finally {
+      await worker.stop();
+    }
+    expect(await surviving(conveyor, "jobs", young)).toEqual(sorted(young));
+    const counter = await worker.metrics.pruned.get();
+    const byReason = Object.fromEntries(counter.values.map((v) => [v.labels.reason, v.value]));
+    expect(byReason).toEqual({ finished: 5, dead_letter: 2 });
+  });
+
+  it("prunes nothing with retention: false", async () => {
+    const finished = await make(5, "succeeded", 400 * DAY_MS);
+    const worker = conveyor.worker({ logger: silent, retention: false, pollIntervalMs: 50 });
+    expect(worker.options.retention).toBeNull();
+    await worker.start();
+    try {
+      // Past the first prune a worker with the default retention makes (within 2.5 s of start),
+      // which would delete these 400-day-old jobs.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+    } finally {
+      await worker.stop();
+    }
+    expect(await surviving(conveyor, "jobs", finished)).toEqual(sorted(finished));
+    expect((await worker.metrics.pruned.get()).values.reduce((sum, v) => sum + v.value, 0)).toBe(0);
+  });
+
+  it("refuses bad retention options, naming the field", () => {
+    const refused = (retention: unknown, pattern: RegExp) => {
+      expect(() => conveyor.worker({ logger: silent, retention: retention as false })).toThrow(ConfigError);
+      expect(() => conveyor.worker({ logger: silent, retention: retention as false })).toThrow(pattern);
+    };
+    refused({ intervalMs: 0 }, /^worker\.retention\.intervalMs must be/);
+    refused({ finishedMs: -5 }, /^worker\.retention\.finishedMs must be/);
+    refused({ deadLetterMs: Number.NaN }, /^worker\.retention\.deadLetterMs must be/);
+    refused({ batchSize: 0 }, /^worker\.retention\.batchSize must be/);
+    refused("7d", /^worker\.retention must be an object or false/);
+    refused(true, /^worker\.retention must be an object or false/);
+  });
+});
+
+describe("plans with many finished jobs", () => {
+  /** 100,000 succeeded jobs over the last 14 days and 500 ready ones, analysed. */
+  async function fillWithFinishedJobs(): Promise<void> {
+    await sql(
+      conveyor,
+      `INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, created_at, run_at, started_at, finished_at)
+       SELECT {{schema}}.uuid_v7(), 'default', 'q' || (g % 4), 'noop', '{}', 'succeeded', 1, 2, t, t, t, t
+       FROM (SELECT g, now() - (g % 14) * interval '1 day' - g * interval '1 second' AS t FROM generate_series(1, 100000) AS g) AS s`,
+    );
+    await make(500, "queued", 0);
+    await sql(conveyor, `ANALYZE {{schema}}.jobs`);
+  }
+
+  /** Every scan node of a plan: its type, relation and index. */
+  function scans(plan: PlanNode, out: PlanNode[] = []): PlanNode[] {
+    if (plan["Relation Name"]) out.push(plan);
+    for (const child of plan.Plans ?? []) scans(child, out);
+    return out;
+  }
+
+  async function explain(text: string, values: unknown[]): Promise<PlanNode[]> {
+    // Conveyor's own pool: the planner settings (random_page_cost) are the ones its statements run with.
+    const { rows } = await conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+    return scans(rows[0]["QUERY PLAN"][0].Plan);
+  }
+
+  it("the claim reads the ready index, never a scan of the jobs table", async () => {
+    await fillWithFinishedJobs();
+    for (const queues of [null, ["q1"]]) {
+      const nodes = await explain(bindQueries(test.schema).jobClaim.text, ["w", 100, ["noop"], queues, 60_000]);
+      const onJobs = nodes.filter((node) => node["Relation Name"] === "jobs");
+      expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
+      expect(onJobs.map((node) => node["Index Name"]), JSON.stringify(onJobs)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^jobs_ready(_by_queue)?_idx$/)]),
+      );
+    }
+  });
+
+  it("a prune reads its own index, never a scan of the jobs table", async () => {
+    await fillWithFinishedJobs();
+    const onJobs = (await explain(bindQueries(test.schema).jobPruneFinished.text, [7 * DAY_MS, 1_000])).filter((node) => node["Relation Name"] === "jobs");
+    expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
+    expect(onJobs.map((node) => node["Index Name"])).toContain("jobs_finished_prune_idx");
+  });
+});
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+
+/** A real store that records what each statement deleted. */
+class CountingRetentionStore extends RetentionStore {
+  readonly finishedBatches: number[] = [];
+  readonly deadLetterBatches: number[] = [];
+  afterFinishedBatch: () => void = () => {};
+
+  constructor(conveyor: Conveyor) {
+    super(conveyor.pool, conveyor.options.schema);
+  }
+
+  override async jobPruneFinished(olderThanMs: number, limit: number): Promise<number> {
+    const deleted = await super.jobPruneFinished(olderThanMs, limit);
+    this.finishedBatches.push(deleted);
+    this.afterFinishedBatch();
+    return deleted;
+  }
+
+  override async deadLetterPrune(olderThanMs: number, limit: number): Promise<number> {
+    const deleted = await super.deadLetterPrune(olderThanMs, limit);
+    this.deadLetterBatches.push(deleted);
+    return deleted;
+  }
+}
