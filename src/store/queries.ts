@@ -2,13 +2,15 @@ import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
 import * as claims from "./sql/claims.js";
+import * as claimsLimited from "./sql/claims-limited.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
 import * as queues from "./sql/queues.js";
+import * as queueSettings from "./sql/queue-settings.js";
 import * as stats from "./sql/stats.js";
 import * as workers from "./sql/workers.js";
 
-const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues, ...stats } as const;
+const SOURCES = { ...jobs, ...claims, ...deadLetters, ...workers, ...apiKeys, ...queues, ...stats, ...claimsLimited, ...queueSettings } as const;
 
 type QueryName = {
   [K in keyof typeof SOURCES]: K extends `${string}_COLUMNS` ? never : (typeof SOURCES)[K] extends string ? K : never;

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import {
   DEFAULT_CLAIM_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
+  DEFAULT_FAIRNESS,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -12,6 +13,7 @@ import {
   MIN_LEASE_MS,
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
+import type { Fairness } from "../core/queue-settings.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 
 export interface WorkerOptions {
@@ -33,6 +35,13 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Most jobs per claim statement. Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
   claimBatchSize?: number;
+  /**
+   * Claim order across tenants: "tenant" deals each claim batch round-robin
+   * over the tenants with ready jobs, so a huge backlog of one tenant cannot
+   * starve another's; "off" is plain priority/run_at order. Default
+   * `DEFAULT_FAIRNESS` ("off").
+   */
+  fairness?: Fairness;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
   listen?: boolean;
   /** Worker id as stored in `locked_by` and `workers`. Default `<hostname>-<pid>-<random>`. */
@@ -55,6 +64,7 @@ export interface ResolvedWorkerOptions {
   readonly claimBatchSize: number;
   readonly listen: boolean;
   readonly id: string;
+  readonly fairness: Fairness;
 }
 
 function positiveInteger(value: number, field: string): number {
@@ -92,5 +102,11 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
     listen: options.listen ?? true,
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+    fairness: fairnessOf(options.fairness ?? DEFAULT_FAIRNESS),
   });
+}
+
+function fairnessOf(value: unknown): Fairness {
+  if (value !== "off" && value !== "tenant") throw new ConfigError(`worker.fairness must be "off" or "tenant", got ${JSON.stringify(value)}`);
+  return value;
 }

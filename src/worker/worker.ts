@@ -7,7 +7,10 @@ import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER
 import type { Job } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
+import { LimitedClaimStore } from "../store/limited-claim-store.js";
+import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
+import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt } from "./executor.js";
 import { LeaseKeeper } from "./lease-keeper.js";
@@ -38,6 +41,7 @@ export class Worker {
   private readonly writer: AttemptWriter;
   private readonly leases: LeaseKeeper;
   private readonly reclaimer: Reclaimer;
+  private readonly claims: ClaimChooser;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -56,6 +60,13 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+    const schema = conveyor.options.schema;
+    this.claims = new ClaimChooser(
+      this.store,
+      new LimitedClaimStore(conveyor.pool, schema),
+      new QueueSettingsStore(conveyor.pool, schema),
+      this.options.fairness,
+    );
   }
 
   get id(): string {
@@ -153,7 +164,7 @@ export class Worker {
       const sentAt = performance.now();
       let jobs: Job[];
       try {
-        jobs = await this.store.jobClaim(this.id, wanted, kinds, queues, leaseMs);
+        jobs = await this.claims.claim({ workerId: this.id, limit: wanted, kinds, queues, leaseMs });
         backoff = ERROR_BACKOFF_MIN_MS;
       } catch (error) {
         this.metrics.databaseErrors.inc({ operation: "claim" });
