@@ -13,10 +13,11 @@ import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-setti
  * - then, with slots still free, each limited queue this worker serves, one
  *   short transaction each (its settings row locked, so caps hold globally).
  * Which queues are limited is read at most every CLAIM_RESTRICTIONS_REFRESH_MS
- * (one tiny query), so a new limit reaches a worker within about a second;
- * until then the fast path already skips that queue (its exclusion is read
- * by every claim statement), so a limit is never exceeded meanwhile: the
- * queue just waits up to a second for its first limited claim.
+ * (one tiny query), so a new limit reaches a worker within about a second.
+ * A new queue limit or pause is never exceeded meanwhile (the fast path reads
+ * its exclusion in every statement; the queue just waits up to a second for
+ * its first limited claim). A new tenant cap is honoured by a worker on the
+ * fast path from its next refresh, so for up to a second it may be exceeded.
  */
 export class ClaimChooser {
   private restrictions: ClaimRestrictions = { limitedQueues: [], tenantCaps: false };
