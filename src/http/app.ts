@@ -16,6 +16,7 @@ import { deadLetterRoutes } from "./routes/dead-letters.js";
 import { jobCreateRoutes } from "./routes/jobs-create.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { operationRoutes } from "./routes/operations.js";
+import { queueSettingsRoutes } from "./routes/queue-settings.js";
 import { statsRoutes } from "./routes/stats.js";
 import { systemRoutes } from "./routes/system.js";
 import { installValidation } from "./validation.js";
@@ -71,6 +72,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
       jobRoutes(v1, context);
       deadLetterRoutes(v1, context);
       operationRoutes(v1, context);
+      queueSettingsRoutes(v1, context);
       statsRoutes(v1, context);
     },
     { prefix: "/v1" },
