@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { commaList, port, positiveInt } from "../parse.js";
 import { runWorkerUntilSignal } from "../run-worker.js";
@@ -17,6 +17,7 @@ interface WorkerCommandOptions {
   shutdownGraceMs?: number;
   listen: boolean;
   migrate: boolean;
+  fairness?: "off" | "tenant";
 }
 
 export function registerWorker(program: Command): void {
@@ -34,6 +35,7 @@ export function registerWorker(program: Command): void {
     .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
+    .addOption(new Option("--fairness <mode>", "claim order across tenants: round-robin (tenant) or plain (off, default)").choices(["off", "tenant"]))
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: WorkerCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
@@ -49,6 +51,7 @@ export function registerWorker(program: Command): void {
             reclaimIntervalMs: options.reclaimIntervalMs,
             shutdownGraceMs: options.shutdownGraceMs,
             listen: options.listen,
+            fairness: options.fairness,
           },
           log,
         ),
