@@ -30,5 +30,5 @@ export interface TenantSettings {
   updatedAt: Date;
 }
 
-/** How a worker orders claims across tenants: "off" (plain priority order) or "tenant" (round-robin). */
+/** How a worker orders claims across tenants: "off" (plain priority order) or "tenant" (fair shares: fewest running first). */
 export type Fairness = "off" | "tenant";

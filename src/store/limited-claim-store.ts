@@ -45,7 +45,7 @@ export class LimitedClaimStore {
     });
   }
 
-  /** Tenant round-robin claim over unrestricted queues, within each tenant's cap. */
+  /** Tenant-fair claim over unrestricted queues (fewest running first), within each tenant's cap. */
   claimFair(request: ClaimRequest): Promise<Job[]> {
     return withTransaction(this.pool, async (client) => {
       // Always taken (an empty table costs one index-less probe): a cap set a

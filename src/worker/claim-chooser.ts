@@ -9,7 +9,7 @@ import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-setti
  * Decides which claim statements a worker runs, so queues without limits
  * keep the one-statement fast path:
  * - fairness off and no tenant caps: `jobClaim` (skips paused and limited queues);
- * - fairness "tenant", or any tenant cap set: the tenant round-robin claim instead;
+ * - fairness "tenant", or any tenant cap set: the tenant-fair claim instead;
  * - then, with slots still free, each limited queue this worker serves, one
  *   short transaction each (its settings row locked, so caps hold globally).
  * Which queues are limited is read at most every CLAIM_RESTRICTIONS_REFRESH_MS

@@ -36,10 +36,10 @@ export interface WorkerOptions {
   /** Most jobs per claim statement. Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
   claimBatchSize?: number;
   /**
-   * Claim order across tenants: "tenant" deals each claim batch round-robin
-   * over the tenants with ready jobs, so a huge backlog of one tenant cannot
-   * starve another's; "off" is plain priority/run_at order. Default
-   * `DEFAULT_FAIRNESS` ("off").
+   * Claim order across tenants: "tenant" gives each claim's slots to the
+   * tenants with ready jobs and the fewest jobs running (all workers), so a
+   * huge backlog of one tenant cannot starve another's; "off" is plain
+   * priority/run_at order. Default `DEFAULT_FAIRNESS` ("off").
    */
   fairness?: Fairness;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */

@@ -35,7 +35,7 @@ export function registerWorker(program: Command): void {
     .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
-    .addOption(new Option("--fairness <mode>", "claim order across tenants: round-robin (tenant) or plain (off, default)").choices(["off", "tenant"]))
+    .addOption(new Option("--fairness <mode>", "claim order across tenants: fair shares (tenant) or plain priority order (off, the default)").choices(["off", "tenant"]))
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: WorkerCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
