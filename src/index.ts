@@ -51,6 +51,7 @@ export {
 export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
 export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
+export type { Fairness, QueueLimitsInput, QueueSettings, RateLimit, TenantSettings } from "./core/queue-settings.js";
 export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
 export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";

@@ -3,6 +3,7 @@ import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
+import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import { isJobStatus, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
 import { CronStore } from "../store/cron-store.js";
@@ -17,6 +18,7 @@ import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert } from
 import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 import { type PruneOptions, type PruneResult, pruneInBatches, resolvePruneOptions } from "./prune.js";
+import { QueueLimits } from "./queue-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
@@ -63,11 +65,13 @@ export class Conveyor {
   /** The store: every statement Conveyor runs. Exposed for the CLI, HTTP layer and tests. */
   readonly store: JobStore;
   private readonly retention: RetentionStore;
+  private readonly limits: QueueLimits;
 
   constructor(options: ConveyorOptions) {
     this.options = resolveConveyorOptions(options);
     this.store = new JobStore(this.options.pool, this.options.schema);
     this.retention = new RetentionStore(this.options.pool, this.options.schema);
+    this.limits = new QueueLimits(this.options.pool, this.options.schema);
   }
 
   get pool(): Pool {
@@ -245,6 +249,46 @@ export class Conveyor {
    */
   listSchedules(scope: TenantScope = {}): Promise<CronScheduleInfo[]> {
     return new CronStore(this.options.pool, this.options.schema).cronScheduleList(scope.tenant ?? null);
+  }
+
+  /**
+   * Pause a queue: no worker claims its jobs (they stay queued) until
+   * `resumeQueue`. Claims already running finish normally.
+   */
+  pauseQueue(queue: string): Promise<QueueSettings> {
+    return this.limits.setPaused(queue, true);
+  }
+
+  /** Resume a paused queue and wake idle workers at once. */
+  resumeQueue(queue: string): Promise<QueueSettings> {
+    return this.limits.setPaused(queue, false);
+  }
+
+  /**
+   * Limit a queue across all workers: `concurrency` caps its jobs running at
+   * once; `rateLimit` allows `count` claims per fixed window of `intervalMs`.
+   * An omitted field keeps its value; null removes that limit. Default: no limits.
+   *
+   * @example
+   * await conveyor.setQueueLimits("mail", { concurrency: 3, rateLimit: { count: 100, intervalMs: 60_000 } });
+   */
+  setQueueLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
+    return this.limits.setQueueLimits(queue, limits);
+  }
+
+  /** Every queue with settings (paused, limits). Queues never configured are unlimited and not listed. */
+  listQueueSettings(): Promise<QueueSettings[]> {
+    return this.limits.listQueueSettings();
+  }
+
+  /** Cap one tenant's jobs running at once across all workers; null removes the cap. Default: no cap. */
+  setTenantLimits(tenant: string, limits: { concurrency: number | null }): Promise<TenantSettings> {
+    return this.limits.setTenantLimits(tenant, limits);
+  }
+
+  /** Every tenant with a setting. */
+  listTenantSettings(): Promise<TenantSettings[]> {
+    return this.limits.listTenantSettings();
   }
 
   /** Create a worker for this client's job kinds. Call `start()` on it. */

@@ -139,3 +139,13 @@ export const DEFAULT_RETENTION_BATCH_SIZE = 1_000;
 export const MAX_RETENTION_BATCH_SIZE = 10_000;
 /** Retention: pause between two batches of one prune (50 ms), to leave the database room for the hot path. */
 export const RETENTION_BATCH_PAUSE_MS = 50;
+/** Queue and tenant limits: the largest concurrency cap accepted (a queue or tenant). */
+export const MAX_CONCURRENCY_LIMIT = 1_000_000;
+/** Queue rate limit: the most claims per window accepted. */
+export const MAX_RATE_LIMIT_COUNT = 1_000_000;
+/** Queue rate limit: the longest window accepted (one day; the column is an int of ms). */
+export const MAX_RATE_INTERVAL_MS = 24 * 60 * 60 * 1000;
+/** Worker: how often it re-reads which queues are limited and whether tenants have caps (one small query). */
+export const CLAIM_RESTRICTIONS_REFRESH_MS = 1_000;
+/** Worker: claim order across tenants; "off" is the plain priority/run_at order (the fast path). */
+export const DEFAULT_FAIRNESS = "off";

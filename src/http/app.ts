@@ -18,6 +18,7 @@ import { jobRoutes } from "./routes/jobs.js";
 import { maintenanceRoutes } from "./routes/maintenance.js";
 import { operationRoutes } from "./routes/operations.js";
 import { scheduleRoutes } from "./routes/schedules.js";
+import { queueSettingsRoutes } from "./routes/queue-settings.js";
 import { statsRoutes } from "./routes/stats.js";
 import { systemRoutes } from "./routes/system.js";
 import { installValidation } from "./validation.js";
@@ -73,6 +74,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
       jobRoutes(v1, context);
       deadLetterRoutes(v1, context);
       operationRoutes(v1, context);
+      queueSettingsRoutes(v1, context);
       statsRoutes(v1, context);
       scheduleRoutes(v1, context);
       maintenanceRoutes(v1, context);

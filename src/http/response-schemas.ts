@@ -63,6 +63,9 @@ const queueStats = z.object({
   queue: z.string(),
   counts: z.object(Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>),
   oldestReadyAgeMs: z.number().nullable().describe("ms the oldest job ready to run has waited; null when none waits"),
+  paused: z.boolean().describe("paused queues are not claimed"),
+  concurrencyLimit: z.number().int().nullable().describe("most jobs running at once across all workers; null: no cap"),
+  rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable().describe("claims per fixed window; null: none"),
 });
 
 const worker = z.object({

@@ -3,11 +3,13 @@ import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
 import * as claims from "./sql/claims.js";
 import * as cron from "./sql/cron.js";
+import * as claimsLimited from "./sql/claims-limited.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
 import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
 import * as retention from "./sql/retention.js";
+import * as queueSettings from "./sql/queue-settings.js";
 import * as stats from "./sql/stats.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as unique from "./sql/unique.js";
@@ -22,8 +24,10 @@ const SOURCES = {
   ...queues,
   ...stats,
   ...cron,
+  ...claimsLimited,
   ...progress,
   ...retention,
+  ...queueSettings,
   ...transactionalCompletion,
   ...unique,
 } as const;

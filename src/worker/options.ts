@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import {
   DEFAULT_CLAIM_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
+  DEFAULT_FAIRNESS,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -13,6 +14,7 @@ import {
   MIN_LEASE_MS,
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
+import type { Fairness } from "../core/queue-settings.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
 
@@ -37,6 +39,13 @@ export interface WorkerOptions {
   claimBatchSize?: number;
   /** Shortest time between two progress writes of one job (`ctx.progress`); values in between coalesce. Default `DEFAULT_PROGRESS_INTERVAL_MS` (500 ms). */
   progressIntervalMs?: number;
+  /**
+   * Claim order across tenants: "tenant" gives each claim's slots to the
+   * tenants with ready jobs and the fewest jobs running (all workers), so a
+   * huge backlog of one tenant cannot starve another's; "off" is plain
+   * priority/run_at order. Default `DEFAULT_FAIRNESS` ("off").
+   */
+  fairness?: Fairness;
   /** Use LISTEN/NOTIFY to wake up at once. Set false behind poolers that cannot LISTEN (polling only). Default true. */
   listen?: boolean;
   /**
@@ -71,6 +80,7 @@ export interface ResolvedWorkerOptions {
   readonly schedules: boolean;
   /** Null when pruning is off. */
   readonly retention: ResolvedRetentionOptions | null;
+  readonly fairness: Fairness;
 }
 
 function positiveInteger(value: number, field: string): number {
@@ -111,5 +121,11 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     schedules: options.schedules ?? true,
     retention: resolveRetentionOptions(options.retention),
+    fairness: fairnessOf(options.fairness ?? DEFAULT_FAIRNESS),
   });
+}
+
+function fairnessOf(value: unknown): Fairness {
+  if (value !== "off" && value !== "tenant") throw new ConfigError(`worker.fairness must be "off" or "tenant", got ${JSON.stringify(value)}`);
+  return value;
 }

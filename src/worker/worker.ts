@@ -7,7 +7,10 @@ import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER
 import type { Job } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
+import { LimitedClaimStore } from "../store/limited-claim-store.js";
+import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
+import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt } from "./executor.js";
 import { HandlerTools } from "./handler-tools.js";
@@ -46,6 +49,7 @@ export class Worker {
   private readonly scheduler: CronScheduler | null;
   private readonly tools: HandlerTools;
   private readonly pruner: Pruner | null;
+  private readonly claims: ClaimChooser;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -68,6 +72,13 @@ export class Worker {
     this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
+    const schema = conveyor.options.schema;
+    this.claims = new ClaimChooser(
+      this.store,
+      new LimitedClaimStore(conveyor.pool, schema),
+      new QueueSettingsStore(conveyor.pool, schema),
+      this.options.fairness,
+    );
   }
 
   get id(): string {
@@ -180,7 +191,7 @@ export class Worker {
       const sentAt = performance.now();
       let jobs: Job[];
       try {
-        jobs = await this.store.jobClaim(this.id, wanted, kinds, queues, leaseMs);
+        jobs = await this.claims.claim({ workerId: this.id, limit: wanted, kinds, queues, leaseMs });
         backoff = ERROR_BACKOFF_MIN_MS;
       } catch (error) {
         this.metrics.databaseErrors.inc({ operation: "claim" });

@@ -160,7 +160,7 @@ describe("conveyor queues and conveyor workers", () => {
   it("shows counts per queue, and live workers with what they run", async () => {
     const table = await cli("queues");
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY$/);
+    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
     const { items } = json(await cli("queues", "--json"));
     const expected = await new (await import("../../src/client/queue-overview.js")).QueueOverview(test.conveyor).queueStats();
     expect(items.map((q: { queue: string; counts: unknown }) => [q.queue, q.counts])).toEqual(expected.map((q) => [q.queue, q.counts]));

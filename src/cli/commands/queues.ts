@@ -4,10 +4,11 @@ import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { JOB_STATUSES } from "../../core/states.js";
 import { withSession } from "../session.js";
 import { formatTable, humanDuration, printJson } from "../table.js";
+import { describeLimits, registerQueueSettings } from "./queue-settings.js";
 
 /** `conveyor queues`: every queue with its jobs by status and the age of its oldest ready job. */
 export function registerQueues(program: Command): void {
-  program
+  const queues = program
     .command("queues")
     .description("queues with their jobs by status and how long the oldest ready job has waited")
     .option("--tenant <tenant>", "count only this tenant's jobs (default: every tenant)")
@@ -23,14 +24,16 @@ export function registerQueues(program: Command): void {
         }
         process.stdout.write(
           formatTable(
-            ["QUEUE", ...JOB_STATUSES.map((status) => status.toUpperCase()), "OLDEST READY"],
+            ["QUEUE", ...JOB_STATUSES.map((status) => status.toUpperCase()), "OLDEST READY", "LIMITS"],
             items.map((queue) => [
               queue.queue,
               ...JOB_STATUSES.map((status) => String(queue.counts[status])),
               queue.oldestReadyAgeMs === null ? "-" : humanDuration(queue.oldestReadyAgeMs),
+              describeLimits(queue),
             ]),
           ),
         );
       });
     });
+  registerQueueSettings(queues);
 }

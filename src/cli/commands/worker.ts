@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { durationArgument } from "../duration-argument.js";
 import { commaList, port, positiveInt } from "../parse.js";
@@ -23,6 +23,7 @@ interface WorkerCommandOptions {
   retainDead?: number;
   /** false with --no-retention */
   retention: boolean;
+  fairness?: "off" | "tenant";
 }
 
 export function registerWorker(program: Command): void {
@@ -41,6 +42,7 @@ export function registerWorker(program: Command): void {
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
     .option("--no-schedules", "do not enqueue the cron schedules of the jobs module's kinds (other workers still do)")
+    .addOption(new Option("--fairness <mode>", "claim order across tenants: fair shares (tenant) or plain priority order (off, the default)").choices(["off", "tenant"]))
     .option("--no-migrate", "do not apply migrations at start")
     .option("--retain-finished <dur>", "prune succeeded/cancelled jobs this long after they finished (default 7d)", durationArgument)
     .option("--retain-dead <dur>", "prune dead letters this long after they died (default 30d)", durationArgument)
@@ -61,6 +63,7 @@ export function registerWorker(program: Command): void {
             listen: options.listen,
             schedules: options.schedules,
             retention: options.retention && { finishedMs: options.retainFinished, deadLetterMs: options.retainDead },
+            fairness: options.fairness,
           },
           log,
         ),

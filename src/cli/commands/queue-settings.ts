@@ -1,0 +1,92 @@
+import { type Command, InvalidArgumentError } from "commander";
+import type { QueueSettings, RateLimit } from "../../core/queue-settings.js";
+import { ValidationError } from "../../core/errors.js";
+import { withSession } from "../session.js";
+import { humanDuration, printJson } from "../table.js";
+
+// Parsers answer "none" rather than null: commander turns a parsed null into "".
+
+/** `--concurrency`: a whole number >= 1, or "none" to remove the cap. */
+function concurrencyArg(value: string): number | "none" {
+  if (value === "none") return "none";
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a whole number >= 1 or "none", got "${value}"`);
+  return Number(value);
+}
+
+/** `--rate`: `<count>/<interval ms>` (e.g. 100/60000), or "none" to remove the rate limit. */
+function rateArg(value: string): RateLimit | "none" {
+  if (value === "none") return "none";
+  const match = /^(\d+)\/(\d+)$/.exec(value);
+  if (!match) throw new InvalidArgumentError(`expected <count>/<interval ms> such as 100/60000, or "none"; got "${value}"`);
+  return { count: Number(match[1]), intervalMs: Number(match[2]) };
+}
+
+/** "paused, 3 at once, 100 per 1m" — what is set on a queue, for tables; "-" when nothing. */
+export function describeLimits(queue: { paused: boolean; concurrencyLimit: number | null; rateLimit: RateLimit | null }): string {
+  const parts: string[] = [];
+  if (queue.paused) parts.push("paused");
+  if (queue.concurrencyLimit !== null) parts.push(`${queue.concurrencyLimit} at once`);
+  if (queue.rateLimit) parts.push(`${queue.rateLimit.count} per ${humanDuration(queue.rateLimit.intervalMs)}`);
+  return parts.length > 0 ? parts.join(", ") : "-";
+}
+
+function summary(settings: QueueSettings): string {
+  return `queue ${settings.queue}: ${describeLimits({ ...settings, concurrencyLimit: settings.concurrency })}\n`;
+}
+
+/** `conveyor queues pause|resume|limit`: change a queue's settings (the library's pauseQueue, resumeQueue, setQueueLimits). */
+export function registerQueueSettings(queues: Command): void {
+  // --schema and --json belong to `conveyor queues` (commander hands options
+  // the parent knows to the parent, wherever they stand), so read them from there.
+  const common = (command: Command) => command.configureHelp({ showGlobalOptions: true });
+  const globals = (command: Command) => command.optsWithGlobals() as { schema: string; json: boolean };
+  const run = (schema: string, json: boolean, change: (session: Parameters<Parameters<typeof withSession>[1]>[0]) => Promise<QueueSettings>) =>
+    withSession({ schema, poolSize: 2, quiet: true }, async (session) => {
+      const settings = await change(session);
+      if (json) {
+        return printJson({
+          queue: settings.queue,
+          paused: settings.paused,
+          concurrencyLimit: settings.concurrency,
+          rateLimit: settings.rateLimit,
+          updatedAt: settings.updatedAt.toISOString(),
+        });
+      }
+      process.stdout.write(summary(settings));
+    });
+
+  common(queues.command("pause").description("stop workers from claiming a queue's jobs (running ones finish)").argument("<queue>", "queue name")).action(
+    (queue: string, _options: object, command: Command) => {
+      const { schema, json } = globals(command);
+      return run(schema, json, ({ conveyor }) => conveyor.pauseQueue(queue));
+    },
+  );
+
+  common(queues.command("resume").description("let workers claim a paused queue again (wakes them at once)").argument("<queue>", "queue name")).action(
+    (queue: string, _options: object, command: Command) => {
+      const { schema, json } = globals(command);
+      return run(schema, json, ({ conveyor }) => conveyor.resumeQueue(queue));
+    },
+  );
+
+  common(
+    queues
+      .command("limit")
+      .description("limit a queue across all workers: jobs running at once and claims per interval")
+      .argument("<queue>", "queue name")
+      .option("--concurrency <n>", 'most jobs running at once, or "none"', concurrencyArg)
+      .option("--rate <count/ms>", 'at most <count> starts per <ms> window (e.g. 100/60000), or "none"', rateArg),
+  ).action((queue: string, options: { concurrency?: number | "none"; rate?: RateLimit | "none" }, command: Command) => {
+    const { schema, json } = globals(command);
+    if (options.concurrency === undefined && options.rate === undefined) {
+      throw new ValidationError('give --concurrency and/or --rate ("none" removes a limit)');
+    }
+    const none = <T>(value: T | "none"): T | null => (value === "none" ? null : value);
+    return run(schema, json, ({ conveyor }) =>
+      conveyor.setQueueLimits(queue, {
+        ...(options.concurrency !== undefined ? { concurrency: none(options.concurrency) } : {}),
+        ...(options.rate !== undefined ? { rateLimit: none(options.rate) } : {}),
+      }),
+    );
+  });
+}

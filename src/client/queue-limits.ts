@@ -1,0 +1,75 @@
+import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
+import { ValidationError } from "../core/errors.js";
+import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
+import type { Pool } from "../store/db.js";
+import { QueueSettingsStore } from "../store/queue-settings-store.js";
+import { checkName, checkTenant } from "./validate.js";
+
+function refuse(path: string, message: string): never {
+  throw new ValidationError(`${path} ${message}`, [{ path, message }]);
+}
+
+function checkCount(value: unknown, path: string, max: number): number | null {
+  if (value === null) return null;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max) {
+    refuse(path, `must be an integer from 1 to ${max} (or null for no limit), got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Pause, resume and limit queues; cap tenants. Every input is validated
+ * here (a ValidationError names the field); the statements are in
+ * `store/sql/queue-settings.ts`. Used through the `Conveyor` methods.
+ */
+export class QueueLimits {
+  private readonly store: QueueSettingsStore;
+
+  constructor(pool: Pool, schema: string) {
+    this.store = new QueueSettingsStore(pool, schema);
+  }
+
+  async setPaused(queue: string, paused: boolean): Promise<QueueSettings> {
+    checkName(queue, "queue", ValidationError);
+    return this.store.queueSetPaused(queue, paused);
+  }
+
+  async setQueueLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
+    checkName(queue, "queue", ValidationError);
+    if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
+    const unknown = Object.keys(limits).filter((key) => key !== "concurrency" && key !== "rateLimit");
+    if (unknown.length > 0) refuse(unknown[0]!, "is not a queue limit (known: concurrency, rateLimit)");
+    if (limits.concurrency === undefined && limits.rateLimit === undefined) refuse("limits", "must set concurrency or rateLimit");
+    const concurrency =
+      limits.concurrency === undefined
+        ? { set: false, value: null }
+        : { set: true, value: checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT) };
+    let rate: { set: boolean; count: number | null; intervalMs: number | null } = { set: false, count: null, intervalMs: null };
+    if (limits.rateLimit === null) rate = { set: true, count: null, intervalMs: null };
+    else if (limits.rateLimit !== undefined) {
+      if (typeof limits.rateLimit !== "object") refuse("rateLimit", "must be { count, intervalMs } or null");
+      const count = checkCount(limits.rateLimit.count, "rateLimit.count", MAX_RATE_LIMIT_COUNT);
+      const intervalMs = checkCount(limits.rateLimit.intervalMs, "rateLimit.intervalMs", MAX_RATE_INTERVAL_MS);
+      if (count === null) refuse("rateLimit.count", "is required");
+      if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
+      rate = { set: true, count, intervalMs };
+    }
+    return this.store.queueSetLimits(queue, concurrency, rate);
+  }
+
+  listQueueSettings(): Promise<QueueSettings[]> {
+    return this.store.queueList();
+  }
+
+  async setTenantLimits(tenant: string, limits: { concurrency: number | null }): Promise<TenantSettings> {
+    checkTenant(tenant);
+    if (typeof limits !== "object" || limits === null || limits.concurrency === undefined) {
+      refuse("concurrency", "is required (a number, or null for no cap)");
+    }
+    return this.store.tenantSetLimits(tenant, checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT));
+  }
+
+  listTenantSettings(): Promise<TenantSettings[]> {
+    return this.store.tenantList();
+  }
+}

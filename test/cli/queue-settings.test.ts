@@ -1,0 +1,63 @@
+/**
+ * `conveyor queues pause|resume|limit` as real processes (the built CLI), in
+ * a schema of this file's own; `conveyor queues` shows what is set.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { assertBuilt, type CliResult, runCli, silent, stderrLines } from "./support.js";
+
+let test: TestConveyor;
+const cli = (...args: string[]) => runCli([...args, "--schema", test.schema]);
+const ok = (result: CliResult) => {
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout;
+};
+
+beforeAll(async () => {
+  assertBuilt();
+  test = await createTestConveyor({ logger: silent });
+});
+afterAll(() => test?.cleanup());
+
+describe("conveyor queues pause|resume|limit", () => {
+  it("changes a queue's settings, and the queue list shows them", async () => {
+    expect(ok(await cli("queues", "pause", "mail"))).toBe("queue mail: paused\n");
+    expect(ok(await cli("queues", "limit", "mail", "--concurrency", "3", "--rate", "100/60000"))).toMatch(/^queue mail: paused, 3 at once, 100 per 1 min/);
+    expect((await test.conveyor.listQueueSettings())[0]).toMatchObject({
+      queue: "mail",
+      paused: true,
+      concurrency: 3,
+      rateLimit: { count: 100, intervalMs: 60000 },
+    });
+    const table = ok(await cli("queues"));
+    expect(table.split("\n")[0]).toMatch(/OLDEST READY\s+LIMITS$/);
+    expect(table).toMatch(/^mail\s.*paused, 3 at once, 100 per 1 min/m);
+
+    expect(JSON.parse(ok(await cli("queues", "limit", "mail", "--rate", "none", "--json")))).toMatchObject({
+      queue: "mail",
+      concurrencyLimit: 3,
+      rateLimit: null,
+    });
+    expect(ok(await cli("queues", "resume", "mail"))).toBe("queue mail: 3 at once\n");
+    const { items } = JSON.parse(ok(await cli("queues", "--json")));
+    expect(items).toEqual([expect.objectContaining({ queue: "mail", paused: false, concurrencyLimit: 3, rateLimit: null })]);
+  });
+
+  it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["queues", "limit", "mail"], /give --concurrency and\/or --rate/],
+      [["queues", "limit", "mail", "--concurrency", "0"], /--concurrency.*expected a whole number >= 1 or "none"/],
+      [["queues", "limit", "mail", "--rate", "fast"], /--rate.*<count>\/<interval ms>/],
+      [["queues", "limit", "mail", "--rate", "5/0"], /rateLimit\.intervalMs must be an integer from 1/],
+      [["queues", "pause", "bad name"], /queue must be 1-128 characters/],
+      [["queues", "resume"], /missing required argument 'queue'/],
+    ];
+    for (const [args, mentions] of cases) {
+      const result = await cli(...args);
+      expect(result.code, args.join(" ")).not.toBe(0);
+      expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
+      expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
+    }
+    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("bad name");
+  });
+});

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiTest, call, createApiTest, expectProblem } from "./support.js";
+
+let test: ApiTest;
+beforeAll(async () => {
+  test = await createApiTest();
+});
+afterAll(() => test.cleanup());
+
+describe("queue and tenant settings over HTTP", () => {
+  it("pauses, limits and resumes a queue (admin key), and the queue list shows it", async () => {
+    const paused = await call(test.app, { method: "POST", url: "/v1/queues/mail/pause", key: test.keys.admin });
+    expect(paused.statusCode).toBe(200);
+    expect(paused.json).toMatchObject({ queue: "mail", paused: true, concurrencyLimit: null, rateLimit: null });
+
+    const limited = await call(test.app, {
+      method: "PATCH",
+      url: "/v1/queues/mail",
+      key: test.keys.admin,
+      body: { concurrency: 3, rateLimit: { count: 10, intervalMs: 1000 } },
+    });
+    expect(limited.statusCode).toBe(200);
+    expect(limited.json).toMatchObject({ queue: "mail", paused: true, concurrencyLimit: 3, rateLimit: { count: 10, intervalMs: 1000 } });
+
+    const listed = await call(test.app, { url: "/v1/queues", key: test.keys.admin });
+    expect(listed.json.items).toContainEqual(
+      expect.objectContaining({ queue: "mail", paused: true, concurrencyLimit: 3, rateLimit: { count: 10, intervalMs: 1000 } }),
+    );
+
+    const resumed = await call(test.app, { method: "POST", url: "/v1/queues/mail/resume", key: test.keys.admin });
+    expect(resumed.json).toMatchObject({ paused: false, concurrencyLimit: 3 });
+    const cleared = await call(test.app, { method: "PATCH", url: "/v1/queues/mail", key: test.keys.admin, body: { rateLimit: null } });
+    expect(cleared.json).toMatchObject({ concurrencyLimit: 3, rateLimit: null });
+  });
+
+  it("caps a tenant", async () => {
+    const response = await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.admin, body: { concurrency: 2 } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toMatchObject({ tenant: "acme", concurrencyLimit: 2 });
+    expect(await test.conveyor.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
+  });
+
+  it("refuses tenant keys with 403 and changes nothing", async () => {
+    expectProblem(await call(test.app, { method: "POST", url: "/v1/queues/guarded/pause", key: test.keys.acme }), 403, "FORBIDDEN");
+    expectProblem(await call(test.app, { method: "PATCH", url: "/v1/queues/guarded", key: test.keys.acme, body: { concurrency: 1 } }), 403, "FORBIDDEN");
+    expectProblem(await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.acme, body: { concurrency: null } }), 403, "FORBIDDEN");
+    expectProblem(await call(test.app, { method: "POST", url: "/v1/queues/guarded/pause" }), 401, "UNAUTHORIZED");
+    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("guarded");
+  });
+
+  it("refuses bad input as problem+json naming the field", async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ["/v1/queues/mail", { concurrency: 0 }, "concurrency"],
+      ["/v1/queues/mail", { rateLimit: { count: 5 } }, "rateLimit.intervalMs"],
+      ["/v1/queues/mail", { burst: 1 }, ""],
+      ["/v1/tenants/acme", { concurrency: -1 }, "concurrency"],
+    ];
+    for (const [url, body, path] of cases) {
+      const problem = expectProblem(await call(test.app, { method: "PATCH", url, key: test.keys.admin, body }), 422, "VALIDATION");
+      if (path) expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
+    }
+    expectProblem(await call(test.app, { method: "PATCH", url: "/v1/queues/mail", key: test.keys.admin, body: {} }), 422, "VALIDATION");
+    const badName = expectProblem(await call(test.app, { method: "POST", url: "/v1/queues/bad%20name/pause", key: test.keys.admin }), 400, "INVALID_PARAMETER");
+    expect(badName.detail).toContain("name");
+  });
+});
