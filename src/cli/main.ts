@@ -10,6 +10,7 @@ import { registerMigrate } from "./commands/migrate.js";
 import { registerPrune } from "./commands/prune.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
+import { registerTenants } from "./commands/tenants.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
 
@@ -25,6 +26,7 @@ registerKeys(program);
 registerJobs(program);
 registerDlq(program);
 registerQueues(program);
+registerTenants(program);
 registerWorkers(program);
 registerSchedules(program);
 registerPrune(program);

@@ -61,3 +61,31 @@ describe("conveyor queues pause|resume|limit", () => {
     expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("bad name");
   });
 });
+
+describe("conveyor tenants [limit]", () => {
+  it("sets and removes a tenant's cap, and lists what is set", async () => {
+    expect(ok(await cli("tenants"))).toBe("no tenant settings (every tenant is uncapped)\n");
+    expect(ok(await cli("tenants", "limit", "acme", "--concurrency", "4"))).toBe("tenant acme: 4 at once\n");
+    expect(await test.conveyor.listTenantSettings()).toEqual([expect.objectContaining({ tenant: "acme", concurrency: 4 })]);
+    expect(ok(await cli("tenants"))).toMatch(/^TENANT\s+CAP\nacme\s+4 at once\n$/);
+    expect(JSON.parse(ok(await cli("tenants", "limit", "acme", "--concurrency", "none", "--json")))).toMatchObject({
+      tenant: "acme",
+      concurrencyLimit: null,
+    });
+    expect(JSON.parse(ok(await cli("tenants", "--json"))).items).toEqual([expect.objectContaining({ tenant: "acme", concurrencyLimit: null })]);
+  });
+
+  it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["tenants", "limit", "acme"], /required option '--concurrency <n>' not specified/],
+      [["tenants", "limit", "acme", "--concurrency", "-1"], /--concurrency.*expected a whole number >= 1 or "none"/],
+      [["tenants", "limit", "", "--concurrency", "2"], /tenant/],
+    ];
+    for (const [args, mentions] of cases) {
+      const result = await cli(...args);
+      expect(result.code, args.join(" ")).not.toBe(0);
+      expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
+      expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
+    }
+  });
+});

@@ -7,7 +7,7 @@ import { humanDuration, printJson } from "../table.js";
 // Parsers answer "none" rather than null: commander turns a parsed null into "".
 
 /** `--concurrency`: a whole number >= 1, or "none" to remove the cap. */
-function concurrencyArg(value: string): number | "none" {
+export function concurrencyArg(value: string): number | "none" {
   if (value === "none") return "none";
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a whole number >= 1 or "none", got "${value}"`);
   return Number(value);
