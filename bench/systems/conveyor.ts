@@ -27,6 +27,21 @@ function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition
   return job as unknown as AnyJobDefinition;
 }
 
+/** Finished jobs written per statement by `fillFinished`. */
+const FINISHED_CHUNK = 100_000;
+/** $1 count: that many succeeded jobs, each with its one succeeded execution. */
+const FILL_FINISHED = `
+WITH finished AS (
+  INSERT INTO conveyor.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, run_at,
+                             created_at, updated_at, started_at, finished_at)
+  SELECT conveyor.uuid_v7(), 'default', 'default', 'bench.noop', jsonb_build_object('n', g), 'succeeded', 1, 3,
+         now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour'
+  FROM generate_series(1, $1::int) AS g
+  RETURNING id, started_at, finished_at
+)
+INSERT INTO conveyor.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+SELECT conveyor.uuid_v7(), id, 1, 'bench-filler', started_at, finished_at, 'succeeded' FROM finished`;
+
 // Warnings and errors only: what a production worker would log.
 const logger = () => pino({ level: "warn" });
 
@@ -52,6 +67,15 @@ export const system: BenchSystem = {
       },
       async enqueueMany(payloads) {
         await conveyor.enqueueMany(payloads.map((payload) => ({ job, payload })));
+      },
+      async fillFinished(count) {
+        // Rows as a worker leaves them: succeeded, one attempt, its execution
+        // closed. Ids from the schema's uuid_v7(), so they sort before the
+        // jobs enqueued after them, as in a store that has been running a while.
+        for (let start = 0; start < count; start += FINISHED_CHUNK) {
+          await conveyor.pool.query(FILL_FINISHED, [Math.min(FINISHED_CHUNK, count - start)]);
+        }
+        await conveyor.pool.query("VACUUM (ANALYZE) conveyor.jobs, conveyor.job_executions");
       },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {

@@ -38,6 +38,13 @@ export interface SystemInstance {
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
+  /**
+   * Store `count` jobs that already succeeded (with their execution history
+   * where the system keeps one), written directly in SQL, then vacuum and
+   * analyze as autovacuum would. Absent for systems that keep no finished
+   * jobs in the table they claim from.
+   */
+  fillFinished?(count: number): Promise<void>;
   /** After a fill: bring the store's planner statistics up to date, as autovacuum would (no-op for Redis). */
   settle(): Promise<void>;
   /** Jobs not finished yet: waiting or running. */
