@@ -217,9 +217,9 @@ if (has("scale") && config.scaleLarge > 0) {
 }
 
 if (has("scale") && config.finishedKept > 0) {
-  const metric: MetricKey = config.finishedKept >= 1_000_000 ? "processAt1MFinished" : "processAt100kFinished";
+  const metric: MetricKey = config.finishedKept >= 1_000_000 ? "processAt1MFinished" : "processAt50kFinished";
   log(`scale: ${config.scaleSmall.toLocaleString("en-US")} waiting beside ${config.finishedKept.toLocaleString("en-US")} finished jobs kept, ${config.runs} worker runs each`);
-  for (const system of systems) {
+  for (const system of systems.filter((s) => s.fillsFinished)) {
     const name = system.name;
     await measure(name, `process with ${config.finishedKept} finished kept`, 0, metric, async () => {
       const results = await scaleFinished(system, config, "fin");

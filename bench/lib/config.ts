@@ -53,7 +53,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         windowSmall: [1_000, 9_000],
         windowLarge: [5_000, 45_000],
         scaleCapMs: 8_000,
-        finishedKept: 100_000,
+        finishedKept: 50_000,
         fillChunk: 10_000,
         insertLimitSeconds: 3,
       }

@@ -47,6 +47,7 @@ const logger = () => pino({ level: "warn" });
 
 export const system: BenchSystem = {
   name: "conveyor",
+  fillsFinished: true,
   settings: {
     worker: `concurrency ${CONCURRENCY}, claimBatchSize ${CLAIM_BATCH_SIZE}, listen on (LISTEN/NOTIFY), other options at their defaults (lease 60 s, heartbeat 20 s, poll 1 s)`,
     client: "pool of 10 (default); payload validated by a zod schema, as an application would",

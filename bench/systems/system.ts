@@ -26,6 +26,8 @@ export interface BenchSystem {
   readonly name: SystemName;
   /** Settings used, as printed in the report (name → value and why). */
   readonly settings: Readonly<Record<string, string>>;
+  /** True when its stores offer `fillFinished` (the finished-jobs-kept workload runs only for these). */
+  readonly fillsFinished?: boolean;
   /** Why this system cannot run here, or null when it can. */
   unavailable(): Promise<string | null>;
   /** A fresh store (a new database, or a new key prefix in Redis), migrated, with a client to enqueue into it. */

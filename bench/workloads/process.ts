@@ -174,8 +174,8 @@ export async function scaleLarge(
  * jobs (written in SQL, vacuumed and analyzed), then `runs` fresh worker
  * processes in turn, each with the queue topped up to `scaleSmall` waiting
  * and measured over `windowSmall`, as processAt10k. Only systems that keep
- * finished jobs in the table they claim from, and have a `fillFinished`,
- * take part; for the others the result is empty.
+ * finished jobs in the table they claim from, and have a `fillFinished`
+ * (`fillsFinished`), take part; for the others the result is empty.
  */
 export async function scaleFinished(system: BenchSystem, config: BenchConfig, tag: string): Promise<Array<{ rate: number; capped: boolean } | Error>> {
   const instance = await system.open(tag);
