@@ -17,6 +17,8 @@ export const METRICS = {
   processAt100k: { label: "process, 100k waiting (jobs/s)", higherIsBetter: true },
   processAt1M: { label: "process, 1M waiting (jobs/s)", higherIsBetter: true },
   fillAtLarge: { label: "  fill rate of the large queue (jobs/s)", higherIsBetter: true },
+  processAt50kFinished: { label: "process, 10k waiting, 50k finished kept (jobs/s)", higherIsBetter: true },
+  processAt1MFinished: { label: "process, 10k waiting, 1M finished kept (jobs/s)", higherIsBetter: true },
   peakRssMb: { label: "worker peak RSS (MB)", higherIsBetter: false },
   workerCpuUsPerJob: { label: "worker CPU per job (µs)", higherIsBetter: false },
 } as const;

@@ -20,7 +20,7 @@ import { type MetricKey, type Report, svgChart, table, targetsText, toJson } fro
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueSingle } from "./workloads/enqueue.js";
-import { latency, processAll, scaleLarge, scaleSmall } from "./workloads/process.js";
+import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -208,6 +208,21 @@ if (has("scale") && config.scaleLarge > 0) {
         record(name, "fillAtLarge", 0, rate);
         log(`  ${name} filled ${config.scaleLarge.toLocaleString("en-US")} at ${fmtRate(rate)}`);
       });
+      results.forEach((result, run) => {
+        if (result instanceof Error) record(name, metric, run, NaN, `run ${run + 1} failed: ${result.message}`);
+        else record(name, metric, run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);
+      });
+    });
+  }
+}
+
+if (has("scale") && config.finishedKept > 0) {
+  const metric: MetricKey = config.finishedKept >= 1_000_000 ? "processAt1MFinished" : "processAt50kFinished";
+  log(`scale: ${config.scaleSmall.toLocaleString("en-US")} waiting beside ${config.finishedKept.toLocaleString("en-US")} finished jobs kept, ${config.runs} worker runs each`);
+  for (const system of systems.filter((s) => s.fillsFinished)) {
+    const name = system.name;
+    await measure(name, `process with ${config.finishedKept} finished kept`, 0, metric, async () => {
+      const results = await scaleFinished(system, config, "fin");
       results.forEach((result, run) => {
         if (result instanceof Error) record(name, metric, run, NaN, `run ${run + 1} failed: ${result.message}`);
         else record(name, metric, run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);

@@ -25,6 +25,8 @@ export interface BenchConfig {
   windowSmall: [number, number];
   windowLarge: [number, number];
   scaleCapMs: number;
+  /** Workload 5, finished kept: succeeded jobs in the store beside `scaleSmall` waiting (0 skips it). */
+  finishedKept: number;
   /** Jobs per enqueue call when filling a queue before a processing run. */
   fillChunk: number;
   /** Seconds of the single-INSERT loop that measures the server's insert limit. */
@@ -51,6 +53,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         windowSmall: [1_000, 9_000],
         windowLarge: [5_000, 45_000],
         scaleCapMs: 8_000,
+        finishedKept: 50_000,
         fillChunk: 10_000,
         insertLimitSeconds: 3,
       }
@@ -69,6 +72,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         windowSmall: [1_000, 9_000],
         windowLarge: [5_000, 45_000],
         scaleCapMs: 20_000,
+        finishedKept: 1_000_000,
         fillChunk: 10_000,
         insertLimitSeconds: 10,
       };

@@ -27,11 +27,27 @@ function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition
   return job as unknown as AnyJobDefinition;
 }
 
+/** Finished jobs written per statement by `fillFinished`. */
+const FINISHED_CHUNK = 100_000;
+/** $1 count: that many succeeded jobs, each with its one succeeded execution. */
+const FILL_FINISHED = `
+WITH finished AS (
+  INSERT INTO conveyor.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, run_at,
+                             created_at, updated_at, started_at, finished_at)
+  SELECT conveyor.uuid_v7(), 'default', 'default', 'bench.noop', jsonb_build_object('n', g), 'succeeded', 1, 3,
+         now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour'
+  FROM generate_series(1, $1::int) AS g
+  RETURNING id, started_at, finished_at
+)
+INSERT INTO conveyor.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+SELECT conveyor.uuid_v7(), id, 1, 'bench-filler', started_at, finished_at, 'succeeded' FROM finished`;
+
 // Warnings and errors only: what a production worker would log.
 const logger = () => pino({ level: "warn" });
 
 export const system: BenchSystem = {
   name: "conveyor",
+  fillsFinished: true,
   settings: {
     worker: `concurrency ${CONCURRENCY}, claimBatchSize ${CLAIM_BATCH_SIZE}, listen on (LISTEN/NOTIFY), other options at their defaults (lease 60 s, heartbeat 20 s, poll 1 s)`,
     client: "pool of 10 (default); payload validated by a zod schema, as an application would",
@@ -52,6 +68,15 @@ export const system: BenchSystem = {
       },
       async enqueueMany(payloads) {
         await conveyor.enqueueMany(payloads.map((payload) => ({ job, payload })));
+      },
+      async fillFinished(count) {
+        // Rows as a worker leaves them: succeeded, one attempt, its execution
+        // closed. Ids from the schema's uuid_v7(), so they sort before the
+        // jobs enqueued after them, as in a store that has been running a while.
+        for (let start = 0; start < count; start += FINISHED_CHUNK) {
+          await conveyor.pool.query(FILL_FINISHED, [Math.min(FINISHED_CHUNK, count - start)]);
+        }
+        await conveyor.pool.query("VACUUM (ANALYZE) conveyor.jobs, conveyor.job_executions");
       },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {

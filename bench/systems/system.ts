@@ -26,6 +26,8 @@ export interface BenchSystem {
   readonly name: SystemName;
   /** Settings used, as printed in the report (name → value and why). */
   readonly settings: Readonly<Record<string, string>>;
+  /** True when its stores offer `fillFinished` (the finished-jobs-kept workload runs only for these). */
+  readonly fillsFinished?: boolean;
   /** Why this system cannot run here, or null when it can. */
   unavailable(): Promise<string | null>;
   /** A fresh store (a new database, or a new key prefix in Redis), migrated, with a client to enqueue into it. */
@@ -38,6 +40,13 @@ export interface SystemInstance {
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
+  /**
+   * Store `count` jobs that already succeeded (with their execution history
+   * where the system keeps one), written directly in SQL, then vacuum and
+   * analyze as autovacuum would. Absent for systems that keep no finished
+   * jobs in the table they claim from.
+   */
+  fillFinished?(count: number): Promise<void>;
   /** After a fill: bring the store's planner statistics up to date, as autovacuum would (no-op for Redis). */
   settle(): Promise<void>;
   /** Jobs not finished yet: waiting or running. */

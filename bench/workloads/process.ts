@@ -168,3 +168,28 @@ export async function scaleLarge(
     await instance.close();
   }
 }
+
+/**
+ * Workload 5, finished jobs kept: one store holding `finishedKept` succeeded
+ * jobs (written in SQL, vacuumed and analyzed), then `runs` fresh worker
+ * processes in turn, each with the queue topped up to `scaleSmall` waiting
+ * and measured over `windowSmall`, as processAt10k. Only systems that keep
+ * finished jobs in the table they claim from, and have a `fillFinished`
+ * (`fillsFinished`), take part; for the others the result is empty.
+ */
+export async function scaleFinished(system: BenchSystem, config: BenchConfig, tag: string): Promise<Array<{ rate: number; capped: boolean } | Error>> {
+  const instance = await system.open(tag);
+  try {
+    if (!instance.fillFinished) return []; // not measured: shown as — in the table
+    await instance.fillFinished(config.finishedKept);
+    const results: Array<{ rate: number; capped: boolean } | Error> = [];
+    for (let run = 0; run < config.runs; run++) {
+      await fill((p) => instance.enqueueMany(p), config.scaleSmall - (await instance.unfinished()), config.fillChunk);
+      await instance.settle();
+      results.push(await windowRate(system, instance.target, config.windowSmall, config.scaleCapMs).catch((error: Error) => error));
+    }
+    return results;
+  } finally {
+    await instance.close();
+  }
+}

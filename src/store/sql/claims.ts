@@ -18,12 +18,22 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
  * row gets a fresh execution id and lease, and its attempt is recorded.
  * Paused queues and queues with limits are skipped (see claims-limited.ts).
  * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms
+ *
+ * The kind test is written `array_position(kinds, kind) IS NOT NULL`, not
+ * `kind = ANY(kinds)`, so that the plan does not depend on table statistics:
+ * before the first ANALYZE the planner guesses 0.5% of rows per listed kind,
+ * estimates fewer ready rows than the LIMIT, and sorts every ready row
+ * (measured at 1,000,000 waiting: 4.6 s, an on-disk sort, instead of 1.7 ms).
+ * The planner has no statistics for the function call and always estimates
+ * it true for almost every row, so it walks jobs_ready_idx in claim order and
+ * stops after $2 rows, before and after ANALYZE. The cost: a worker that
+ * handles only a few of the kinds in a deep backlog steps over the others.
  */
 export const jobClaim = `
 WITH claimable AS (
   SELECT id FROM {{schema}}.jobs
   WHERE status IN ('queued', 'retrying') AND run_at <= now()
-    AND kind = ANY($3::text[])
+    AND array_position($3::text[], kind) IS NOT NULL
     AND ($4::text[] IS NULL OR queue = ANY($4::text[]))
     -- Paused and limited queues are left to claims-limited.ts. One InitPlan
     -- per statement over a tiny table: the ready index scan is unchanged.
