@@ -89,9 +89,13 @@ describe("cancellation and fencing", () => {
     const first = await running(id);
     expect(first.lockedBy).toBe("worker-a");
     // Simulate a pause past the lease: expire it in the database, and let a sweep reclaim it.
-    await sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    // A's 150 ms heartbeat may renew the lease between the two statements (seen on a loaded
+    // machine), so expire and sweep again until the sweep takes the job.
     const b = conveyor.worker({ id: "worker-b", concurrency: 1, leaseMs: 60_000, heartbeatMs: 150, pollIntervalMs: 20, logger: silent });
-    expect(await b.reclaimExpired()).toBe(1);
+    await waitFor("the expired lease reclaimed", async () => {
+      await sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      return (await b.reclaimExpired()) === 1;
+    }, 10_000);
     await b.start();
     try {
       const second = await running(id);
