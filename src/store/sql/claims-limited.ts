@@ -1,4 +1,5 @@
-import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
+import { JOB_COLUMNS } from "./job-columns.js";
 
 // Claims that honour queue limits, pause and tenant fairness. The fast path
 // (claims.ts jobClaim) skips every paused or limited queue; these statements
@@ -21,31 +22,6 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 // starts out of the order in which they held the lock, and the rate window
 // (started by the first claim in it) would not line up with the recorded
 // started_at of its claims.
-
-/**
- * True for a job whose queue is neither paused nor limited. CASE rather than
- * `queue <> ALL(…)` for the planner's sake (see jobClaim in claims.ts).
- */
-const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
-                 WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)) THEN false ELSE true END`;
-
-/** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
-const CLAIM_ROWS = `
-, claimed AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = 'running',
-    attempts = j.attempts + 1,
-    locked_by = $1,
-    current_execution_id = {{schema}}.uuid_v7(),
-    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
-    started_at = statement_timestamp(),
-    updated_at = statement_timestamp()
-  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable))
-  RETURNING ${jobColumnsOf("j")}
-), recorded AS (
-  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
-  SELECT current_execution_id, id, attempts, $1, statement_timestamp() FROM claimed
-)`;
 
 /**
  * What a worker needs to choose its claims: the queues that are limited but

@@ -1,3 +1,4 @@
+import { CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // Every statement about a running job matches on current_execution_id (fencing):
@@ -31,7 +32,7 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
  */
 export const jobClaim = `
 WITH claimable AS (
-  SELECT id FROM {{schema}}.jobs
+  SELECT id FROM {{schema}}.jobs AS j
   WHERE status IN ('queued', 'retrying') AND run_at <= now()
     AND array_position($3::text[], kind) IS NOT NULL
     AND ($4::text[] IS NULL OR queue = ANY($4::text[]))
@@ -41,27 +42,11 @@ WITH claimable AS (
     -- from the queue column's statistics, and with one queue name in the
     -- table it expects no row to pass, and sorts a sequential scan of every
     -- ready job. A CASE gets the default estimate (half) and keeps the index.
-    AND CASE WHEN queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
-                                    WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL))
-             THEN false ELSE true END
+    AND ${IN_UNRESTRICTED_QUEUE}
   ORDER BY priority, run_at, id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
-), claimed AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = 'running',
-    attempts = j.attempts + 1,
-    locked_by = $1,
-    current_execution_id = {{schema}}.uuid_v7(),
-    lease_expires_at = now() + $5::float8 * interval '1 millisecond',
-    started_at = now(),
-    updated_at = now()
-  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable))
-  RETURNING ${jobColumnsOf("j")}
-), recorded AS (
-  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id)
-  SELECT current_execution_id, id, attempts, $1 FROM claimed
-)
+)${CLAIM_ROWS}
 SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
 /**

@@ -1,0 +1,32 @@
+import { jobColumnsOf } from "./job-columns.js";
+
+// Pieces of SQL that every claim statement shares (claims.ts, claims-limited.ts).
+// Not statements themselves, so this module is not among the store's queries.
+// Times are statement_timestamp(): the same as now() in the fast claim's
+// single-statement transaction, and right in the limited claims' transactions
+// (see claims-limited.ts).
+
+/**
+ * True for a job whose queue is neither paused nor limited. CASE rather than
+ * `queue <> ALL(…)` for the planner's sake (see jobClaim in claims.ts); the jobs table is aliased `j`.
+ */
+export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
+                 WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)) THEN false ELSE true END`;
+
+/** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
+export const CLAIM_ROWS = `
+, claimed AS (
+  UPDATE {{schema}}.jobs AS j SET
+    status = 'running',
+    attempts = j.attempts + 1,
+    locked_by = $1,
+    current_execution_id = {{schema}}.uuid_v7(),
+    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
+    started_at = statement_timestamp(),
+    updated_at = statement_timestamp()
+  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable))
+  RETURNING ${jobColumnsOf("j")}
+), recorded AS (
+  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
+  SELECT current_execution_id, id, attempts, $1, statement_timestamp() FROM claimed
+)`;
