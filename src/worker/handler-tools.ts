@@ -33,24 +33,30 @@ export class HandlerTools {
   ) {}
 
   forAttempt(running: RunningJob, log: Logger): AttemptTools {
-    const reporter = new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log, () => {
-      this.metrics.fencedWrites.inc({ operation: "progress" });
-      // Fenced while the handler still runs: the lease was lost, as a
-      // heartbeat would find. Stop the handler the same way.
-      if (running.phase === "running") {
-        running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours") });
-      }
-    });
-    const transaction = new AttemptTransaction(this.store, running, () => reporter.settle());
+    // Built on first use: most handlers never report progress nor open a
+    // transaction, and the executor runs this for every job (the hot path).
+    let reporter: ProgressReporter | null = null;
+    let transaction: AttemptTransaction | null = null;
+    const reporterOf = (): ProgressReporter =>
+      (reporter ??= new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log, () => {
+        this.metrics.fencedWrites.inc({ operation: "progress" });
+        // Fenced while the handler still runs: the lease was lost, as a
+        // heartbeat would find. Stop the handler the same way.
+        if (running.phase === "running") {
+          running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours") });
+        }
+      }));
+    const transactionOf = (): AttemptTransaction =>
+      (transaction ??= new AttemptTransaction(this.store, running, () => reporter?.settle() ?? Promise.resolve()));
     return {
-      progress: (value) => reporter.report(value),
-      transaction: (work) => transaction.run(work),
+      progress: (value) => reporterOf().report(value),
+      transaction: (work) => transactionOf().run(work),
       async finish(leaseLost) {
-        await transaction.settled();
-        await reporter.close(leaseLost || transaction.committed);
+        if (transaction) await transaction.settled();
+        if (reporter) await reporter.close(leaseLost || (transaction?.committed ?? false));
       },
       get completed() {
-        return transaction.committed;
+        return transaction?.committed ?? false;
       },
     };
   }
