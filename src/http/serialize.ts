@@ -136,6 +136,6 @@ function iso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-function isoOrNull(value: Date | string | null): string | null {
+export function isoOrNull(value: Date | string | null): string | null {
   return value === null ? null : iso(value);
 }
