@@ -1,6 +1,6 @@
 /**
- * Scenario 1: random SIGKILL of worker processes, every few seconds, while
- * 20,000 jobs run; each killed worker is replaced after a random pause, and a
+ * Scenario 1: random SIGKILL of worker processes while 20,000 jobs run, one
+ * each time another tenth of the jobs has finished; each killed worker is replaced after a random pause, and a
  * few hundred jobs are cancelled along the way. Nothing may be lost: every
  * job ends terminal within the bound, at most one execution per job
  * succeeds, and every repeated side effect belongs to an execution that
@@ -13,6 +13,8 @@ import { between, chaosFile, deadlocks, sleep, summary } from "./harness.js";
 const JOBS = 20_000;
 const WORKERS = 4;
 const CANCELS = 200;
+/** One worker is killed each time this share of the jobs has finished (up to 97 %). */
+const KILL_EVERY = 0.1;
 /** Everything must be terminal this long after the first enqueue. */
 const DRAIN_BOUND_MS = 200_000;
 /** A job may sit `running` past its lease at most this long (lease 3 s, sweep every 1 s ± 25 %, restarts sweep at once). */
@@ -22,11 +24,11 @@ const ARGS = ["--concurrency", "20", "--lease-ms", "3000", "--heartbeat-ms", "10
 const file = chaosFile();
 
 describe("chaos: SIGKILL", () => {
-  it(`loses nothing when workers are SIGKILLed every few seconds during ${JOBS} jobs`, async () => {
+  it(`loses nothing when workers are SIGKILLed throughout ${JOBS} jobs`, async () => {
     const r = await file.start("sigkill");
     const deadlocksBefore = await deadlocks(file.database.url);
-    const pool: CliProcess[] = Array.from({ length: WORKERS }, () => r.spawn(ARGS));
-    await Promise.all(pool.map((w) => w.ready()));
+    const pool: (CliProcess | null)[] = Array.from({ length: WORKERS }, () => r.spawn(ARGS));
+    await Promise.all(pool.map((w) => w!.ready()));
 
     const ids = await r.enqueue(Array.from({ length: JOBS }, (_, i) => ({ job: "chaos.work" as const, payload: { sleepMs: i % 4 } })));
     const enqueuedAt = Date.now();
@@ -45,26 +47,41 @@ describe("chaos: SIGKILL", () => {
         await sleep(between(20, 150));
       }
     })();
-    // The killer: every 0.5-1.5 s one random worker dies; its replacement starts 0-0.5 s later.
-    // (At 1-2.5 s a quiet machine drained the 20,000 jobs after only four kills.)
+    // The killer is paced by progress, not by the clock, so a fast machine
+    // gets as many kills as a slow one: each time another tenth of the jobs
+    // has finished, one random started worker dies, and its replacement starts
+    // 0-0.5 s later in the background. (Paced by the clock, every 0.5-1.5 s,
+    // a quiet machine drained the 20,000 jobs after only four kills.)
+    const replacements: Promise<void>[] = [];
     const killLoop = (async () => {
+      let nextKillAtDone = KILL_EVERY;
       while (!stop) {
-        await sleep(between(500, 1_500));
+        await sleep(50);
         if (stop) break;
         const [{ left }] = (await r.q<{ left: number }>(
           `SELECT count(*)::int AS left FROM ${r.s}.jobs WHERE status IN ('queued', 'retrying', 'running')`,
         )) as [{ left: number }];
         if (left < JOBS * 0.03) break; // the tail drains in peace: faults are injected during the run, not after it
-        const index = between(0, pool.length - 1);
+        if (JOBS - left < nextKillAtDone * JOBS) continue;
+        const live = pool.flatMap((w, index) => (w ? [index] : []));
+        if (live.length === 0) continue;
+        nextKillAtDone += KILL_EVERY;
+        const index = live[between(0, live.length - 1)]!;
         const victim = pool[index]!;
+        pool[index] = null;
         victim.signal("SIGKILL");
         await victim.waitForExit(10_000);
         kills += 1;
-        await sleep(between(0, 500));
-        const replacement = r.spawn(ARGS);
-        pool[index] = replacement;
-        await replacement.ready();
+        replacements.push(
+          (async () => {
+            await sleep(between(0, 500));
+            const replacement = r.spawn(ARGS);
+            await replacement.ready();
+            pool[index] = replacement; // killable once started: a kill before "worker started" would fail ready()
+          })(),
+        );
       }
+      await Promise.all(replacements);
     })();
 
     try {
