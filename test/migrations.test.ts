@@ -117,6 +117,30 @@ describe("schema", () => {
     expect(await violatedConstraint({ attempts: 3, max_attempts: 3 })).toBeNull();
   });
 
+  it("deleting jobs by any statement deletes their executions (a statement trigger, not a foreign key)", async () => {
+    test = await createTestConveyor();
+    const { pool } = test.conveyor;
+    const s = test.schema;
+    const { rows: jobs } = await pool.query<{ id: string }>(
+      `INSERT INTO "${s}".jobs (id, tenant, queue, kind, payload, max_attempts)
+       SELECT "${s}".uuid_v7(), 'default', 'default', 'k', '{}', 3 FROM generate_series(1, 3) RETURNING id`,
+    );
+    const ids = jobs.map((job) => job.id);
+    // Two executions per job, as two attempts would leave.
+    await pool.query(
+      `INSERT INTO "${s}".job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+       SELECT "${s}".uuid_v7(), id, n, 'w', now(), now(), 'failed' FROM unnest($1::uuid[]) AS id, generate_series(1, 2) AS n`,
+      [ids],
+    );
+    await pool.query(`DELETE FROM "${s}".jobs WHERE id = ANY($1::uuid[])`, [ids.slice(0, 2)]);
+    const { rows: left } = await pool.query<{ job_id: string }>(`SELECT job_id FROM "${s}".job_executions`);
+    expect(left.map((row) => row.job_id)).toEqual([ids[2], ids[2]]);
+    const { rows: keys } = await pool.query(
+      `SELECT conname FROM pg_constraint WHERE conrelid = '"${s}".job_executions'::regclass AND contype = 'f'`,
+    );
+    expect(keys).toEqual([]);
+  });
+
   it("hot paths have partial indexes", async () => {
     test = await createTestConveyor();
     const { rows } = await test.conveyor.pool.query<{ name: string; predicate: string | null }>(

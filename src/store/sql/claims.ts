@@ -89,8 +89,12 @@ WITH finished AS (
   WHERE j.id = ANY(ARRAY(SELECT id FROM locked)) AND j.id = finished.id
   RETURNING j.id, finished.execution_id
 ), recorded AS (
+  -- Only the executions of the jobs just completed (the fence held), looked
+  -- up by one array: joined to done with e.id = ANY($2) beside it, each
+  -- of the nested loop's lookups re-read the whole array (1.2 ms of a 4.3 ms
+  -- completion of 100 jobs).
   UPDATE {{schema}}.job_executions AS e SET outcome = 'succeeded', finished_at = now()
-  FROM done WHERE e.id = ANY($2::uuid[]) AND e.id = done.execution_id
+  WHERE e.id = ANY(ARRAY(SELECT execution_id FROM done))
 )
 SELECT id, execution_id FROM done`;
 

@@ -33,7 +33,7 @@ UPDATE {{schema}}.jobs AS j SET
 FROM entry WHERE j.id = entry.job_id AND j.status = 'dead'
 RETURNING ${jobColumnsOf("j")}`;
 
-/** Delete a dead job for good: the entry, the job and its executions (by cascade). $1 dead-letter id, $2 tenant|null */
+/** Delete a dead job for good: the entry, the job and its executions (by cascade and trigger). $1 dead-letter id, $2 tenant|null */
 export const deadLetterPurge = `
 DELETE FROM {{schema}}.jobs AS j
 USING {{schema}}.dead_letter_jobs AS d

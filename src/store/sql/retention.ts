@@ -28,8 +28,9 @@
 //
 // Both statements lock their rows with SKIP LOCKED, so any number of workers
 // may prune at once: each row is deleted by exactly one of them, none waits.
-// Executions (and a dead job's dead-letter entry) go with their job through
-// ON DELETE CASCADE, found by job_executions_job_idx.
+// Executions go with their job through the jobs_delete_executions statement
+// trigger (migration 008), found by job_executions_job_idx; a dead job's
+// dead-letter entry through its ON DELETE CASCADE key.
 
 /**
  * Delete up to $2 succeeded or cancelled jobs that finished more than $1 ms
