@@ -52,6 +52,30 @@ describe("enqueue", () => {
     expect(stored!.runAt.getTime()).toBe(runAt.getTime());
   });
 
+  it("returns the job exactly as the database stored it, one at a time and in batches", async () => {
+    // The insert returns only the columns the database decides (id, run_at,
+    // created_at) and the rest is filled in from the input: this is the check
+    // that the two never drift apart.
+    const runAt = new Date(Date.now() + 60_000 + 0.7);
+    const single = [
+      await test.conveyor.enqueue(sendEmail, { to: "a@example.com" }),
+      await test.conveyor.enqueue(item, { n: 1 }, { delayMs: 1_234, priority: 9, queue: "q1", tenant: "t1", idempotencyKey: "same-1" }),
+      await test.conveyor.enqueue(counters, { bb: 1, a: 2.5 }, { runAt, maxAttempts: 1 }),
+    ];
+    const batch = await test.conveyor.enqueueMany([
+      { job: sendEmail, payload: { to: "b@example.com" } },
+      { job: item, payload: { n: 2 }, options: { delayMs: 5, idempotencyKey: "same-2", tenant: "t2" } },
+      { job: item, payload: { n: 3 }, options: { runAt, priority: -4 } },
+    ]);
+    for (const job of [...single, ...batch]) {
+      expect(job.created).toBe(true);
+      const { executions, ...stored } = (await test.conveyor.getJob(job.id))!;
+      expect(executions).toEqual([]);
+      const { created, ...returned } = job;
+      expect(returned).toStrictEqual(stored);
+    }
+  });
+
   it("runs a delayed job delayMs after enqueue, by the database clock", async () => {
     const delayMs = 45_000;
     const before = await dbNow();

@@ -132,7 +132,8 @@ async function insertOrdinaryJobs(store: JobStore, rows: readonly JobInsertRow[]
   const pending: number[] = [];
   rows.forEach((row, i) => {
     const job = byId.get(row.id);
-    if (job) results[i] = { ...job, created: true };
+    // The store built a fresh object for each inserted job: mark it rather than copy it.
+    if (job) results[i] = Object.assign(job, { created: true });
     else pending.push(i);
   });
   if (pending.length > 0) await resolveExisting(store, rows, pending, results, db);

@@ -4,7 +4,7 @@ import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
-import { rowToDeadLetter, rowToExecution, rowToJob, rowToWorker } from "./rows.js";
+import { rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
 export interface JobInsertRow {
@@ -103,7 +103,7 @@ export class JobStore {
       [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey],
       db,
     );
-    return rows[0] ? rowToJob(rows[0]) : null;
+    return rows[0] ? rowToInsertedJob(row, rows[0]) : null;
   }
 
   /** Insert many jobs in one statement; rows whose idempotency key exists are skipped (not returned). */
@@ -122,7 +122,11 @@ export class JobStore {
       columns[9]![i] = row.idempotencyKey;
     });
     const { rows } = await this.run(this.q.jobInsertMany, columns, db);
-    return rows.map(rowToJob);
+    // Rows come back in input order; matched by id when some were skipped
+    // (an idempotency key already taken) or the order ever differs.
+    if (rows.every((row, i) => row.id === input[i]?.id)) return rows.map((row, i) => rowToInsertedJob(input[i]!, row));
+    const byId = new Map(input.map((row) => [row.id, row]));
+    return rows.map((row) => rowToInsertedJob(byId.get(row.id)!, row));
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
+import type { JobInsertRow } from "./job-store.js";
 
 // Row shapes as pg returns them (jsonb parsed, timestamptz as Date, int8 as number).
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -30,6 +31,42 @@ export function rowToJob(row: Row): Job {
     finishedAt: row.finished_at,
     progress: row.progress ?? null,
     progressUpdatedAt: row.progress_updated_at ?? null,
+  };
+}
+
+/**
+ * The job an insert just wrote, from what was inserted and the columns the
+ * database decided (INSERTED_COLUMNS in sql/jobs.ts). Everything else is a
+ * column default of a fresh row (migration 001), kept in step with getJob by
+ * a test that compares the two.
+ */
+export function rowToInsertedJob(input: JobInsertRow, row: Row): Job {
+  const createdAt = Number(row.created_at_ms);
+  return {
+    id: row.id,
+    tenant: input.tenant,
+    kind: input.kind,
+    queue: input.queue,
+    payload: JSON.parse(input.payload),
+    status: "queued",
+    priority: input.priority,
+    attempts: 0,
+    maxAttempts: input.maxAttempts,
+    runAt: new Date(Number(row.run_at_ms)),
+    lastError: null,
+    cancelRequested: false,
+    idempotencyKey: input.idempotencyKey,
+    uniqueKey: null,
+    result: null,
+    lockedBy: null,
+    currentExecutionId: null,
+    leaseExpiresAt: null,
+    createdAt: new Date(createdAt),
+    updatedAt: new Date(createdAt),
+    startedAt: null,
+    finishedAt: null,
+    progress: null,
+    progressUpdatedAt: null,
   };
 }
 
