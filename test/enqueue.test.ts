@@ -64,8 +64,8 @@ describe("enqueue", () => {
     ];
     const batch = await test.conveyor.enqueueMany([
       { job: sendEmail, payload: { to: "b@example.com" } },
-      { job: item, payload: { n: 2 }, options: { delayMs: 5, idempotencyKey: "same-2", tenant: "t2" } },
-      { job: item, payload: { n: 3 }, options: { runAt, priority: -4 } },
+      { job: item, payload: { n: 2 }, delayMs: 5, idempotencyKey: "same-2", tenant: "t2" },
+      { job: item, payload: { n: 3 }, runAt, priority: -4 },
     ]);
     for (const job of [...single, ...batch]) {
       expect(job.created).toBe(true);

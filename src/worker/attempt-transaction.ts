@@ -42,7 +42,7 @@ export class AttemptTransaction {
     if (this.state === "committed") {
       throw new ConflictError("ctx.transaction: this attempt already completed the job in a transaction; a job completes once");
     }
-    const signal = this.running.controller.signal;
+    const signal = this.running.signal;
     signal.throwIfAborted();
     this.state = "open";
     try {
@@ -92,7 +92,7 @@ export class AttemptTransaction {
     const phase = this.running.phase;
     this.running.phase = "writing";
     try {
-      this.running.controller.signal.throwIfAborted();
+      this.running.signal.throwIfAborted();
       await translated(() => client.query("COMMIT"));
       // Set here, not after the caller resumes, so whoever awaits `settled()` sees it.
       this.state = "committed";

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { toStoredError } from "./errors-to-store.js";
+import type { Settled } from "./running-job.js";
 
-type Settled = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "forced"; end: { kind: string; reason: Error } };
 
 /**
  * The end of an attempt whose `ctx.transaction` committed: the job is

@@ -10,9 +10,8 @@ import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
 import type { HandlerTools } from "./handler-tools.js";
 import { reportCommitted } from "./committed-outcome.js";
 import { toStoredError } from "./errors-to-store.js";
-import type { ForcedEnd, RunningJob } from "./running-job.js";
+import type { RunningJob, Settled } from "./running-job.js";
 
-type Settled = { kind: "returned"; value: unknown } | { kind: "threw"; error: unknown } | { kind: "forced"; end: ForcedEnd };
 
 export interface ExecutorDeps {
   writer: AttemptWriter;
@@ -33,11 +32,16 @@ export interface ExecutorDeps {
  */
 export async function executeAttempt(definition: AnyJobDefinition, running: RunningJob, deps: ExecutorDeps): Promise<void> {
   const { job, executionId } = running;
-  const log = deps.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts, executionId });
-  const tools = deps.tools.forAttempt(running, log);
+  // The attempt's logger is a pino child, made when first used: a job that
+  // logs nothing (most, at the default level) does not pay for one.
+  let attemptLog: Logger | undefined;
+  const logOf = (): Logger => (attemptLog ??= deps.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts, executionId }));
+  const tools = deps.tools.forAttempt(running, logOf);
   const context: JobContext<unknown> = {
     payload: job.payload,
-    signal: running.controller.signal,
+    get signal() {
+      return running.signal;
+    },
     job: {
       id: job.id,
       kind: job.kind,
@@ -49,7 +53,9 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
       workerId: deps.workerId,
       cronTick: parseCronTickKey(job.idempotencyKey),
     },
-    log,
+    get log() {
+      return logOf();
+    },
     heartbeat: () => deps.renew(running),
     progress: tools.progress,
     transaction: tools.transaction,
@@ -59,25 +65,19 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
     definition.timeoutMs > 0
       ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
       : undefined;
-  // The handler's own promise is always observed (.then with both arms), so a
-  // handler that rejects after we stopped waiting cannot crash the process.
-  const handled: Promise<Settled> = (async () => definition.handler(context))().then(
-    (value) => ({ kind: "returned", value }),
-    (error: unknown) => ({ kind: "threw", error }),
-  );
-  const settled = await Promise.race([handled, running.forced.then((end): Settled => ({ kind: "forced", end }))]);
+  const settled = await running.run(() => definition.handler(context));
   clearTimeout(timer);
   running.phase = "writing";
-  await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+  if (tools.used) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
   const seconds = (performance.now() - started) / 1000;
   // A ctx.transaction that committed already completed the job: write nothing more.
-  const outcome = tools.completed ? reportCommitted(settled, log) : await record(definition, running, settled, deps, log);
+  const outcome = tools.completed ? reportCommitted(settled, logOf()) : await record(definition, running, settled, deps, logOf);
   deps.metrics.completed.inc({ kind: job.kind, outcome });
   deps.metrics.duration.observe({ kind: job.kind, outcome }, seconds);
 }
 
 /** Write the attempt's outcome; returns the outcome label for metrics. */
-async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, log: Logger): Promise<string> {
+async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, log: () => Logger): Promise<string> {
   const { job, executionId } = running;
   const held = { jobId: job.id, executionId };
   const end = (outcome: "failed" | "timeout" | "retry_after" | "interrupted", error: unknown, delayMs: number, permanent = false) =>
@@ -92,7 +92,7 @@ async function record(definition: AnyJobDefinition, running: RunningJob, settled
     const { end: forced } = settled;
     if (forced.kind === "lease_lost") {
       deps.metrics.fencedWrites.inc({ operation: "run" });
-      log.warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
+      log().warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
       return "lease_lost";
     }
     if (forced.kind === "shutdown") return report(await end("interrupted", forced.reason, 0), "interrupted", deps, log);
@@ -102,7 +102,7 @@ async function record(definition: AnyJobDefinition, running: RunningJob, settled
     const { error } = settled;
     if (error instanceof RetryAfter) return report(await end("retry_after", error, error.delayMs), "retry_after", deps, log);
     if (error instanceof PermanentError) return report(await end("failed", error, 0, true), "failed", deps, log);
-    log.warn({ err: toStoredError(error) }, "attempt failed");
+    log().warn({ err: toStoredError(error) }, "attempt failed");
     return report(await end("failed", error, backoff()), "failed", deps, log);
   }
   if (settled.value instanceof RetryAfter) {
@@ -117,15 +117,15 @@ async function record(definition: AnyJobDefinition, running: RunningJob, settled
   return report(await deps.writer.complete({ ...held, result }, running.leaseDeadline), "succeeded", deps, log);
 }
 
-function report(written: WriteResult, outcome: string, deps: ExecutorDeps, log: Logger): string {
+function report(written: WriteResult, outcome: string, deps: ExecutorDeps, log: () => Logger): string {
   if (!written.written) {
-    log.warn({ outcome }, "outcome not recorded: the job is no longer ours (fenced)");
+    log().warn({ outcome }, "outcome not recorded: the job is no longer ours (fenced)");
     return "lease_lost";
   }
   const status = written.job?.status;
   if (status === "dead") {
     deps.metrics.deadLettered.inc({ kind: written.job!.kind });
-    log.error({ err: written.job!.lastError }, "job moved to the dead-letter queue");
+    log().error({ err: written.job!.lastError }, "job moved to the dead-letter queue");
   }
   if (status === "cancelled") return "cancelled";
   return outcome;

@@ -19,6 +19,8 @@ export interface AttemptTools {
   finish(leaseLost: boolean): Promise<void>;
   /** True when a `ctx.transaction` committed: the job is succeeded and no outcome must be written. */
   readonly completed: boolean;
+  /** True once the handler called `ctx.progress` or `ctx.transaction`; until then `finish` has nothing to do. */
+  readonly used: boolean;
 }
 
 /**
@@ -32,13 +34,13 @@ export class HandlerTools {
     private readonly metrics: WorkerMetrics,
   ) {}
 
-  forAttempt(running: RunningJob, log: Logger): AttemptTools {
+  forAttempt(running: RunningJob, log: () => Logger): AttemptTools {
     // Built on first use: most handlers never report progress nor open a
     // transaction, and the executor runs this for every job (the hot path).
     let reporter: ProgressReporter | null = null;
     let transaction: AttemptTransaction | null = null;
     const reporterOf = (): ProgressReporter =>
-      (reporter ??= new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log, () => {
+      (reporter ??= new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log(), () => {
         this.metrics.fencedWrites.inc({ operation: "progress" });
         // Fenced while the handler still runs: the lease was lost, as a
         // heartbeat would find. Stop the handler the same way.
@@ -57,6 +59,9 @@ export class HandlerTools {
       },
       get completed() {
         return transaction?.committed ?? false;
+      },
+      get used() {
+        return reporter !== null || transaction !== null;
       },
     };
   }

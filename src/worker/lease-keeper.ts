@@ -48,7 +48,7 @@ export class LeaseKeeper {
   /** Renew one job's lease (ctx.heartbeat); false when it was lost. */
   async renewOne(job: RunningJob): Promise<boolean> {
     await this.renew([job]);
-    return !job.controller.signal.aborted || job.cancelObserved;
+    return !job.aborted || job.cancelObserved;
   }
 
   private async renew(jobs: RunningJob[]): Promise<void> {

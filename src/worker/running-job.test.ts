@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import type { Job } from "../core/model.js";
+import { RunningJob } from "./running-job.js";
+
+const running = () => new RunningJob({ id: "job-1" } as Job, "execution-1", performance.now(), 60_000);
+
+describe("RunningJob", () => {
+  it("gives a signal read after the abort already aborted, with the reason", () => {
+    const job = running();
+    const reason = new Error("cancelled");
+    job.abort(reason);
+    expect(job.aborted).toBe(true);
+    expect(job.signal.aborted).toBe(true);
+    expect(job.signal.reason).toBe(reason);
+  });
+
+  it("aborts a signal read before the abort, once, with the first reason", () => {
+    const job = running();
+    const signal = job.signal;
+    const seen: unknown[] = [];
+    signal.addEventListener("abort", () => seen.push(signal.reason));
+    const first = new Error("first");
+    job.abort(first);
+    job.abort(new Error("second"));
+    expect(seen).toEqual([first]);
+  });
+
+  it("settles with the handler's value, sync or async, and with what it throws", async () => {
+    expect(await running().run(() => 42)).toEqual({ kind: "returned", value: 42 });
+    expect(await running().run(async () => "later")).toEqual({ kind: "returned", value: "later" });
+    const boom = new Error("boom");
+    expect(await running().run(() => { throw boom; })).toEqual({ kind: "threw", error: boom });
+    expect(await running().run(() => Promise.reject(boom))).toEqual({ kind: "threw", error: boom });
+    // A result whose `then` throws is a failure too, never an escape.
+    const hostile = { then: () => { throw boom; } };
+    expect(await running().run(() => hostile)).toEqual({ kind: "threw", error: boom });
+  });
+
+  it("stops waiting for a handler when forced, and ignores what the handler does afterwards", async () => {
+    const job = running();
+    let rejectLate!: (error: Error) => void;
+    const settled = job.run(() => new Promise((_, reject) => (rejectLate = reject)));
+    const end = { kind: "timeout" as const, reason: new Error("too slow") };
+    job.force(end);
+    expect(await settled).toEqual({ kind: "forced", end });
+    expect(job.signal.aborted).toBe(true);
+    rejectLate(new Error("too late")); // observed by run(): no unhandled rejection fails this file
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+
+  it("settles at once as forced when forced before the handler started, and never calls it", async () => {
+    const job = running();
+    const end = { kind: "shutdown" as const, reason: new Error("stopping") };
+    job.force(end);
+    let called = false;
+    expect(await job.run(() => (called = true))).toEqual({ kind: "forced", end });
+    expect(called).toBe(false);
+  });
+});
