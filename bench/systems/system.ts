@@ -47,7 +47,7 @@ export interface SystemInstance {
    * jobs in the table they claim from.
    */
   fillFinished?(count: number): Promise<void>;
-  /** After a fill: bring the store's planner statistics up to date, as autovacuum would (no-op for Redis). */
+  /** After a fill: vacuum, analyze and checkpoint, as autovacuum and the checkpointer would soon (no-op for Redis). */
   settle(): Promise<void>;
   /** Jobs not finished yet: waiting or running. */
   unfinished(): Promise<number>;
