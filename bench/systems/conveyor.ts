@@ -6,15 +6,19 @@ import type { BenchSystem, Payload, StartWorker, SystemInstance } from "./system
 
 /**
  * Worker settings for throughput: enough slots that the database, not the
- * slots, is the limit, claimed in batches of half that, so that one batch is
- * claimed while the other runs and is completed. With one batch the size of
- * every slot, the worker and the database took turns, each idle while the
- * other worked: 7,400 jobs/s against 11,100 with two batches of 100
- * (profile.js, 50,000 waiting). (BENCH_CONVEYOR_CONCURRENCY and
- * BENCH_CONVEYOR_CLAIM_BATCH override them, for profiling.)
+ * slots, is the limit, claimed in batches of a quarter of them, so that a
+ * claim is always in flight while the other batches run and are completed.
+ * With one batch the size of every slot, the worker and the database took
+ * turns, each idle while the other worked (profile.js, 50,000 waiting, after
+ * the speed work of this issue): 200 slots in one batch 7,400 jobs/s; in two
+ * batches of 100, 13,800; 400 in four of 100, 15,200-16,100; 800 in four of
+ * 200, 16,400-18,400. Holding 800 no-op jobs is what graphile-worker's local
+ * queue of 500 does too: jobs fetched ahead of the handlers that run them.
+ * (BENCH_CONVEYOR_CONCURRENCY and BENCH_CONVEYOR_CLAIM_BATCH override them,
+ * for profiling.)
  */
-const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 200);
-const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 2);
+const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 800);
+const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 4);
 
 const schema = z.object({ n: z.number(), t: z.number().optional() });
 
