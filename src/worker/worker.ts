@@ -113,7 +113,14 @@ export class Worker {
     this.loop = this.claimLoop();
     this.scheduler?.start();
     this.log.info(
-      { concurrency: this.options.concurrency, queues: this.options.queues ?? "all", kinds: this.options.kinds, listen: this.options.listen },
+      {
+        concurrency: this.options.concurrency,
+        claimBatchSize: this.options.claimBatchSize,
+        progressIntervalMs: this.options.progressIntervalMs,
+        queues: this.options.queues ?? "all",
+        kinds: this.options.kinds,
+        listen: this.options.listen,
+      },
       "worker started",
     );
   }

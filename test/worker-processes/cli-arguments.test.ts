@@ -4,12 +4,14 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../helpers/database.js";
-import { killAllWorkers, LEDGER_JOBS, spawnCli } from "./process-helpers.js";
+import { killAllWorkers, LEDGER_JOBS, ledgerSchema, spawnCli, spawnWorker } from "./process-helpers.js";
 
 afterAll(killAllWorkers);
 
 const cases: Array<{ name: string; args: string[]; mentions: RegExp }> = [
   { name: "--concurrency 0", args: ["worker", "--jobs", LEDGER_JOBS, "--concurrency", "0"], mentions: /concurrency/ },
+  { name: "--claim-batch-size 0", args: ["worker", "--jobs", LEDGER_JOBS, "--claim-batch-size", "0"], mentions: /--claim-batch-size/ },
+  { name: "--progress-interval-ms soon", args: ["worker", "--jobs", LEDGER_JOBS, "--progress-interval-ms", "soon"], mentions: /--progress-interval-ms/ },
   { name: "no --jobs", args: ["worker", "--concurrency", "2"], mentions: /--jobs/ },
   { name: "a jobs module that does not exist", args: ["worker", "--jobs", "test/fixtures/does-not-exist.js"], mentions: /does-not-exist\.js/ },
   { name: "a module whose default export is not an array of definitions", args: ["worker", "--jobs", "test/fixtures/not-an-array.js"], mentions: /not-an-array\.js/ },
@@ -29,4 +31,23 @@ describe("conveyor worker argument errors", () => {
     // Nothing was started: no worker log lines.
     expect(cli.logs().filter((entry) => entry.msg === "worker started")).toEqual([]);
   }, 30_000);
+});
+
+describe("conveyor worker tuning flags", () => {
+  it("passes --concurrency, --claim-batch-size and --progress-interval-ms to the worker it starts", async () => {
+    const ledger = await ledgerSchema();
+    try {
+      const worker = spawnWorker({
+        databaseUrl: testDatabaseUrl(),
+        schema: ledger.schema,
+        args: ["--concurrency", "40", "--claim-batch-size", "10", "--progress-interval-ms", "250"],
+      });
+      const started = await worker.ready();
+      expect(started).toMatchObject({ concurrency: 40, claimBatchSize: 10, progressIntervalMs: 250 });
+      worker.signal("SIGTERM");
+      expect((await worker.waitForExit(20_000)).code).toBe(0);
+    } finally {
+      await ledger.cleanup();
+    }
+  }, 60_000);
 });

@@ -16,6 +16,8 @@ interface WorkerCommandOptions {
   pollIntervalMs?: number;
   reclaimIntervalMs?: number;
   shutdownGraceMs?: number;
+  claimBatchSize?: number;
+  progressIntervalMs?: number;
   listen: boolean;
   schedules: boolean;
   migrate: boolean;
@@ -40,6 +42,8 @@ export function registerWorker(program: Command): void {
     .option("--poll-interval-ms <ms>", "polling interval (fallback to LISTEN/NOTIFY)", positiveInt)
     .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
+    .option("--claim-batch-size <n>", "most jobs per claim statement (default 100; a fraction of --concurrency keeps claims in flight)", positiveInt)
+    .option("--progress-interval-ms <ms>", "shortest time between two progress writes of one job (default 500)", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
     .option("--no-schedules", "do not enqueue the cron schedules of the jobs module's kinds (other workers still do)")
     .addOption(new Option("--fairness <mode>", "claim order across tenants: fair shares (tenant) or plain priority order (off, the default)").choices(["off", "tenant"]))
@@ -60,6 +64,8 @@ export function registerWorker(program: Command): void {
             pollIntervalMs: options.pollIntervalMs,
             reclaimIntervalMs: options.reclaimIntervalMs,
             shutdownGraceMs: options.shutdownGraceMs,
+            claimBatchSize: options.claimBatchSize,
+            progressIntervalMs: options.progressIntervalMs,
             listen: options.listen,
             schedules: options.schedules,
             retention: options.retention && { finishedMs: options.retainFinished, deadLetterMs: options.retainDead },
