@@ -141,7 +141,7 @@ describe("ctx.progress", () => {
     const job = await conveyor.getJob(id);
     expect(job).toMatchObject({ status: "running", lockedBy: "the-new-owner", progress: null, progressUpdatedAt: null });
     // Let the new owner finish, so the job ends as it would.
-    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.currentExecutionId!, result: null }]);
+    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 
   it("refuses a value that is not JSON or is larger than MAX_PROGRESS_BYTES, naming progress", async () => {
@@ -191,7 +191,7 @@ describe("ctx.progress", () => {
     await sql(conveyor, `CREATE TRIGGER log_progress AFTER UPDATE OF progress ON {{schema}}.jobs FOR EACH ROW EXECUTE FUNCTION {{schema}}.log_progress()`);
     const { id } = await conveyor.enqueue(echo, { value: null });
     const [claimed] = await conveyor.store.jobClaim("direct", 1, ["echo"], null, 600_000);
-    const reporter = new ProgressReporter(new HandlerStore(conveyor.pool, conveyor.options.schema), id, claimed!.currentExecutionId!, 0, silent, () => {
+    const reporter = new ProgressReporter(new HandlerStore(conveyor.pool, conveyor.options.schema), id, claimed!.executionId, 0, silent, () => {
       throw new Error("not fenced");
     });
 
@@ -215,6 +215,6 @@ describe("ctx.progress", () => {
     expect((await conveyor.getJob(id))!.progress).toEqual({ n: 99 });
     await reporter.close();
     expect(await reporter.report({ n: 100 })).toBe(false); // after the attempt ended
-    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.currentExecutionId!, result: null }]);
+    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 });

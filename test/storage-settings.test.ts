@@ -30,7 +30,7 @@ describe("storage settings", () => {
     const claimed = await conveyor.store.jobClaim("w1", 300, ["k"], null, 60_000);
     expect(claimed).toHaveLength(300);
     const before = await conveyor.pool.query(`SELECT id, ctid::text AS ctid FROM "${schema}".job_executions ORDER BY id`);
-    await conveyor.store.jobComplete(claimed.map((job) => ({ jobId: job.id, executionId: job.currentExecutionId!, result: null })));
+    await conveyor.store.jobComplete(claimed.map((job) => ({ jobId: job.id, executionId: job.executionId, result: null })));
     const after = await conveyor.pool.query(`SELECT id, ctid::text AS ctid, outcome FROM "${schema}".job_executions ORDER BY id`);
     expect(after.rows.every((row) => row.outcome === "succeeded")).toBe(true);
     // A HOT update puts the new version on the same page: the same block number in ctid (block,item).

@@ -2,7 +2,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Conveyor } from "../src/client/conveyor.js";
 import { ConflictError, UniqueJobConflictError, ValidationError } from "../src/core/errors.js";
-import type { Job } from "../src/core/model.js";
+import type { ClaimedJob } from "../src/core/model.js";
 import { countRows, createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item } from "./helpers/jobs.js";
 
@@ -18,7 +18,7 @@ afterEach(async () => {
 const sql = (text: string, values: unknown[] = []) => test.conveyor.pool.query(text.replaceAll("{{schema}}", `"${test.schema}"`), values);
 
 /** Claim every ready job as the worker would (the same statement), with a lease of `leaseMs`. */
-const claimAll = (leaseMs = 60_000): Promise<Job[]> => test.conveyor.store.jobClaim("test-worker", 100, ["item", "counters"], null, leaseMs);
+const claimAll = (leaseMs = 60_000): Promise<ClaimedJob[]> => test.conveyor.store.jobClaim("test-worker", 100, ["item", "counters"], null, leaseMs);
 
 const getJob = async (id: string) => (await test.conveyor.getJob(id))!;
 
@@ -95,7 +95,8 @@ describe("unique jobs: replace (debounce)", () => {
     const options = { unique: { key: "d", states: ["queued" as const], onConflict: "replace" as const } };
     const first = await test.conveyor.enqueue(item, { n: 1 }, options);
     const [claimed] = await claimAll();
-    expect(claimed).toMatchObject({ id: first.id, status: "running", uniqueKey: null });
+    expect(claimed!.id).toBe(first.id);
+    expect(await test.conveyor.getJob(first.id)).toMatchObject({ status: "running", uniqueKey: null });
     const second = await test.conveyor.enqueue(item, { n: 2 }, options);
     expect(second).toMatchObject({ created: true, unique: "created", uniqueKey: "d" });
     const third = await test.conveyor.enqueue(item, { n: 3 }, options);
@@ -150,8 +151,8 @@ describe("unique keys are released when the job leaves its states", () => {
   it("on success", async () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, key);
     const [claimed] = await claimAll();
-    expect(claimed!.uniqueKey).toBe("k"); // running is one of the default states
-    await test.conveyor.store.jobComplete([{ jobId: job.id, executionId: claimed!.currentExecutionId!, result: null }]);
+    expect((await test.conveyor.getJob(job.id))!.uniqueKey).toBe("k"); // running is one of the default states
+    await test.conveyor.store.jobComplete([{ jobId: job.id, executionId: claimed!.executionId, result: null }]);
     expect(await getJob(job.id)).toMatchObject({ status: "succeeded", uniqueKey: null });
     expect(await test.conveyor.enqueue(item, { n: 2 }, key)).toMatchObject({ created: true, uniqueKey: "k" });
   });
@@ -161,7 +162,7 @@ describe("unique keys are released when the job leaves its states", () => {
     let [claimed] = await claimAll();
     const fail = (permanent: boolean) =>
       test.conveyor.store.jobEndAttempts([
-        { jobId: job.id, executionId: claimed!.currentExecutionId!, outcome: "failed", error: null, delayMs: 0, permanent },
+        { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, delayMs: 0, permanent },
       ]);
     expect((await fail(false))[0]).toMatchObject({ status: "retrying", uniqueKey: "k" });
     [claimed] = await claimAll();
@@ -178,7 +179,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, { unique: { key: "k", states: ["queued", "running"] } });
     const [claimed] = await claimAll();
     const [ended] = await test.conveyor.store.jobEndAttempts([
-      { jobId: job.id, executionId: claimed!.currentExecutionId!, outcome: "failed", error: null, delayMs: 60_000, permanent: false },
+      { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, delayMs: 60_000, permanent: false },
     ]);
     expect(ended).toMatchObject({ status: "retrying", uniqueKey: null });
     expect((await test.conveyor.enqueue(item, { n: 2 }, key)).created).toBe(true);

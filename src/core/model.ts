@@ -46,6 +46,29 @@ export interface Job<P = unknown> {
   progressUpdatedAt: Date | null;
 }
 
+/**
+ * A job as a claim hands it to the worker: what running it takes, not the
+ * whole row (the rest is on the row, for `getJob`). Reading back every
+ * column cost a claim of 200 a quarter of its time, mostly turning seven
+ * timestamps into text and back.
+ */
+export interface ClaimedJob<P = unknown> {
+  id: string;
+  tenant: string;
+  kind: string;
+  queue: string;
+  payload: P;
+  /** This attempt's number (attempts counted so far, this one included). */
+  attempts: number;
+  maxAttempts: number;
+  /** The execution this claim started: every write about the attempt is fenced by it. */
+  executionId: string;
+  idempotencyKey: string | null;
+  /** When the job became ready, and when this attempt started (database clock). */
+  runAt: Date;
+  startedAt: Date;
+}
+
 /** One attempt of a job. */
 export interface JobExecution {
   id: string;

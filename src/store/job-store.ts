@@ -1,10 +1,10 @@
-import type { DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
+import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
 import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
-import { rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
+import { rowToClaimedJob, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
 export interface JobInsertRow {
@@ -190,9 +190,9 @@ export class JobStore {
     return rows[0] ? rowToJob(rows[0]) : null;
   }
 
-  async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<Job[]> {
+  async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
     const { rows } = await this.run(this.q.jobClaim, [workerId, limit, kinds, queues, leaseMs]);
-    return rows.map(rowToJob);
+    return rows.map(rowToClaimedJob);
   }
 
   /** Renew leases; returns the jobs still held (with their cancel flag). Missing ones were lost. */

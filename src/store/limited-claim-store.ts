@@ -1,7 +1,7 @@
-import type { Job } from "../core/model.js";
+import type { ClaimedJob } from "../core/model.js";
 import type { Pool } from "./db.js";
 import { bindQueries, type Queries } from "./queries.js";
-import { rowToJob } from "./rows.js";
+import { rowToClaimedJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
 
@@ -31,7 +31,7 @@ export class LimitedClaimStore {
   }
 
   /** Claim from one limited queue within its concurrency cap and rate window. */
-  claimFromLimitedQueue(queue: string, request: ClaimRequest): Promise<Job[]> {
+  claimFromLimitedQueue(queue: string, request: ClaimRequest): Promise<ClaimedJob[]> {
     return withTransaction(this.pool, async (client) => {
       await runQuery(client, this.q.queueSettingsLock, [queue]);
       const { rows } = await runQuery(client, this.q.jobClaimFromLimitedQueue, [
@@ -41,12 +41,12 @@ export class LimitedClaimStore {
         queue,
         request.leaseMs,
       ]);
-      return rows.map(rowToJob);
+      return rows.map(rowToClaimedJob);
     });
   }
 
   /** Tenant-fair claim over unrestricted queues (fewest running first), within each tenant's cap. */
-  claimFair(request: ClaimRequest): Promise<Job[]> {
+  claimFair(request: ClaimRequest): Promise<ClaimedJob[]> {
     return withTransaction(this.pool, async (client) => {
       // Always taken (an empty table costs one index-less probe): a cap set a
       // moment ago must hold even before this worker's cached view knows it.
@@ -58,7 +58,7 @@ export class LimitedClaimStore {
         request.queues,
         request.leaseMs,
       ]);
-      return rows.map(rowToJob);
+      return rows.map(rowToClaimedJob);
     });
   }
 }

@@ -1,4 +1,4 @@
-import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
+import type { ClaimedJob, DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
 import type { JobInsertRow } from "./job-store.js";
 
 // Row shapes as pg returns them (jsonb parsed, timestamptz as Date, int8 as number).
@@ -31,6 +31,23 @@ export function rowToJob(row: Row): Job {
     finishedAt: row.finished_at,
     progress: row.progress ?? null,
     progressUpdatedAt: row.progress_updated_at ?? null,
+  };
+}
+
+/** A claim's row (CLAIMED_COLUMNS in sql/claim-fragments.ts). */
+export function rowToClaimedJob(row: Row): ClaimedJob {
+  return {
+    id: row.id,
+    tenant: row.tenant,
+    kind: row.kind,
+    queue: row.queue,
+    payload: row.payload,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    executionId: row.current_execution_id,
+    idempotencyKey: row.idempotency_key,
+    runAt: row.run_at,
+    startedAt: row.started_at,
   };
 }
 

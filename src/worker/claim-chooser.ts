@@ -1,5 +1,5 @@
 import { CLAIM_RESTRICTIONS_REFRESH_MS } from "../core/defaults.js";
-import type { Job } from "../core/model.js";
+import type { ClaimedJob } from "../core/model.js";
 import type { Fairness } from "../core/queue-settings.js";
 import type { JobStore } from "../store/job-store.js";
 import type { ClaimRequest, LimitedClaimStore } from "../store/limited-claim-store.js";
@@ -30,7 +30,7 @@ export class ClaimChooser {
     private readonly fairness: Fairness,
   ) {}
 
-  async claim(request: ClaimRequest): Promise<Job[]> {
+  async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     const { limitedQueues, tenantCaps } = await this.current();
     const jobs =
       this.fairness === "tenant" || tenantCaps

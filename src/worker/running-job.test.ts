@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Job } from "../core/model.js";
+import type { ClaimedJob } from "../core/model.js";
 import { RunningJob } from "./running-job.js";
 
-const running = () => new RunningJob({ id: "job-1" } as Job, "execution-1", performance.now(), 60_000);
+const running = () => new RunningJob({ id: "job-1", executionId: "execution-1" } as ClaimedJob, performance.now(), 60_000);
 
 describe("RunningJob", () => {
   it("gives a signal read after the abort already aborted, with the reason", () => {

@@ -1,4 +1,4 @@
-import type { Job } from "../core/model.js";
+import type { ClaimedJob } from "../core/model.js";
 
 /** Why an attempt was ended from outside the handler, without waiting for it. */
 export type ForcedEnd =
@@ -34,12 +34,14 @@ export class RunningJob {
   private settle: ((settled: Settled) => void) | null = null;
   private pendingEnd: ForcedEnd | null = null;
 
+  readonly executionId: string;
+
   constructor(
-    readonly job: Job,
-    readonly executionId: string,
+    readonly job: ClaimedJob,
     claimSentAt: number,
     leaseMs: number,
   ) {
+    this.executionId = job.executionId;
     this.leaseDeadline = claimSentAt + leaseMs;
   }
 

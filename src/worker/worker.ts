@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
 import type { AnyJobDefinition } from "../client/define-job.js";
 import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
-import type { Job } from "../core/model.js";
+import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { LimitedClaimStore } from "../store/limited-claim-store.js";
@@ -196,7 +196,7 @@ export class Worker {
       }
       const wanted = Math.min(free, claimBatchSize);
       const sentAt = performance.now();
-      let jobs: Job[];
+      let jobs: ClaimedJob[];
       try {
         jobs = await this.claims.claim({ workerId: this.id, limit: wanted, kinds, queues, leaseMs });
         backoff = ERROR_BACKOFF_MIN_MS;
@@ -212,13 +212,13 @@ export class Worker {
     }
   }
 
-  private launch(job: Job, claimSentAt: number): void {
+  private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
-    const running = new RunningJob(job, job.currentExecutionId!, claimSentAt, this.options.leaseMs);
+    const running = new RunningJob(job, claimSentAt, this.options.leaseMs);
     this.running.set(running.executionId, running);
     this.metrics.claimed.inc({ kind: job.kind, queue: job.queue });
     this.metrics.activeJobs.set(this.running.size);
-    if (job.startedAt) this.metrics.dequeueWait.observe(Math.max(0, (job.startedAt.getTime() - job.runAt.getTime()) / 1000));
+    this.metrics.dequeueWait.observe(Math.max(0, (job.startedAt.getTime() - job.runAt.getTime()) / 1000));
     const execution = executeAttempt(definition, running, {
       writer: this.writer,
       metrics: this.metrics,

@@ -69,6 +69,11 @@ describe("claim plan", () => {
   it("claims the first jobs in priority order, only of the kinds asked for", async () => {
     const claimed = await t.conveyor.store.jobClaim("w1", 50, ["plan.a"], null, 60_000);
     expect(claimed).toHaveLength(50);
-    expect(claimed.every((job) => job.kind === "plan.a" && job.priority === 0)).toBe(true);
+    expect(claimed.every((job) => job.kind === "plan.a")).toBe(true);
+    const priorities = await t.conveyor.pool.query<{ priority: number }>(
+      `SELECT DISTINCT priority FROM "${t.schema}".jobs WHERE id = ANY($1::uuid[])`,
+      [claimed.map((job) => job.id)],
+    );
+    expect(priorities.rows).toEqual([{ priority: 0 }]);
   });
 });

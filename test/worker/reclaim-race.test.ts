@@ -35,7 +35,7 @@ describe("reclaim sweep races", () => {
       const { rowCount } = await other.query(
         `UPDATE "${conveyor.options.schema}".jobs SET status = 'succeeded', finished_at = now(), locked_by = NULL,
            current_execution_id = NULL, lease_expires_at = NULL WHERE id = $1 AND current_execution_id = $2`,
-        [job.id, job.currentExecutionId],
+        [job.id, job.executionId],
       );
       expect(rowCount).toBe(1);
       // Pause point: the completion is written, not committed. The sweep runs now.
@@ -57,7 +57,7 @@ describe("reclaim sweep races", () => {
       await other.query("BEGIN");
       await other.query(
         `UPDATE "${conveyor.options.schema}".jobs SET lease_expires_at = now() + interval '1 minute' WHERE id = $1 AND current_execution_id = $2`,
-        [job.id, job.currentExecutionId],
+        [job.id, job.executionId],
       );
       expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
       await other.query("COMMIT");
@@ -65,8 +65,8 @@ describe("reclaim sweep races", () => {
       other.release();
     }
     expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
-    expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.currentExecutionId });
-    await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.currentExecutionId!, result: null }]);
+    expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.executionId });
+    await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
   it("a re-claimed job is not reclaimed under its new owner", async () => {
@@ -76,8 +76,8 @@ describe("reclaim sweep races", () => {
     expect(again!.id).toBe(job.id);
     expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
     // The first owner's late completion is fenced.
-    expect((await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.currentExecutionId!, result: null }])).size).toBe(0);
-    const written = await conveyor.store.jobComplete([{ jobId: job.id, executionId: again!.currentExecutionId!, result: null }]);
+    expect((await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
+    const written = await conveyor.store.jobComplete([{ jobId: job.id, executionId: again!.executionId, result: null }]);
     expect(written.size).toBe(1);
     const done = await conveyor.getJob(job.id);
     expect(done!.executions.map((e) => [e.workerId, e.outcome])).toEqual([["racer", "lease_expired"], ["second-owner", "succeeded"]]);

@@ -1,5 +1,3 @@
-import { jobColumnsOf } from "./job-columns.js";
-
 // Pieces of SQL that every claim statement shares (claims.ts, claims-limited.ts).
 // Not statements themselves, so this module is not among the store's queries.
 // Times are statement_timestamp(): the same as now() in the fast claim's
@@ -13,6 +11,9 @@ import { jobColumnsOf } from "./job-columns.js";
 export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
                  WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)) THEN false ELSE true END`;
 
+/** What every claim returns: a ClaimedJob's columns (rowToClaimedJob), not the whole row. */
+export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, run_at, started_at`;
+
 /** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
 export const CLAIM_ROWS = `
 , claimed AS (
@@ -25,7 +26,7 @@ export const CLAIM_ROWS = `
     started_at = statement_timestamp(),
     updated_at = statement_timestamp()
   WHERE j.id = ANY(ARRAY(SELECT id FROM claimable))
-  RETURNING ${jobColumnsOf("j")}
+  RETURNING ${CLAIMED_COLUMNS}, priority
 ), recorded AS (
   INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
   SELECT current_execution_id, id, attempts, $1, statement_timestamp() FROM claimed

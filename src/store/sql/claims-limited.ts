@@ -1,5 +1,4 @@
-import { CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
-import { JOB_COLUMNS } from "./job-columns.js";
+import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
 
 // Claims that honour queue limits, pause and tenant fairness. The fast path
 // (claims.ts jobClaim) skips every paused or limited queue; these statements
@@ -81,7 +80,7 @@ WITH settings AS (
   FROM settings AS st
   WHERE s.name = st.name AND st.rate_limit IS NOT NULL AND EXISTS (SELECT 1 FROM claimed)
 )
-SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
 /**
  * Lock every capped tenant's settings row, in tenant order, so the running
@@ -147,4 +146,4 @@ WITH RECURSIVE tenants AS (
   WHERE id = ANY(ARRAY(SELECT id FROM chosen)) AND status IN ('queued', 'retrying')
   FOR UPDATE SKIP LOCKED
 )${CLAIM_ROWS}
-SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;

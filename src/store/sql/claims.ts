@@ -1,4 +1,4 @@
-import { CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
+import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // Every statement about a running job matches on current_execution_id (fencing):
@@ -47,7 +47,7 @@ WITH claimable AS (
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 )${CLAIM_ROWS}
-SELECT ${JOB_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
 /**
  * Renew the leases of many running jobs at once (one statement per worker per
