@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ValidationError } from "../src/core/errors.js";
+import { ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
+import { UniqueJobConflictError, ValidationError } from "../src/core/errors.js";
 import { uuidv7 } from "../src/core/ids.js";
 import { connectTestClient, countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item, sendEmail } from "./helpers/jobs.js";
@@ -142,7 +143,8 @@ describe("enqueueMany", () => {
       const jobs = await bulk.conveyor.enqueueMany(items);
       expect(jobs).toHaveLength(100_000);
       expect(jobs.every((job) => job.created)).toBe(true);
-      expect(jobs[99_999]!.payload).toEqual({ n: 99_999 }); // results follow input order
+      // Results follow input order, across the chunks a call this large is inserted in.
+      expect(jobs.every((job, n) => (job.payload as { n: number }).n === n)).toBe(true);
       expect(await countRows(bulk.conveyor, "jobs")).toBe(100_000);
       expect(await countRows(bulk.conveyor, "jobs", "(payload->>'n')::int = 54321")).toBe(1);
     } finally {
@@ -162,6 +164,52 @@ describe("enqueueMany", () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues[0]!.path).toBe("jobs.617.payload.n");
     expect(await countRows(test.conveyor, "jobs", "kind = $1", [kind])).toBe(before);
+  });
+});
+
+describe("enqueueMany larger than one insert statement", () => {
+  const size = ENQUEUE_CHUNK_ROWS * 2 + 500; // three chunks
+
+  it("inserts nothing when an item in a later chunk is invalid, and names it", async () => {
+    const before = await countRows(test.conveyor, "jobs", "kind = 'counters'");
+    const items: Array<{ job: typeof counters; payload: unknown }> = Array.from({ length: size }, (_, n) => ({ job: counters, payload: { n } }));
+    const bad = ENQUEUE_CHUNK_ROWS * 2 + 17; // validated while the second chunk is being inserted
+    items[bad] = { job: counters, payload: { n: "not a number" } };
+    const error = await test.conveyor.enqueueMany(items).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues[0]!.path).toBe(`jobs.${bad}.payload.n`);
+    expect(await countRows(test.conveyor, "jobs", "kind = 'counters'")).toBe(before);
+  });
+
+  it("inserts nothing when a later chunk's insert fails", async () => {
+    // The database refuses the last row: its unique key is held, and it asks to be dropped.
+    await test.conveyor.enqueue(counters, { held: 1 }, { unique: { key: "chunked-held", onConflict: "drop" } });
+    const before = await countRows(test.conveyor, "jobs", "kind = 'counters'");
+    const items = Array.from({ length: size }, (_, n) => ({
+      job: counters,
+      payload: { n },
+      ...(n === size - 1 ? { unique: { key: "chunked-held", onConflict: "drop" as const } } : {}),
+    }));
+    await expect(test.conveyor.enqueueMany(items)).rejects.toBeInstanceOf(UniqueJobConflictError);
+    expect(await countRows(test.conveyor, "jobs", "kind = 'counters'")).toBe(before);
+  });
+
+  it("runs in the caller's transaction: all gone after its ROLLBACK", async () => {
+    const client = await connectTestClient();
+    try {
+      await client.query("BEGIN");
+      const jobs = await test.conveyor.enqueueMany(
+        Array.from({ length: size }, (_, n) => ({ job: item, payload: { n } })),
+        { tx: client },
+      );
+      expect(jobs).toHaveLength(size);
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM "${test.schema}".jobs WHERE id = ANY($1::uuid[])`, [jobs.map((j) => j.id)]);
+      expect(rows[0].n).toBe(size); // all visible inside the transaction
+      await client.query("ROLLBACK");
+      expect(await countRows(test.conveyor, "jobs", "id = ANY($1::uuid[])", [jobs.map((j) => j.id)])).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../core/defaults.js";
+import { DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
@@ -8,7 +8,8 @@ import { isJobStatus, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
 import { CronStore } from "../store/cron-store.js";
 import type { Pool, Queryable } from "../store/db.js";
-import { JobStore } from "../store/job-store.js";
+import { type JobInsertRow, JobStore } from "../store/job-store.js";
+import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import { RetentionStore } from "../store/retention-store.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
@@ -110,14 +111,66 @@ export class Conveyor {
   }
 
   /**
-   * Enqueue many jobs in one statement (100,000 in a call is fine). All are
-   * validated before anything is written, and the insert is all or nothing.
+   * Enqueue many jobs (100,000 in a call is fine), all or nothing: either
+   * every job is written or, when one is invalid or an insert fails, none is.
+   * Up to ENQUEUE_CHUNK_ROWS jobs go in one statement; more go in statements
+   * of that size inside one transaction (the caller's `tx`, else one of its
+   * own), each chunk validated while the one before it is being inserted.
    */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
-    const rows = [];
-    for (const [index, item] of items.entries()) {
-      const { job, payload, ...rest } = item;
+    if (items.length > ENQUEUE_CHUNK_ROWS) {
+      const run = (db: Queryable) => this.insertInChunks(items, db);
+      return options.tx ? run(options.tx) : withTransaction(this.options.pool, run);
+    }
+    const rows = await this.prepareRows(items, 0, items.length);
+    const hasKeys = rows.some((row) => row.idempotencyKey !== null || row.unique !== null);
+    if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
+    // A key conflict found after the insert must undo the rows already written
+    // (and unique rows take a statement each: all or nothing needs a transaction).
+    return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
+  }
+
+  /**
+   * Insert a large batch chunk by chunk on one transaction's connection,
+   * validating and encoding each chunk while the previous one is in the
+   * database, so the client's work and the server's overlap instead of
+   * taking turns.
+   */
+  private async insertInChunks(items: readonly EnqueueManyItem[], db: Queryable): Promise<EnqueuedJob[]> {
+    const results: EnqueuedJob[] = [];
+    // Settled into a value at once, so a failed insert is never an unhandled
+    // rejection while the next chunk is being validated.
+    let inFlight: Promise<{ jobs: EnqueuedJob[] } | { error: unknown }> | null = null;
+    const collect = async () => {
+      const outcome = await inFlight!;
+      inFlight = null;
+      if ("error" in outcome) throw outcome.error;
+      for (const job of outcome.jobs) results.push(job);
+    };
+    try {
+      for (let start = 0; start < items.length; start += ENQUEUE_CHUNK_ROWS) {
+        const rows = await this.prepareRows(items, start, Math.min(start + ENQUEUE_CHUNK_ROWS, items.length));
+        if (inFlight) await collect();
+        inFlight = this.insertWithRetry(rows, db).then(
+          (jobs) => ({ jobs }),
+          (error: unknown) => ({ error }),
+        );
+      }
+      await collect();
+      return results;
+    } finally {
+      // A chunk that failed validation still waits for the insert in flight,
+      // so the caller's rollback never races it.
+      if (inFlight) await inFlight;
+    }
+  }
+
+  /** Validate and encode items [from, to), naming a bad one by its index in the whole call. */
+  private async prepareRows(items: readonly EnqueueManyItem[], from: number, to: number): Promise<JobInsertRow[]> {
+    const rows: JobInsertRow[] = [];
+    for (let index = from; index < to; index++) {
+      const { job, payload, ...rest } = items[index]!;
       try {
         rows.push(await prepareInsert(this.definitionOf(job), payload, rest));
       } catch (error) {
@@ -127,22 +180,7 @@ export class Conveyor {
         throw error;
       }
     }
-    const hasKeys = rows.some((row) => row.idempotencyKey !== null || row.unique !== null);
-    if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
-    // A key conflict found after the insert must undo the rows already written
-    // (and unique rows take a statement each: all or nothing needs a transaction).
-    const client = await this.options.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await this.insertWithRetry(rows, client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    return rows;
   }
 
   // An idempotency race that needs another insert can only repeat while the

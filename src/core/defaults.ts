@@ -149,3 +149,14 @@ export const MAX_RATE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 export const CLAIM_RESTRICTIONS_REFRESH_MS = 1_000;
 /** Worker: claim order across tenants; "off" is the plain priority/run_at order (the fast path). */
 export const DEFAULT_FAIRNESS = "off";
+
+/**
+ * Most jobs one insert statement of `enqueueMany` carries; a larger call is
+ * inserted in chunks of this size inside one transaction. One statement of
+ * 100,000 took the server 24% longer than a hundred of 1,000 (1,645 against
+ * 1,328 ms, pg_stat_statements): the notify trigger's transition table of
+ * every new row outgrew work_mem and wrote 30 MB of temporary files, where
+ * statements of 1,000 or 5,000 wrote none. Chunks also let the client
+ * validate one while the server inserts another.
+ */
+export const ENQUEUE_CHUNK_ROWS = 5_000;
