@@ -157,6 +157,14 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await screenshot("03b-job-progress-result");
   });
 
+  it("shows the unique key a job holds", async () => {
+    const created = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: "Keys, shown." }, unique: { key: "summary-of-7" } });
+    expect(created.status).toBe(201);
+    await page.goto(`${server.url}/#/jobs/${created.json.id}`);
+    await page.getByTestId("job-page").waitFor();
+    expect(await page.getByTestId("unique-key").textContent()).toBe("summary-of-7");
+  });
+
   it("shows dead letters with their history, requeues one and purges another", async () => {
     await page.goto(`${server.url}/#/dead-letters`);
     const table = page.getByTestId("dead-letters");

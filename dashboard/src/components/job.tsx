@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
 import { formatTime } from "../format.js";
@@ -78,6 +79,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
           ["Started", formatTime(job.startedAt)],
           ["Finished", formatTime(job.finishedAt)],
           ["Last error", <StoredError error={job.lastError} />],
+          ...(job.uniqueKey !== null ? [["Unique key", <code data-testid="unique-key">{job.uniqueKey}</code>] as [string, ComponentChildren]] : []),
         ]}
       />
       <h2>Payload</h2>
