@@ -119,6 +119,9 @@ describe("one schedule row, guarded twice", () => {
     expect(await worker.enqueueDueTicks()).toBe(2);
     expect(await worker.enqueueDueTicks()).toBe(0); // advanced past now: nothing is due any more
     expect(await jobCount()).toBe(2);
+    // The worker's metric counts what it enqueued, by schedule, and not the pass held off above.
+    const metric = await worker.metrics.registry.getSingleMetric("conveyor_cron_ticks_enqueued_total")!.get();
+    expect(metric.values).toEqual([expect.objectContaining({ labels: { schedule: "hourly" }, value: 2 })]);
   });
 
   it("the idempotency key stops a tick enqueued again after the row was moved back", async () => {

@@ -16,6 +16,7 @@ export class WorkerMetrics {
   readonly dequeueWait: Histogram;
   readonly databaseErrors: Counter<"operation">;
   readonly pruned: Counter<"reason">;
+  readonly cronTicksEnqueued: Counter<"schedule">;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -58,6 +59,12 @@ export class WorkerMetrics {
       name: "conveyor_worker_database_errors_total",
       help: "Database errors seen by the worker, by operation",
       labelNames: ["operation"],
+      registers,
+    });
+    this.cronTicksEnqueued = new Counter({
+      name: "conveyor_cron_ticks_enqueued_total",
+      help: "Cron ticks this worker's scheduler enqueued, by schedule (each tick is enqueued by one worker only)",
+      labelNames: ["schedule"],
       registers,
     });
     this.pruned = new Counter({

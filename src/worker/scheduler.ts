@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
+import type { Counter } from "prom-client";
 import type { AnyJobDefinition } from "../client/define-job.js";
 import { type ResolvedCronSchedule, schedulePayload } from "../client/schedules.js";
-import { type CronExpression, cronTickKey, dueTicks, parseCron } from "../core/cron.js";
+import { type CronExpression, cronTickKey, dueTicks, parseCron, parseCronTickKey } from "../core/cron.js";
 import {
   CRON_CHECK_INTERVAL_MS,
   CRON_OVERDUE_RECHECK_MS,
@@ -10,6 +11,7 @@ import {
   ERROR_BACKOFF_MIN_MS,
 } from "../core/defaults.js";
 import { uuidv7 } from "../core/ids.js";
+import type { Job } from "../core/model.js";
 import type { CronStore } from "../store/cron-store.js";
 import type { Pool } from "../store/db.js";
 import type { JobInsertRow, JobStore } from "../store/job-store.js";
@@ -43,6 +45,8 @@ export class CronScheduler {
     private readonly schedules: readonly ResolvedCronSchedule[],
     private readonly definitions: ReadonlyMap<string, AnyJobDefinition>,
     private readonly log: Logger,
+    /** Ticks this scheduler enqueued, by schedule (the worker's `conveyor_cron_ticks_enqueued_total`). */
+    private readonly ticksEnqueued: Counter<"schedule"> | null = null,
   ) {
     this.names = schedules.map((schedule) => schedule.name);
     this.kinds = [...new Set(schedules.map((schedule) => schedule.kind))];
@@ -93,6 +97,13 @@ export class CronScheduler {
   /** Enqueue every due tick of this worker's schedules now; returns how many jobs were inserted. */
   async runDue(): Promise<number> {
     if (this.schedules.length === 0) return 0;
+    const inserted = await this.insertDue();
+    // Counted once committed: a pass that rolled back enqueued nothing.
+    for (const job of inserted) this.ticksEnqueued?.inc({ schedule: parseCronTickKey(job.idempotencyKey)?.schedule ?? job.kind });
+    return inserted.length;
+  }
+
+  private insertDue(): Promise<Job[]> {
     return withTransaction(this.pool, async (client) => {
       const { now, due } = await this.cron.cronScheduleLockDue(this.names, this.kinds, client);
       const rows: JobInsertRow[] = [];
@@ -135,7 +146,7 @@ export class CronScheduler {
       // Keys already present (a tick enqueued before a schedule row was reset) are skipped, not duplicated.
       const inserted = rows.length > 0 ? await this.jobs.jobInsertMany(rows, client) : [];
       if (inserted.length > 0) this.log.debug({ count: inserted.length }, "enqueued cron ticks");
-      return inserted.length;
+      return inserted;
     });
   }
 

@@ -68,7 +68,7 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
-    this.scheduler = createScheduler(conveyor, this.options, this.log);
+    this.scheduler = createScheduler(conveyor, this.options, this.log, this.metrics);
     this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
