@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { EXECUTION_OUTCOMES, JOB_STATUSES } from "../core/states.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { BATCH_OUTCOMES } from "./schemas.js";
 import { toJsonSchema } from "./validation.js";
 
 // Response schemas document the API (OpenAPI); responses are serialised
@@ -98,7 +99,14 @@ export const responseSchemas = {
   job: toJsonSchema(job),
   jobWithExecutions: toJsonSchema(job.extend({ executions: z.array(execution) })),
   jobPage: toJsonSchema(page(job)),
-  jobBatch: toJsonSchema(z.object({ jobs: z.array(job) })),
+  jobBatch: toJsonSchema(
+    z.object({
+      jobs: z.array(job),
+      outcomes: z
+        .array(z.enum(BATCH_OUTCOMES))
+        .describe("per job: created; existing (the job its idempotency key created before); kept or replaced (the job holding its unique key)"),
+    }),
+  ),
   deadLetter: toJsonSchema(deadLetter),
   deadLetterPage: toJsonSchema(page(deadLetter)),
   queues: toJsonSchema(z.object({ items: z.array(queueStats) })),

@@ -124,3 +124,7 @@ export const idempotencyHeaders = z.looseObject({
 
 export type CreateJobBody = z.output<typeof createJobBody>;
 export type BatchJobItem = z.output<typeof batchJobItem>;
+
+/** Per item of a `POST /v1/jobs/batch` response, in request order. */
+export const BATCH_OUTCOMES = ["created", "existing", "kept", "replaced"] as const;
+export type BatchOutcome = (typeof BATCH_OUTCOMES)[number];

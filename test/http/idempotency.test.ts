@@ -111,6 +111,7 @@ describe("Idempotency-Key", () => {
     });
     expect(repeat.statusCode).toBe(201);
     expect(repeat.json.jobs[0].id).toBe(first.json.jobs[0].id);
+    expect(repeat.json.outcomes).toEqual(["existing", "created"]);
     const conflicting = await call(test.app, {
       method: "POST",
       url: "/v1/jobs/batch",

@@ -98,13 +98,17 @@ describe("POST /v1/jobs/batch with unique", () => {
           { kind: "item", payload: { n: 1 }, unique: { key: "batch-1", onConflict: "replace" } },
           { kind: "item", payload: { n: 2 }, unique: { key: "batch-1", onConflict: "replace" } },
           { kind: "item", payload: { n: 3 } },
+          { kind: "item", payload: { n: 4 }, unique: { key: "batch-1" } },
         ],
       },
     });
     expect(response.statusCode).toBe(201);
-    const [a, b, c] = response.json.jobs;
+    const [a, b, c, d] = response.json.jobs;
     expect(b).toMatchObject({ id: a.id, payload: { n: 2 }, uniqueKey: "batch-1" });
     expect(c).toMatchObject({ uniqueKey: null });
+    expect(d).toMatchObject({ id: a.id, payload: { n: 2 } });
+    // Each item's outcome, as the single-job route gives it in its header.
+    expect(response.json.outcomes).toEqual(["created", "replaced", "created", "kept"]);
     expect(await countWithKey("batch-1")).toBe(1);
   });
 

@@ -6,7 +6,7 @@ import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
-import { type BatchJobItem, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
+import { type BatchJobItem, type BatchOutcome, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
 import { jobJson } from "../serialize.js";
 import { writeTenant } from "../tenancy.js";
 import { UNIQUE_OUTCOME_HEADER, uniqueConflictProblem } from "../unique-conflict.js";
@@ -116,9 +116,18 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
       });
       for (const job of jobs) if (job.created) metrics.enqueued.inc({ kind: job.kind, queue: job.queue });
       reply.code(201);
-      return { jobs: jobs.map(jobJson) };
+      return { jobs: jobs.map(jobJson), outcomes: jobs.map(batchOutcome) };
     },
   );
+}
+
+/**
+ * What the batch did for one item, as the single-job route says with its
+ * status code and Conveyor-Unique-Outcome header: a unique key's outcome,
+ * else "created", or "existing" for the job an idempotency key created before.
+ */
+function batchOutcome(job: EnqueuedJob): BatchOutcome {
+  return job.unique ?? (job.created ? "created" : "existing");
 }
 
 function enqueueOptions(request: FastifyRequest, body: CreateJobBody, idempotencyKey: string | undefined): Omit<EnqueueOptions, "tx"> {
