@@ -125,13 +125,11 @@ export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[],
 
 /** Rows without a unique key: one statement (or one per row for a single row). */
 async function insertOrdinaryJobs(store: JobStore, rows: readonly JobInsertRow[], db?: Queryable): Promise<EnqueuedJob[]> {
-  const inserted =
-    rows.length === 1 ? [await store.jobInsert(rows[0]!, db)].filter((job): job is Job => job !== null) : await store.jobInsertMany(rows, db);
-  const byId = new Map(inserted.map((job) => [job.id, job]));
+  // Aligned with rows: null where an idempotency key already existed.
+  const inserted = rows.length === 1 ? [await store.jobInsert(rows[0]!, db)] : await store.jobInsertMany(rows, db);
   const results: EnqueuedJob[] = new Array(rows.length);
   const pending: number[] = [];
-  rows.forEach((row, i) => {
-    const job = byId.get(row.id);
+  inserted.forEach((job, i) => {
     // The store built a fresh object for each inserted job: mark it rather than copy it.
     if (job) results[i] = Object.assign(job, { created: true });
     else pending.push(i);

@@ -106,8 +106,11 @@ export class JobStore {
     return rows[0] ? rowToInsertedJob(row, rows[0]) : null;
   }
 
-  /** Insert many jobs in one statement; rows whose idempotency key exists are skipped (not returned). */
-  async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Job[]> {
+  /**
+   * Insert many jobs in one statement. The result is aligned with `input`:
+   * null where the row was skipped because its idempotency key exists.
+   */
+  async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
     const columns: unknown[][] = Array.from({ length: 10 }, () => new Array(input.length));
     input.forEach((row, i) => {
       columns[0]![i] = row.id;
@@ -122,11 +125,11 @@ export class JobStore {
       columns[9]![i] = row.idempotencyKey;
     });
     const { rows } = await this.run(this.q.jobInsertMany, columns, db);
-    // Rows come back in input order; matched by id when some were skipped
-    // (an idempotency key already taken) or the order ever differs.
-    if (rows.every((row, i) => row.id === input[i]?.id)) return rows.map((row, i) => rowToInsertedJob(input[i]!, row));
-    const byId = new Map(input.map((row) => [row.id, row]));
-    return rows.map((row) => rowToInsertedJob(byId.get(row.id)!, row));
+    const returned = new Map(rows.map((row) => [row.id as string, row]));
+    return input.map((row) => {
+      const inserted = returned.get(row.id);
+      return inserted ? rowToInsertedJob(row, inserted) : null;
+    });
   }
 
   /**

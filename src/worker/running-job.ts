@@ -80,10 +80,8 @@ export class RunningJob {
    */
   run(handler: () => unknown): Promise<Settled> {
     return new Promise<Settled>((resolve) => {
-      let done = false;
+      // Cleared on first use: whatever comes second (a late handler, a later force) finds nothing to settle.
       this.settle = (settled) => {
-        if (done) return;
-        done = true;
         this.settle = null;
         resolve(settled);
       };

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Counter } from "prom-client";
 import type { AnyJobDefinition } from "../client/define-job.js";
 import { type ResolvedCronSchedule, schedulePayload } from "../client/schedules.js";
-import { type CronExpression, cronTickKey, dueTicks, parseCron, parseCronTickKey } from "../core/cron.js";
+import { type CronExpression, cronTickKey, dueTicks, parseCron } from "../core/cron.js";
 import {
   CRON_CHECK_INTERVAL_MS,
   CRON_OVERDUE_RECHECK_MS,
@@ -11,7 +11,6 @@ import {
   ERROR_BACKOFF_MIN_MS,
 } from "../core/defaults.js";
 import { uuidv7 } from "../core/ids.js";
-import type { Job } from "../core/model.js";
 import type { CronStore } from "../store/cron-store.js";
 import type { Pool } from "../store/db.js";
 import type { JobInsertRow, JobStore } from "../store/job-store.js";
@@ -97,16 +96,18 @@ export class CronScheduler {
   /** Enqueue every due tick of this worker's schedules now; returns how many jobs were inserted. */
   async runDue(): Promise<number> {
     if (this.schedules.length === 0) return 0;
-    const inserted = await this.insertDue();
+    const enqueued = await this.insertDue();
     // Counted once committed: a pass that rolled back enqueued nothing.
-    for (const job of inserted) this.ticksEnqueued?.inc({ schedule: parseCronTickKey(job.idempotencyKey)?.schedule ?? job.kind });
-    return inserted.length;
+    for (const schedule of enqueued) this.ticksEnqueued?.inc({ schedule });
+    return enqueued.length;
   }
 
-  private insertDue(): Promise<Job[]> {
+  /** One pass in one transaction; returns the schedule of each tick it inserted. */
+  private insertDue(): Promise<string[]> {
     return withTransaction(this.pool, async (client) => {
       const { now, due } = await this.cron.cronScheduleLockDue(this.names, this.kinds, client);
       const rows: JobInsertRow[] = [];
+      const scheduleOf: string[] = []; // aligned with rows
       for (const schedule of due) {
         const definition = this.definitions.get(schedule.kind)!; // the lock only takes our kinds
         let expression: CronExpression;
@@ -139,14 +140,16 @@ export class CronScheduler {
             idempotencyKey: cronTickKey(schedule.name, tick),
             unique: null,
           });
+          scheduleOf.push(schedule.name);
         }
         const advanced = await this.cron.cronScheduleAdvance(schedule.name, schedule.nextTickAt, nextTick, ticks.at(-1) ?? null, client);
         if (!advanced) throw new ScheduleMoved(`cron schedule "${schedule.name}" moved during the pass`);
       }
       // Keys already present (a tick enqueued before a schedule row was reset) are skipped, not duplicated.
       const inserted = rows.length > 0 ? await this.jobs.jobInsertMany(rows, client) : [];
-      if (inserted.length > 0) this.log.debug({ count: inserted.length }, "enqueued cron ticks");
-      return inserted;
+      const enqueued = scheduleOf.filter((_, i) => inserted[i] !== null);
+      if (enqueued.length > 0) this.log.debug({ count: enqueued.length }, "enqueued cron ticks");
+      return enqueued;
     });
   }
 
