@@ -14,6 +14,18 @@ export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name 
 /** What every claim returns: a ClaimedJob's columns (rowToClaimedJob), not the whole row. */
 export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, run_at, started_at`;
 
+/**
+ * Always true; evaluated once per statement (an InitPlan), it lets the claim's
+ * transaction commit without waiting for its WAL to reach the disk. The wait
+ * was most of a claim on this machine (an fsync: 0.5-1 ms of a 1.5 ms claim),
+ * and it lies on every job's path from enqueue to handler. Nothing durable is
+ * given up: a claim lost in a server crash leaves the job queued as it was,
+ * so it runs again (at least once, as after any crash); the first worker's
+ * completion finds no execution of its own and writes nothing (fenced). Every
+ * synchronous commit after it (enqueues, completions) flushes its WAL too.
+ */
+const COMMIT_WITHOUT_WAITING = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
+
 /** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
 export const CLAIM_ROWS = `
 , claimed AS (
@@ -25,7 +37,7 @@ export const CLAIM_ROWS = `
     lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
     started_at = statement_timestamp(),
     updated_at = statement_timestamp()
-  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable))
+  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND ${COMMIT_WITHOUT_WAITING}
   RETURNING ${CLAIMED_COLUMNS}, priority
 ), recorded AS (
   INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
