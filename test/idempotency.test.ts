@@ -84,6 +84,20 @@ describe("idempotency keys", () => {
     expect(await countRows(test.conveyor, "jobs")).toBe(2);
   });
 
+  it("a batch mixing rows with and without keys answers each in place", async () => {
+    const existing = await test.conveyor.enqueue(item, { n: 7 }, { idempotencyKey: "mixed" });
+    const jobs = await test.conveyor.enqueueMany([
+      { job: item, payload: { n: 8 } },
+      { job: item, payload: { n: 7 }, idempotencyKey: "mixed" },
+      { job: item, payload: { n: 9 } },
+    ]);
+    expect(jobs.map((job) => job.created)).toEqual([true, false, true]);
+    expect(jobs[1]!.id).toBe(existing.id);
+    expect(jobs.map((job) => job.payload)).toEqual([{ n: 8 }, { n: 7 }, { n: 9 }]);
+    const single = await test.conveyor.enqueue(item, { n: 10 });
+    expect(single).toMatchObject({ created: true, idempotencyKey: null });
+  });
+
   it("in a batch that also reuses an existing key, refuse everything on a conflict", async () => {
     await test.conveyor.enqueue(item, { n: 1 }, { idempotencyKey: "existing" });
     await expect(

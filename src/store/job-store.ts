@@ -99,7 +99,7 @@ export class JobStore {
   /** Insert one job; null when its idempotency key already exists for the tenant. */
   async jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {
     const { rows } = await this.run(
-      this.q.jobInsert,
+      row.idempotencyKey === null ? this.q.jobInsertKeyless : this.q.jobInsert,
       [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey],
       db,
     );
@@ -112,6 +112,7 @@ export class JobStore {
    */
   async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
     const columns: unknown[][] = Array.from({ length: 10 }, () => new Array(input.length));
+    let keyed = false;
     input.forEach((row, i) => {
       columns[0]![i] = row.id;
       columns[1]![i] = row.tenant;
@@ -123,8 +124,9 @@ export class JobStore {
       columns[7]![i] = row.runAt;
       columns[8]![i] = row.delayMs;
       columns[9]![i] = row.idempotencyKey;
+      if (row.idempotencyKey !== null) keyed = true;
     });
-    const { rows } = await this.run(this.q.jobInsertMany, columns, db);
+    const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, columns, db);
     const returned = new Map(rows.map((row) => [row.id as string, row]));
     return input.map((row) => {
       const inserted = returned.get(row.id);
