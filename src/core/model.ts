@@ -64,9 +64,8 @@ export interface ClaimedJob<P = unknown> {
   /** The execution this claim started: every write about the attempt is fenced by it. */
   executionId: string;
   idempotencyKey: string | null;
-  /** When the job became ready, and when this attempt started (database clock). */
-  runAt: Date;
-  startedAt: Date;
+  /** Milliseconds from the job becoming ready (run_at) to this claim, by the database clock. */
+  waitedMs: number;
 }
 
 /** One attempt of a job. */

@@ -46,8 +46,7 @@ export function rowToClaimedJob(row: Row): ClaimedJob {
     maxAttempts: row.max_attempts,
     executionId: row.current_execution_id,
     idempotencyKey: row.idempotency_key,
-    runAt: row.run_at,
-    startedAt: row.started_at,
+    waitedMs: Number(row.waited_ms),
   };
 }
 

@@ -218,7 +218,7 @@ export class Worker {
     this.running.set(running.executionId, running);
     this.metrics.claimed.inc({ kind: job.kind, queue: job.queue });
     this.metrics.activeJobs.set(this.running.size);
-    this.metrics.dequeueWait.observe(Math.max(0, (job.startedAt.getTime() - job.runAt.getTime()) / 1000));
+    this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, {
       writer: this.writer,
       metrics: this.metrics,

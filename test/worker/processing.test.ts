@@ -84,4 +84,19 @@ describe("processing with many workers in one process", () => {
     await worker.stop();
     expect((await conveyor.listWorkers()).map((w) => w.id)).not.toContain(worker.id);
   });
+
+  it("observes how long each claimed job waited after its run_at (dequeue wait)", async () => {
+    const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 50, logger: silent });
+    const job = await conveyor.enqueue("noop", {}, { runAt: new Date(Date.now() - 40_000) });
+    await worker.start();
+    await waitFor("noop to succeed", async () => (await conveyor.getJob(job.id))?.status === "succeeded");
+    await worker.stop();
+    const { values } = await worker.metrics.dequeueWait.get();
+    const count = values.find((v) => v.metricName === "conveyor_dequeue_wait_seconds_count")!.value;
+    const sum = values.find((v) => v.metricName === "conveyor_dequeue_wait_seconds_sum")!.value;
+    expect(count).toBe(1);
+    // 40 s before the claim, give or take the test's own pace (database and test clocks agree here).
+    expect(sum).toBeGreaterThanOrEqual(39);
+    expect(sum).toBeLessThan(60);
+  });
 });

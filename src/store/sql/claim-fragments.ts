@@ -11,8 +11,12 @@
 export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
                  WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)) THEN false ELSE true END`;
 
-/** What every claim returns: a ClaimedJob's columns (rowToClaimedJob), not the whole row. */
-export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, run_at, started_at`;
+/**
+ * What every claim returns: a ClaimedJob's columns (rowToClaimedJob), not the
+ * whole row. How long the job waited is one number, not two timestamps for
+ * the client to parse into Dates and subtract.
+ */
+export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, waited_ms`;
 
 /**
  * Always true; evaluated once per statement (an InitPlan), it lets the claim's
@@ -38,7 +42,8 @@ export const CLAIM_ROWS = `
     started_at = statement_timestamp(),
     updated_at = statement_timestamp()
   WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND ${COMMIT_WITHOUT_WAITING}
-  RETURNING ${CLAIMED_COLUMNS}, priority
+  RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.current_execution_id, j.idempotency_key,
+            (extract(epoch FROM j.started_at - j.run_at) * 1000)::float8 AS waited_ms, j.priority, j.run_at
 ), recorded AS (
   INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
   SELECT current_execution_id, id, attempts, $1, statement_timestamp() FROM claimed
