@@ -18,6 +18,8 @@ export class WorkerMetrics {
   readonly pruned: Counter<"reason">;
   readonly cronTicksEnqueued: Counter<"schedule">;
 
+  private readonly activeSources = new Set<() => number>();
+
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
@@ -48,7 +50,19 @@ export class WorkerMetrics {
       labelNames: ["result"],
       registers,
     });
-    this.activeJobs = new Gauge({ name: "conveyor_active_jobs", help: "Jobs this worker holds right now", registers });
+    const activeSources = this.activeSources;
+    // Read when scraped, not set on every claim and completion: summed over
+    // the workers that share these metrics.
+    this.activeJobs = new Gauge({
+      name: "conveyor_active_jobs",
+      help: "Jobs this worker holds right now",
+      registers,
+      collect() {
+        let active = 0;
+        for (const source of activeSources) active += source();
+        this.set(active);
+      },
+    });
     this.dequeueWait = new Histogram({
       name: "conveyor_dequeue_wait_seconds",
       help: "Time from a job becoming ready (run_at) to its claim",
@@ -73,5 +87,11 @@ export class WorkerMetrics {
       labelNames: ["reason"],
       registers,
     });
+  }
+
+  /** Count `source()` (a worker's jobs held) in conveyor_active_jobs until the returned function is called. */
+  trackActiveJobs(source: () => number): () => void {
+    this.activeSources.add(source);
+    return () => this.activeSources.delete(source);
   }
 }

@@ -78,16 +78,20 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
 
 /** Write the attempt's outcome; returns the outcome label for metrics. */
 async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, log: () => Logger): Promise<string> {
-  const { job, executionId } = running;
-  const held = { jobId: job.id, executionId };
-  const end = (outcome: "failed" | "timeout" | "retry_after" | "interrupted", error: unknown, delayMs: number, permanent = false) =>
-    deps.writer.end(
-      // Whatever was thrown is recorded, `null` and `undefined` included.
-      { ...held, outcome, error: JSON.stringify(toStoredError(error)), delayMs, permanent },
-      running.leaseDeadline,
-    );
-  const backoff = () => retryDelayMs(definition.backoff, job.attempts);
-
+  if (settled.kind === "returned" && !(settled.value instanceof RetryAfter)) {
+    let result: string | null;
+    try {
+      result = settled.value === undefined ? null : encodeJson(settled.value, "result");
+    } catch (error) {
+      return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, log);
+    }
+    const written = await deps.writer.complete({ jobId: running.job.id, executionId: running.executionId, result }, running.leaseDeadline);
+    return report(written, "succeeded", deps, log);
+  }
+  if (settled.kind === "returned") {
+    const retry = settled.value as RetryAfter;
+    return report(await endAttempt(deps, running, "retry_after", retry, retry.delayMs), "retry_after", deps, log);
+  }
   if (settled.kind === "forced") {
     const { end: forced } = settled;
     if (forced.kind === "lease_lost") {
@@ -95,26 +99,33 @@ async function record(definition: AnyJobDefinition, running: RunningJob, settled
       log().warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
       return "lease_lost";
     }
-    if (forced.kind === "shutdown") return report(await end("interrupted", forced.reason, 0), "interrupted", deps, log);
-    return report(await end("timeout", forced.reason, backoff()), "timeout", deps, log);
+    if (forced.kind === "shutdown") return report(await endAttempt(deps, running, "interrupted", forced.reason, 0), "interrupted", deps, log);
+    return report(await endAttempt(deps, running, "timeout", forced.reason, backoff(definition, running)), "timeout", deps, log);
   }
-  if (settled.kind === "threw") {
-    const { error } = settled;
-    if (error instanceof RetryAfter) return report(await end("retry_after", error, error.delayMs), "retry_after", deps, log);
-    if (error instanceof PermanentError) return report(await end("failed", error, 0, true), "failed", deps, log);
-    log().warn({ err: toStoredError(error) }, "attempt failed");
-    return report(await end("failed", error, backoff()), "failed", deps, log);
-  }
-  if (settled.value instanceof RetryAfter) {
-    return report(await end("retry_after", settled.value, settled.value.delayMs), "retry_after", deps, log);
-  }
-  let result: string | null;
-  try {
-    result = settled.value === undefined ? null : encodeJson(settled.value, "result");
-  } catch (error) {
-    return report(await end("failed", error, backoff()), "failed", deps, log);
-  }
-  return report(await deps.writer.complete({ ...held, result }, running.leaseDeadline), "succeeded", deps, log);
+  const { error } = settled;
+  if (error instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", error, error.delayMs), "retry_after", deps, log);
+  if (error instanceof PermanentError) return report(await endAttempt(deps, running, "failed", error, 0, true), "failed", deps, log);
+  log().warn({ err: toStoredError(error) }, "attempt failed");
+  return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, log);
+}
+
+function backoff(definition: AnyJobDefinition, running: RunningJob): number {
+  return retryDelayMs(definition.backoff, running.job.attempts);
+}
+
+/** Write an attempt's end other than success. Whatever was thrown is recorded, `null` and `undefined` included. */
+function endAttempt(
+  deps: ExecutorDeps,
+  running: RunningJob,
+  outcome: "failed" | "timeout" | "retry_after" | "interrupted",
+  error: unknown,
+  delayMs: number,
+  permanent = false,
+): Promise<WriteResult> {
+  return deps.writer.end(
+    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), delayMs, permanent },
+    running.leaseDeadline,
+  );
 }
 
 function report(written: WriteResult, outcome: string, deps: ExecutorDeps, log: () => Logger): string {

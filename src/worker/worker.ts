@@ -55,6 +55,7 @@ export class Worker {
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
   private state: "new" | "running" | "stopping" | "stopped" = "new";
+  private readonly untrackActiveJobs: () => void;
 
   constructor(
     private readonly conveyor: Conveyor,
@@ -63,6 +64,7 @@ export class Worker {
     this.definitions = conveyor.jobs;
     this.options = resolveWorkerOptions(options, [...conveyor.jobs.keys()]);
     this.metrics = options.metrics ?? new WorkerMetrics();
+    this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
     this.log = (options.logger ?? conveyor.logger).child({ workerId: this.options.id });
     this.store = conveyor.store;
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
@@ -138,6 +140,7 @@ export class Worker {
 
   private async shutdown(graceMs: number): Promise<void> {
     if (this.state === "new") {
+      this.untrackActiveJobs();
       this.state = "stopped";
       return;
     }
@@ -164,6 +167,7 @@ export class Worker {
     await this.store.workerDeregister(this.id).catch((error: unknown) => {
       this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
     });
+    this.untrackActiveJobs();
     this.state = "stopped";
     this.log.info("worker stopped");
   }
@@ -208,6 +212,7 @@ export class Worker {
         continue;
       }
       for (const job of jobs) this.launch(job, sentAt);
+      countClaimed(this.metrics, jobs);
       if (jobs.length < wanted) await this.workAvailable.wait(pollIntervalMs);
     }
   }
@@ -216,8 +221,6 @@ export class Worker {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
     const running = new RunningJob(job, claimSentAt, this.options.leaseMs);
     this.running.set(running.executionId, running);
-    this.metrics.claimed.inc({ kind: job.kind, queue: job.queue });
-    this.metrics.activeJobs.set(this.running.size);
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, {
       writer: this.writer,
@@ -231,7 +234,6 @@ export class Worker {
       // database never shows this worker holding more jobs than its concurrency.
       this.running.delete(running.executionId);
       this.executions.delete(execution);
-      this.metrics.activeJobs.set(this.running.size);
       this.slotFreed.notify();
     });
     this.executions.add(execution);
@@ -258,4 +260,22 @@ export class Worker {
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
     }
   }
+}
+
+/** One counter increment per kind and queue in a claimed batch, not one per job. */
+function countClaimed(metrics: WorkerMetrics, jobs: readonly ClaimedJob[]): void {
+  if (jobs.length === 0) return;
+  const first = jobs[0]!;
+  if (jobs.every((job) => job.kind === first.kind && job.queue === first.queue)) {
+    metrics.claimed.inc({ kind: first.kind, queue: first.queue }, jobs.length);
+    return;
+  }
+  const counts = new Map<string, { kind: string; queue: string; n: number }>();
+  for (const { kind, queue } of jobs) {
+    const key = `${kind}\u0000${queue}`;
+    const entry = counts.get(key);
+    if (entry) entry.n += 1;
+    else counts.set(key, { kind, queue, n: 1 });
+  }
+  for (const { kind, queue, n } of counts.values()) metrics.claimed.inc({ kind, queue }, n);
 }

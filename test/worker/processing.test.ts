@@ -23,11 +23,15 @@ const work = defineJob({
   },
 });
 
+let releaseHeld: () => void = () => {};
+let held = new Promise<void>((resolve) => (releaseHeld = resolve));
+const hold = defineJob({ kind: "hold", schema: emptyPayload, handler: () => held });
+
 describe("processing with many workers in one process", () => {
   let conveyor: Conveyor;
   let cleanup: () => Promise<void>;
   beforeAll(async () => {
-    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [work, defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} })], logger: silent }));
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [work, hold, defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} })], logger: silent }));
   });
   afterAll(() => cleanup());
 
@@ -83,6 +87,22 @@ describe("processing with many workers in one process", () => {
     expect(done!.executions[0]!.finishedAt).toBeInstanceOf(Date);
     await worker.stop();
     expect((await conveyor.listWorkers()).map((w) => w.id)).not.toContain(worker.id);
+  });
+
+  it("counts the jobs held by every worker sharing one set of metrics in conveyor_active_jobs", async () => {
+    held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    const first = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent });
+    const second = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent, metrics: first.metrics });
+    const active = async () => (await first.metrics.activeJobs.get()).values[0]?.value;
+    await conveyor.enqueueMany(Array.from({ length: 4 }, () => ({ job: hold, payload: {} })));
+    await Promise.all([first.start(), second.start()]);
+    await waitFor("both workers to hold two jobs each", () => first.activeCount === 2 && second.activeCount === 2);
+    expect(await active()).toBe(4);
+    releaseHeld();
+    await waitFor("the held jobs to finish", () => first.activeCount === 0 && second.activeCount === 0);
+    expect(await active()).toBe(0);
+    await second.stop();
+    await first.stop();
   });
 
   it("observes how long each claimed job waited after its run_at (dequeue wait)", async () => {
