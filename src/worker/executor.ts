@@ -78,19 +78,17 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
 
 /** Write the attempt's outcome; returns the outcome label for metrics. */
 async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, log: () => Logger): Promise<string> {
-  if (settled.kind === "returned" && !(settled.value instanceof RetryAfter)) {
+  if (settled.kind === "returned") {
+    const { value } = settled;
+    if (value instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", value, value.delayMs), "retry_after", deps, log);
     let result: string | null;
     try {
-      result = settled.value === undefined ? null : encodeJson(settled.value, "result");
+      result = value === undefined ? null : encodeJson(value, "result");
     } catch (error) {
       return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, log);
     }
     const written = await deps.writer.complete({ jobId: running.job.id, executionId: running.executionId, result }, running.leaseDeadline);
     return report(written, "succeeded", deps, log);
-  }
-  if (settled.kind === "returned") {
-    const retry = settled.value as RetryAfter;
-    return report(await endAttempt(deps, running, "retry_after", retry, retry.delayMs), "retry_after", deps, log);
   }
   if (settled.kind === "forced") {
     const { end: forced } = settled;

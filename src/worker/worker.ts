@@ -264,12 +264,6 @@ export class Worker {
 
 /** One counter increment per kind and queue in a claimed batch, not one per job. */
 function countClaimed(metrics: WorkerMetrics, jobs: readonly ClaimedJob[]): void {
-  if (jobs.length === 0) return;
-  const first = jobs[0]!;
-  if (jobs.every((job) => job.kind === first.kind && job.queue === first.queue)) {
-    metrics.claimed.inc({ kind: first.kind, queue: first.queue }, jobs.length);
-    return;
-  }
   const counts = new Map<string, { kind: string; queue: string; n: number }>();
   for (const { kind, queue } of jobs) {
     const key = `${kind}\u0000${queue}`;
