@@ -334,8 +334,11 @@ export class Conveyor {
     return new Worker(this, options);
   }
 
-  /** Close the pool if Conveyor created it. */
+  /** Send the wake-ups of jobs already enqueued, then close the pool if Conveyor created it. */
   async close(): Promise<void> {
+    // Wake-ups of jobs already enqueued go out first: a short-lived process
+    // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
+    await this.store.drainWakeUps();
     if (this.options.ownsPool) await this.options.pool.end();
   }
 

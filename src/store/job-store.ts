@@ -4,6 +4,7 @@ import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
+import { QueueWaker } from "./queue-waker.js";
 import { rowToClaimedJob, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
@@ -75,10 +76,40 @@ export class JobStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
+  private readonly waker: QueueWaker;
+
   constructor(pool: Queryable, schema: string) {
     this.pool = pool;
     this.schema = schema;
     this.q = bindQueries(schema);
+    const channel = `${schema}:jobs`;
+    this.waker = new QueueWaker((queues) => this.run(this.q.queuesWake, [channel, queues]));
+  }
+
+  /** Resolves once the wake-ups of inserts already committed have been sent. */
+  drainWakeUps(): Promise<void> {
+    return this.waker.drain();
+  }
+
+  /**
+   * An insert on the store's own pool is its own transaction: it commits
+   * when the statement returns, so its wake-up can follow the commit. On a
+   * caller's connection the job appears only at the caller's commit, and the
+   * insert trigger notifies then.
+   */
+  private commitsAlone(db?: Queryable): boolean {
+    return db === undefined || db === this.pool;
+  }
+
+  /** After a commit: wake the workers of the rows' queues whose jobs are ready now. */
+  private wakeFor(rows: readonly JobInsertRow[]): void {
+    const now = Date.now();
+    for (const row of rows) {
+      // The trigger decides by run_at <= now() on the database clock; a job due
+      // within a clock skew of now is picked up by the next poll either way.
+      const ready = row.runAt === null ? !(row.delayMs !== null && row.delayMs > 0) : row.runAt.getTime() <= now;
+      if (ready) this.waker.wake(row.queue);
+    }
   }
 
   private async run(query: BoundQuery, values: unknown[], db?: Queryable, prepare = true) {
@@ -98,12 +129,15 @@ export class JobStore {
 
   /** Insert one job; null when its idempotency key already exists for the tenant. */
   async jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {
+    const alone = this.commitsAlone(db);
     const { rows } = await this.run(
       row.idempotencyKey === null ? this.q.jobInsertKeyless : this.q.jobInsert,
-      [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey],
+      [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey, alone],
       db,
     );
-    return rows[0] ? rowToInsertedJob(row, rows[0]) : null;
+    if (!rows[0]) return null;
+    if (alone) this.wakeFor([row]);
+    return rowToInsertedJob(row, rows[0]);
   }
 
   /**
@@ -111,6 +145,7 @@ export class JobStore {
    * null where the row was skipped because its idempotency key exists.
    */
   async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
+    const alone = this.commitsAlone(db);
     const columns: unknown[][] = Array.from({ length: 10 }, () => new Array(input.length));
     let keyed = false;
     input.forEach((row, i) => {
@@ -126,11 +161,13 @@ export class JobStore {
       columns[9]![i] = row.idempotencyKey;
       if (row.idempotencyKey !== null) keyed = true;
     });
-    const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, columns, db);
+    const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, alone], db);
     const returned = new Map(rows.map((row) => [row.id as string, row]));
+    const inserted = input.filter((row) => returned.has(row.id));
+    if (alone) this.wakeFor(inserted);
     return input.map((row) => {
-      const inserted = returned.get(row.id);
-      return inserted ? rowToInsertedJob(row, inserted) : null;
+      const found = returned.get(row.id);
+      return found ? rowToInsertedJob(row, found) : null;
     });
   }
 

@@ -1,3 +1,5 @@
+import { COMMIT_WITHOUT_WAITING } from "./transaction-settings.js";
+
 // Pieces of SQL that every claim statement shares (claims.ts, claims-limited.ts).
 // Not statements themselves, so this module is not among the store's queries.
 // Times are statement_timestamp(): the same as now() in the fast claim's
@@ -18,17 +20,14 @@ export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name 
  */
 export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, waited_ms`;
 
-/**
- * Always true; evaluated once per statement (an InitPlan), it lets the claim's
- * transaction commit without waiting for its WAL to reach the disk. The wait
- * was most of a claim on this machine (an fsync: 0.5-1 ms of a 1.5 ms claim),
- * and it lies on every job's path from enqueue to handler. Nothing durable is
- * given up: a claim lost in a server crash leaves the job queued as it was,
- * so it runs again (at least once, as after any crash); the first worker's
- * completion finds no execution of its own and writes nothing (fenced). Every
- * synchronous commit after it (enqueues, completions) flushes its WAL too.
- */
-const COMMIT_WITHOUT_WAITING = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
+// COMMIT_WITHOUT_WAITING lets a claim commit without waiting for its WAL to
+// reach the disk. The wait was most of a claim on this machine (an fsync:
+// 0.5-1 ms of a 1.5 ms claim), and it lies on every job's path from enqueue
+// to handler. Nothing durable is given up: a claim lost in a server crash
+// leaves the job queued as it was, so it runs again (at least once, as after
+// any crash); the first worker's completion finds no execution of its own and
+// writes nothing (fenced). Every synchronous commit after it (enqueues,
+// completions) flushes its WAL too.
 
 /** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
 export const CLAIM_ROWS = `

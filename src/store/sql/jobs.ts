@@ -1,4 +1,5 @@
 import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { COMMIT_WITHOUT_WAITING, wakeAfterCommit } from "./transaction-settings.js";
 
 // `{{schema}}` is replaced once by the quoted schema name (see queries.ts).
 // run_at is computed by the database clock: an explicit time wins, else now() + delay.
@@ -22,20 +23,34 @@ export const INSERTED_COLUMNS = `id, floor(extract(epoch FROM run_at) * 1000)::f
 // (1,000 rows: 10.0-12.4 ms with ON CONFLICT, 9.1-9.6 ms without).
 const ON_KEY_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
 
-/** $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null, $9 delay_ms|null, $10 idempotency_key|null */
+/**
+ * $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null,
+ * $9 delay_ms|null, $10 idempotency_key|null, $11 wake after commit (true: no NOTIFY in this transaction;
+ * the caller sends the wake-up once it has committed, see migration 009)
+ */
 const INSERT_ONE = `
 INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
-VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7,
-        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10)`;
+SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::integer,
+       coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text
+WHERE ${wakeAfterCommit("$11")}`;
 
-/** INSERT_ONE's columns, each an array of equal length: $1 uuid[] … $10 text[] */
+/** INSERT_ONE's columns, each an array of equal length: $1 uuid[] … $10 text[]; $11 as in INSERT_ONE */
 const INSERT_MANY = `
 INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
 SELECT id, tenant, queue, kind, payload::jsonb, priority, max_attempts,
        coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[],
             $8::timestamptz[], $9::float8[], $10::text[])
-  AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key)`;
+  AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key)
+WHERE ${wakeAfterCommit("$11")}`;
+
+/**
+ * Wake the workers of these queues ($1 channel, $2 queue names text[]), for
+ * jobs inserted and committed with wake-after-commit. Nothing durable: the
+ * commit does not wait for the disk, and a lost wake-up costs a poll interval.
+ */
+export const queuesWake = `
+SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue WHERE ${COMMIT_WITHOUT_WAITING}`;
 
 /** One job; no row returned when its idempotency key already exists. */
 export const jobInsert = `${INSERT_ONE}
