@@ -5,6 +5,7 @@ import { SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 /** Every figure the bench reports per system. Rates are jobs/s. */
 export const METRICS = {
   enqueueSingle: { label: "enqueue, one at a time (jobs/s)", higherIsBetter: true },
+  enqueueConcurrent: { label: "  same, 8 callers at once (jobs/s)", higherIsBetter: true },
   enqueueBatch: { label: "enqueue, batches of 1,000 (jobs/s)", higherIsBetter: true },
   enqueueBatchSingleCall: { label: "enqueue, all in one call (jobs/s)", higherIsBetter: true },
   process: { label: "process, per-job handlers (jobs/s)", higherIsBetter: true },

@@ -7,8 +7,9 @@ export interface BenchConfig {
   runs: number;
   systems: SystemName[];
   workloads: WorkloadName[];
-  /** Workload 1: enqueue one at a time, awaited, for this long. */
+  /** Workload 1: enqueue one at a time, awaited, for this long (alone, and from `concurrentCallers` callers at once). */
   enqueueSingleMs: number;
+  concurrentCallers: number;
   /** Workload 2: jobs enqueued in batches of `batchSize`, and in one call. */
   enqueueBatchTotal: number;
   batchSize: number;
@@ -42,6 +43,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         quick,
         runs: 1,
         enqueueSingleMs: 1_500,
+        concurrentCallers: 8,
         enqueueBatchTotal: 20_000,
         batchSize: 1_000,
         processJobs: 10_000,
@@ -61,6 +63,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         quick,
         runs: 3,
         enqueueSingleMs: 5_000,
+        concurrentCallers: 8,
         enqueueBatchTotal: 100_000,
         batchSize: 1_000,
         processJobs: 50_000,

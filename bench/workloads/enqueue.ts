@@ -22,6 +22,35 @@ export async function enqueueSingle(system: BenchSystem, config: BenchConfig, ta
   }
 }
 
+/**
+ * Workload 1, concurrent: `concurrentCallers` loops in one process, each
+ * enqueuing one job at a time and awaiting it, for `enqueueSingleMs` together,
+ * as request handlers of a busy API would. Jobs/s over all callers. Shows
+ * whether durable single enqueues share the server's commits (group commit)
+ * or queue behind each other.
+ */
+export async function enqueueConcurrent(system: BenchSystem, config: BenchConfig, tag: string): Promise<number> {
+  const instance = await system.open(tag);
+  try {
+    let n = 0;
+    // Warm up every caller's connection, not only the first.
+    await Promise.all(Array.from({ length: config.concurrentCallers }, () => instance.enqueueOne({ n: n++ })));
+    const started = now();
+    let count = 0;
+    await Promise.all(
+      Array.from({ length: config.concurrentCallers }, async () => {
+        while (now() - started < config.enqueueSingleMs) {
+          await instance.enqueueOne({ n: n++ });
+          count++;
+        }
+      }),
+    );
+    return (count * 1000) / (now() - started);
+  } finally {
+    await instance.close();
+  }
+}
+
 /** Workload 2: enqueue `enqueueBatchTotal` jobs in calls of `batchSize` (or all in one call). Jobs/s. */
 export async function enqueueBatch(system: BenchSystem, config: BenchConfig, tag: string, oneCall: boolean): Promise<number> {
   const instance = await system.open(tag);
