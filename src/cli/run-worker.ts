@@ -18,10 +18,14 @@ export async function runWorkerUntilSignal(conveyor: Conveyor, options: RunWorke
   const worker = conveyor.worker({ ...workerOptions, logger: log });
   // A handler's stray promise rejecting after it returned must not take the worker (and every other job) down.
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection (ignored)"));
+  // Listen for the signals before the worker says it has started: a SIGTERM
+  // sent as soon as "worker started" is read would otherwise meet the default
+  // action and kill the process (seen in CI, a test signalling on that line).
+  const signalled = untilSignal(log, "shutting down gracefully");
   await worker.start();
   const metrics = metricsPort === undefined ? null : await serveMetrics(worker.metrics.registry, metricsPort);
   if (metrics) log.info({ port: metrics.port }, "worker metrics at /metrics");
-  await untilSignal(log, "shutting down gracefully");
+  await signalled;
   await worker.stop().catch((error: unknown) => log.error({ err: error }, "error during shutdown"));
   metrics?.server.close();
   return worker;
