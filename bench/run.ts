@@ -19,7 +19,7 @@ import { redisPersistence } from "./lib/redis.js";
 import { type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
-import { enqueueBatch, enqueueConcurrent, enqueueSingle } from "./workloads/enqueue.js";
+import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -149,10 +149,10 @@ for (let run = 0; run < config.runs; run++) {
     const name = system.name;
     if (has("enqueue-single")) {
       await measure(name, "enqueue one at a time", run, "enqueueSingle", async () => {
-        record(name, "enqueueSingle", run, await enqueueSingle(system, config, `${tag}es`));
+        record(name, "enqueueSingle", run, await enqueueOneAtATime(system, config, `${tag}es`, 1));
       });
       await measure(name, `enqueue one at a time from ${config.concurrentCallers} callers`, run, "enqueueConcurrent", async () => {
-        record(name, "enqueueConcurrent", run, await enqueueConcurrent(system, config, `${tag}ec`));
+        record(name, "enqueueConcurrent", run, await enqueueOneAtATime(system, config, `${tag}ec`, config.concurrentCallers));
       });
     }
     if (has("enqueue-batch")) {

@@ -4,47 +4,30 @@ import type { BenchSystem, Payload } from "../systems/system.js";
 
 const WARM_UP = 50;
 
-/** Workload 1: enqueue one job at a time, each awaited, for a fixed time. Jobs/s. */
-export async function enqueueSingle(system: BenchSystem, config: BenchConfig, tag: string): Promise<number> {
-  const instance = await system.open(tag);
-  try {
-    let n = 0;
-    for (; n < WARM_UP; n++) await instance.enqueueOne({ n });
-    const started = now();
-    let count = 0;
-    while (now() - started < config.enqueueSingleMs) {
-      await instance.enqueueOne({ n: n++ });
-      count++;
-    }
-    return (count * 1000) / (now() - started);
-  } finally {
-    await instance.close();
-  }
-}
-
 /**
- * Workload 1, concurrent: `concurrentCallers` loops in one process, each
- * enqueuing one job at a time and awaiting it, for `enqueueSingleMs` together,
- * as request handlers of a busy API would. Jobs/s over all callers. Shows
- * whether durable single enqueues share the server's commits (group commit)
- * or queue behind each other.
+ * Workload 1: `callers` loops in one process, each enqueuing one job at a
+ * time and awaiting it, for `enqueueSingleMs` together. Jobs/s over all
+ * callers. One caller is the issue's workload; several, as the request
+ * handlers of a busy API would, show whether durable single enqueues share
+ * the server's commits (group commit) or queue behind each other.
  */
-export async function enqueueConcurrent(system: BenchSystem, config: BenchConfig, tag: string): Promise<number> {
+export async function enqueueOneAtATime(system: BenchSystem, config: BenchConfig, tag: string, callers: number): Promise<number> {
   const instance = await system.open(tag);
   try {
     let n = 0;
-    // Warm up every caller's connection, not only the first.
-    await Promise.all(Array.from({ length: config.concurrentCallers }, () => instance.enqueueOne({ n: n++ })));
+    const loops = (body: () => Promise<void>) => Promise.all(Array.from({ length: callers }, body));
+    // Every caller warms up its own connection, not only the first.
+    await loops(async () => {
+      for (let i = 0; i < Math.ceil(WARM_UP / callers); i++) await instance.enqueueOne({ n: n++ });
+    });
     const started = now();
     let count = 0;
-    await Promise.all(
-      Array.from({ length: config.concurrentCallers }, async () => {
-        while (now() - started < config.enqueueSingleMs) {
-          await instance.enqueueOne({ n: n++ });
-          count++;
-        }
-      }),
-    );
+    await loops(async () => {
+      while (now() - started < config.enqueueSingleMs) {
+        await instance.enqueueOne({ n: n++ });
+        count++;
+      }
+    });
     return (count * 1000) / (now() - started);
   } finally {
     await instance.close();

@@ -163,12 +163,15 @@ export class JobStore {
     });
     const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, alone], db);
     const returned = new Map(rows.map((row) => [row.id as string, row]));
-    const inserted = input.filter((row) => returned.has(row.id));
-    if (alone) this.wakeFor(inserted);
-    return input.map((row) => {
+    const inserted: JobInsertRow[] = [];
+    const jobs = input.map((row) => {
       const found = returned.get(row.id);
-      return found ? rowToInsertedJob(row, found) : null;
+      if (!found) return null;
+      inserted.push(row);
+      return rowToInsertedJob(row, found);
     });
+    if (alone) this.wakeFor(inserted);
+    return jobs;
   }
 
   /**
