@@ -19,13 +19,11 @@ export interface AttemptTools {
   finish(leaseLost: boolean): Promise<void>;
   /** True when a `ctx.transaction` committed: the job is succeeded and no outcome must be written. */
   readonly completed: boolean;
-  /** True once the handler called `ctx.progress` or `ctx.transaction`; until then `finish` has nothing to do. */
-  readonly used: boolean;
 }
 
 /**
- * Makes the per-attempt `ctx.progress` and `ctx.transaction` of one worker.
- * The executor asks it once per attempt.
+ * Makes the per-attempt `ctx.progress` and `ctx.transaction` of one worker,
+ * for an attempt whose handler first calls one of them (AttemptContext).
  */
 export class HandlerTools {
   constructor(
@@ -35,8 +33,7 @@ export class HandlerTools {
   ) {}
 
   forAttempt(running: RunningJob, log: () => Logger): AttemptTools {
-    // Built on first use: most handlers never report progress nor open a
-    // transaction, and the executor runs this for every job (the hot path).
+    // Each built on first use: a handler that reports progress seldom opens a transaction too.
     let reporter: ProgressReporter | null = null;
     let transaction: AttemptTransaction | null = null;
     const reporterOf = (): ProgressReporter =>
@@ -59,9 +56,6 @@ export class HandlerTools {
       },
       get completed() {
         return transaction?.committed ?? false;
-      },
-      get used() {
-        return reporter !== null || transaction !== null;
       },
     };
   }

@@ -25,21 +25,21 @@ describe("RunningJob", () => {
     expect(seen).toEqual([first]);
   });
 
-  it("settles with the handler's value, sync or async, and with what it throws", async () => {
-    expect(await running().run(() => 42)).toEqual({ kind: "returned", value: 42 });
-    expect(await running().run(async () => "later")).toEqual({ kind: "returned", value: "later" });
+  it("calls the handler with its context and settles with its value, sync or async, and with what it throws", async () => {
+    expect(await running().run((n: number) => n + 1, 41)).toEqual({ kind: "returned", value: 42 });
+    expect(await running().run(async (word: string) => `${word} later`, "done")).toEqual({ kind: "returned", value: "done later" });
     const boom = new Error("boom");
-    expect(await running().run(() => { throw boom; })).toEqual({ kind: "threw", error: boom });
-    expect(await running().run(() => Promise.reject(boom))).toEqual({ kind: "threw", error: boom });
+    expect(await running().run(() => { throw boom; }, null)).toEqual({ kind: "threw", error: boom });
+    expect(await running().run(() => Promise.reject(boom), null)).toEqual({ kind: "threw", error: boom });
     // A result whose `then` throws is a failure too, never an escape.
     const hostile = { then: () => { throw boom; } };
-    expect(await running().run(() => hostile)).toEqual({ kind: "threw", error: boom });
+    expect(await running().run(() => hostile, null)).toEqual({ kind: "threw", error: boom });
   });
 
   it("stops waiting for a handler when forced, and ignores what the handler does afterwards", async () => {
     const job = running();
     let rejectLate!: (error: Error) => void;
-    const settled = job.run(() => new Promise((_, reject) => (rejectLate = reject)));
+    const settled = job.run(() => new Promise((_, reject) => (rejectLate = reject)), null);
     const end = { kind: "timeout" as const, reason: new Error("too slow") };
     job.force(end);
     expect(await settled).toEqual({ kind: "forced", end });
@@ -53,7 +53,7 @@ describe("RunningJob", () => {
     const end = { kind: "shutdown" as const, reason: new Error("stopping") };
     job.force(end);
     let called = false;
-    expect(await job.run(() => (called = true))).toEqual({ kind: "forced", end });
+    expect(await job.run(() => (called = true), null)).toEqual({ kind: "forced", end });
     expect(called).toBe(false);
   });
 });

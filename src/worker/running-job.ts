@@ -76,9 +76,10 @@ export class RunningJob {
    * Run the handler; resolves when it returns or throws, or when `force()`
    * is called first. The handler's own promise is always observed (both
    * arms), so one that rejects after we stopped waiting cannot crash the
-   * process. Call once.
+   * process. Call once. The handler and its argument come apart, not as a
+   * closure, which would be one more allocation per job.
    */
-  run(handler: () => unknown): Promise<Settled> {
+  run<C>(handler: (context: C) => unknown, context: C): Promise<Settled> {
     return new Promise<Settled>((resolve) => {
       // Cleared on first use: whatever comes second (a late handler, a later force) finds nothing to settle.
       this.settle = (settled) => {
@@ -90,7 +91,7 @@ export class RunningJob {
         return;
       }
       try {
-        const result = handler();
+        const result = handler(context);
         if (isThenable(result)) {
           result.then(
             (value) => this.settle?.({ kind: "returned", value }),

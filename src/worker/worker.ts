@@ -12,7 +12,7 @@ import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
-import { executeAttempt } from "./executor.js";
+import { executeAttempt, type ExecutorDeps } from "./executor.js";
 import { HandlerTools } from "./handler-tools.js";
 import { HandlerStore } from "../store/handler-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
@@ -41,6 +41,7 @@ export class Worker {
   /** Jobs held right now, by execution id. */
   private readonly running = new Map<string, RunningJob>();
   private readonly executions = new Set<Promise<void>>();
+  private readonly executorDeps: ExecutorDeps;
   private readonly workAvailable = new WakeSignal();
   private readonly slotFreed = new WakeSignal();
   private readonly writer: AttemptWriter;
@@ -72,6 +73,15 @@ export class Worker {
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
     this.scheduler = createScheduler(conveyor, this.options, this.log, this.metrics);
     this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
+    // One object for every attempt of this worker, not one per job.
+    this.executorDeps = {
+      writer: this.writer,
+      metrics: this.metrics,
+      log: this.log,
+      workerId: this.id,
+      renew: (running) => this.leases.renewOne(running),
+      tools: this.tools,
+    };
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     const schema = conveyor.options.schema;
@@ -222,14 +232,7 @@ export class Worker {
     const running = new RunningJob(job, claimSentAt, this.options.leaseMs);
     this.running.set(running.executionId, running);
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
-    const execution = executeAttempt(definition, running, {
-      writer: this.writer,
-      metrics: this.metrics,
-      log: this.log,
-      workerId: this.id,
-      renew: (r) => this.leases.renewOne(r),
-      tools: this.tools,
-    }).finally(() => {
+    const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {
       // The slot frees only once the outcome is written (or given up), so the
       // database never shows this worker holding more jobs than its concurrency.
       this.running.delete(running.executionId);

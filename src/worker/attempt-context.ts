@@ -1,0 +1,87 @@
+import type { Logger } from "pino";
+import type { JobContext, JobInfo } from "../client/define-job.js";
+import { parseCronTickKey } from "../core/cron.js";
+import type { Queryable } from "../store/db.js";
+import type { AttemptTools, HandlerTools } from "./handler-tools.js";
+import type { RunningJob } from "./running-job.js";
+
+/** What every attempt's context of one worker shares. */
+export interface ContextDeps {
+  log: Logger;
+  workerId: string;
+  /** Renew one job's lease now (ctx.heartbeat). */
+  renew(running: RunningJob): Promise<boolean>;
+  /** ctx.progress and ctx.transaction. */
+  tools: HandlerTools;
+}
+
+/**
+ * The context a handler receives. Made for every claimed job, so it is a
+ * class whose parts are built when first read: the job info, the pino child
+ * logger, the tools behind `progress` and `transaction`, and the functions
+ * themselves (as own closures, so `const { heartbeat } = ctx` still works).
+ * A handler that reads only its payload, as most do, costs one object.
+ */
+export class AttemptContext implements JobContext<unknown> {
+  readonly payload: unknown;
+  #job: JobInfo | undefined;
+  #log: Logger | undefined;
+  #tools: AttemptTools | undefined;
+  #heartbeat: (() => Promise<boolean>) | undefined;
+  #progress: ((value: unknown) => Promise<boolean>) | undefined;
+  #transaction: (<T>(work: (tx: Queryable) => Promise<T>) => Promise<T>) | undefined;
+
+  constructor(
+    private readonly running: RunningJob,
+    private readonly deps: ContextDeps,
+  ) {
+    this.payload = running.job.payload;
+  }
+
+  get signal(): AbortSignal {
+    return this.running.signal;
+  }
+
+  get job(): JobInfo {
+    if (this.#job) return this.#job;
+    const { job, executionId } = this.running;
+    return (this.#job = {
+      id: job.id,
+      kind: job.kind,
+      tenant: job.tenant,
+      queue: job.queue,
+      attempt: job.attempts,
+      maxAttempts: job.maxAttempts,
+      executionId,
+      workerId: this.deps.workerId,
+      cronTick: parseCronTickKey(job.idempotencyKey),
+    });
+  }
+
+  get log(): Logger {
+    if (this.#log) return this.#log;
+    const { job, executionId } = this.running;
+    return (this.#log = this.deps.log.child({ jobId: job.id, kind: job.kind, attempt: job.attempts, executionId }));
+  }
+
+  get heartbeat(): () => Promise<boolean> {
+    return (this.#heartbeat ??= () => this.deps.renew(this.running));
+  }
+
+  get progress(): (value: unknown) => Promise<boolean> {
+    return (this.#progress ??= (value) => this.tools().progress(value));
+  }
+
+  get transaction(): <T>(work: (tx: Queryable) => Promise<T>) => Promise<T> {
+    return (this.#transaction ??= (work) => this.tools().transaction(work));
+  }
+
+  /** The attempt's tools if the handler reached for them (progress, transaction); undefined otherwise. */
+  get usedTools(): AttemptTools | undefined {
+    return this.#tools;
+  }
+
+  private tools(): AttemptTools {
+    return (this.#tools ??= this.deps.tools.forAttempt(this.running, () => this.log));
+  }
+}
