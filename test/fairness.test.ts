@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Conveyor, defineJob, type Worker } from "../src/index.js";
+import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { bindQueries } from "../src/store/queries.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { silent, sql, waitFor } from "./worker/support.js";
@@ -61,9 +62,9 @@ describe("the fast claim", () => {
     const { jobClaim } = bindQueries(test.schema);
     const client = await test.conveyor.pool.connect();
     try {
-      await client.query(`PREPARE fast_claim(text, int, text[], text[], float8) AS ${jobClaim.text}`);
+      await client.query(`PREPARE fast_claim(text, int, text[], text[], float8, uuid[]) AS ${jobClaim.text}`);
       await client.query("SET plan_cache_mode = force_custom_plan");
-      const { rows } = await client.query(`EXPLAIN EXECUTE fast_claim('w', 10, '{work}', NULL, 60000)`);
+      const { rows } = await client.query(`EXPLAIN EXECUTE fast_claim('w', 10, '{work}', NULL, 60000, '${freshExecutionIds(10)}')`);
       const plan = rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n");
       expect(plan).toContain("jobs_ready_idx");
       expect(plan).toMatch(/InitPlan/);

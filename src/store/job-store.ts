@@ -2,6 +2,7 @@ import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../c
 import type { ExecutionOutcome } from "../core/states.js";
 import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
+import { freshExecutionIds } from "./execution-ids.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
@@ -236,7 +237,7 @@ export class JobStore {
   }
 
   async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    const { rows } = await this.run(this.q.jobClaim, [workerId, limit, kinds, queues, leaseMs]);
+    const { rows } = await this.run(this.q.jobClaim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(limit)]);
     return rows.map(rowToClaimedJob);
   }
 

@@ -1,5 +1,6 @@
 import type { ClaimedJob } from "../core/model.js";
 import type { Pool } from "./db.js";
+import { freshExecutionIds } from "./execution-ids.js";
 import { bindQueries, type Queries } from "./queries.js";
 import { rowToClaimedJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
@@ -40,6 +41,7 @@ export class LimitedClaimStore {
         request.kinds,
         queue,
         request.leaseMs,
+        freshExecutionIds(request.limit),
       ]);
       return rows.map(rowToClaimedJob);
     });
@@ -57,6 +59,7 @@ export class LimitedClaimStore {
         request.kinds,
         request.queues,
         request.leaseMs,
+        freshExecutionIds(request.limit),
       ]);
       return rows.map(rowToClaimedJob);
     });

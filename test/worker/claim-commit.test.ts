@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshExecutionIds } from "../../src/store/execution-ids.js";
 import { bindQueries } from "../../src/store/queries.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { sql } from "./support.js";
@@ -28,9 +29,9 @@ describe("claim commits", () => {
   }
 
   const claims = [
-    ["the fast claim", "jobClaim", "default", ["w1", 10, ["k"], null, 60_000]],
-    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000]],
-    ["the limited queue's claim", "jobClaimFromLimitedQueue", "limited", ["w1", 10, ["k"], "limited", 60_000]],
+    ["the fast claim", "jobClaim", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10)]],
+    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10)]],
+    ["the limited queue's claim", "jobClaimFromLimitedQueue", "limited", ["w1", 10, ["k"], "limited", 60_000, freshExecutionIds(10)]],
   ] as const;
 
   for (const [label, name, queue, values] of claims) {

@@ -29,18 +29,28 @@ export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_
 // writes nothing (fenced). Every synchronous commit after it (enqueues,
 // completions) flushes its WAL too.
 
-/** Turns the ids in CTE `claimable` into running jobs, records the attempts; ends in CTE `claimed`. */
+// Execution ids come from the worker ($6, one per row the claim may take),
+// paired with the claimed rows by unnest(): generated here, by uuid_v7()
+// (which draws on gen_random_uuid()), they cost the server 3.7 µs a row, an
+// eighth of a claim's time, where the worker makes one in well under one.
+
+/**
+ * Turns the ids in CTE `claimable` into running jobs, records the attempts;
+ * ends in CTE `claimed`. $6 is uuid[] of fresh execution ids, at least as
+ * many as `claimable` can hold (one per row of the claim's limit).
+ */
 export const CLAIM_ROWS = `
 , claimed AS (
   UPDATE {{schema}}.jobs AS j SET
     status = 'running',
     attempts = j.attempts + 1,
     locked_by = $1,
-    current_execution_id = {{schema}}.uuid_v7(),
+    current_execution_id = fresh.execution_id,
     lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
     started_at = statement_timestamp(),
     updated_at = statement_timestamp()
-  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND ${COMMIT_WITHOUT_WAITING}
+  FROM unnest(ARRAY(SELECT id FROM claimable), $6::uuid[]) AS fresh(id, execution_id)
+  WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND j.id = fresh.id AND ${COMMIT_WITHOUT_WAITING}
   RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.current_execution_id, j.idempotency_key,
             (extract(epoch FROM j.started_at - j.run_at) * 1000)::float8 AS waited_ms, j.priority, j.run_at
 ), recorded AS (

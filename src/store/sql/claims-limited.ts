@@ -48,7 +48,7 @@ SELECT name FROM {{schema}}.queue_settings WHERE name = $1 FOR UPDATE`;
  * at the first claim after the previous window ended and admits rate_limit
  * claims for rate_interval_ms; the count is updated in this statement. A
  * paused queue (or one whose limits were removed) yields nothing here.
- * $1 worker_id, $2 limit, $3 kinds text[], $4 queue, $5 lease_ms
+ * $1 worker_id, $2 limit, $3 kinds text[], $4 queue, $5 lease_ms, $6 execution ids uuid[] ($2 of them)
  */
 export const jobClaimFromLimitedQueue = `
 WITH settings AS (
@@ -106,7 +106,7 @@ SELECT tenant FROM {{schema}}.tenant_settings WHERE concurrency_limit IS NOT NUL
  * enough: a worker freeing one slot at a time would give it to the tenant
  * with the oldest job every time.) Rows taken meanwhile by another worker
  * are skipped, not waited on.
- * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms
+ * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms, $6 execution ids uuid[] ($2 of them)
  */
 export const jobClaimFair = `
 WITH RECURSIVE tenants AS (
