@@ -5,6 +5,7 @@
  * own unless told not to; bad options are refused by name.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { bindQueries } from "../src/store/queries.js";
 import { RetentionStore } from "../src/store/retention-store.js";
 import { pruneInBatches, resolvePruneOptions } from "../src/client/prune.js";
@@ -219,7 +220,7 @@ describe("plans with many finished jobs", () => {
   it("the claim reads the ready index, never a scan of the jobs table", async () => {
     await fillWithFinishedJobs();
     for (const queues of [null, ["q1"]]) {
-      const nodes = await explain(bindQueries(test.schema).jobClaim.text, ["w", 100, ["noop"], queues, 60_000]);
+      const nodes = await explain(bindQueries(test.schema).jobClaim.text, ["w", 100, ["noop"], queues, 60_000, freshExecutionIds(100)]);
       const onJobs = nodes.filter((node) => node["Relation Name"] === "jobs");
       expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
       expect(onJobs.map((node) => node["Index Name"]), JSON.stringify(onJobs)).toEqual(

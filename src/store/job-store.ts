@@ -2,6 +2,7 @@ import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../c
 import type { ExecutionOutcome } from "../core/states.js";
 import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
+import { numberArray, textArray, timestampArray } from "./array-literals.js";
 import { freshExecutionIds } from "./execution-ids.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
@@ -147,22 +148,38 @@ export class JobStore {
    */
   async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
     const alone = this.commitsAlone(db);
-    const columns: unknown[][] = Array.from({ length: 10 }, () => new Array(input.length));
-    let keyed = false;
-    input.forEach((row, i) => {
-      columns[0]![i] = row.id;
-      columns[1]![i] = row.tenant;
-      columns[2]![i] = row.queue;
-      columns[3]![i] = row.kind;
-      columns[4]![i] = row.payload;
-      columns[5]![i] = row.priority;
-      columns[6]![i] = row.maxAttempts;
-      columns[7]![i] = row.runAt;
-      columns[8]![i] = row.delayMs;
-      columns[9]![i] = row.idempotencyKey;
+    const n = input.length;
+    const ids = new Array<string>(n), tenants = new Array<string>(n), queues = new Array<string>(n), kinds = new Array<string>(n);
+    const payloads = new Array<string>(n), priorities = new Array<number>(n), maxAttempts = new Array<number>(n);
+    const runAts = new Array<Date | null>(n), delays = new Array<number | null>(n), keys = new Array<string | null>(n);
+    let timed = false, delayed = false, keyed = false;
+    for (let i = 0; i < n; i++) {
+      const row = input[i]!;
+      ids[i] = row.id;
+      tenants[i] = row.tenant;
+      queues[i] = row.queue;
+      kinds[i] = row.kind;
+      payloads[i] = row.payload;
+      priorities[i] = row.priority;
+      maxAttempts[i] = row.maxAttempts;
+      runAts[i] = row.runAt;
+      delays[i] = row.delayMs;
+      keys[i] = row.idempotencyKey;
+      if (row.runAt !== null) timed = true;
+      if (row.delayMs !== null) delayed = true;
       if (row.idempotencyKey !== null) keyed = true;
-    });
-    const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, alone], db);
+    }
+    // A column null in every row goes as one NULL: unnest() pads it to the ids' length.
+    const { rows } = await this.run(
+      keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless,
+      [
+        textArray(ids), textArray(tenants), textArray(queues), textArray(kinds), textArray(payloads),
+        numberArray(priorities), numberArray(maxAttempts),
+        timed ? timestampArray(runAts) : null, delayed ? numberArray(delays) : null, keyed ? textArray(keys) : null,
+        alone,
+      ],
+      db,
+    );
     const returned = new Map(rows.map((row) => [row.id as string, row]));
     const inserted: JobInsertRow[] = [];
     const jobs = input.map((row) => {
@@ -252,9 +269,9 @@ export class JobStore {
   async jobComplete(done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
     if (done.length === 0) return new Set();
     const { rows } = await this.run(this.q.jobComplete, [
-      done.map((d) => d.jobId),
-      done.map((d) => d.executionId),
-      done.map((d) => d.result),
+      textArray(done.map((d) => d.jobId)),
+      textArray(done.map((d) => d.executionId)),
+      textArray(done.map((d) => d.result)),
     ]);
     return new Set(rows.map((row) => row.execution_id as string));
   }

@@ -96,7 +96,7 @@ WITH finished AS (
   UPDATE {{schema}}.job_executions AS e SET outcome = 'succeeded', finished_at = now()
   WHERE e.id = ANY(ARRAY(SELECT execution_id FROM done))
 )
-SELECT id, execution_id FROM done`;
+SELECT execution_id FROM done`;
 
 /**
  * The common tail of every statement that ends an attempt without success.

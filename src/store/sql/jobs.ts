@@ -34,7 +34,10 @@ SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::inte
        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text
 WHERE ${wakeAfterCommit("$11")}`;
 
-/** INSERT_ONE's columns, each an array of equal length: $1 uuid[] … $10 text[]; $11 as in INSERT_ONE */
+/**
+ * INSERT_ONE's columns, each an array: $1 uuid[] … $10 text[]; $11 as in INSERT_ONE.
+ * $1 sets the row count; a shorter array, or a NULL one, is padded with NULLs by unnest().
+ */
 const INSERT_MANY = `
 INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
 SELECT id, tenant, queue, kind, payload::jsonb, priority, max_attempts,
