@@ -6,10 +6,11 @@ import { bindQueries } from "../src/store/queries.js";
 import { connectTestClient, createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent } from "./worker/support.js";
 
-// Migration 009: an enqueue Conveyor commits itself sends its wake-up after
-// the commit (no NOTIFY inside it, which would hold PostgreSQL's notify lock
-// through the commit's fsync); an insert in a caller's transaction still
-// notifies at that transaction's commit.
+// Migration 009: an enqueue Conveyor commits itself, while another of its
+// enqueues is in flight, sends its wake-up after the commit (no NOTIFY inside
+// it, which would hold PostgreSQL's notify lock through the commit's fsync);
+// an enqueue alone in flight, and an insert in a caller's transaction,
+// notify at the commit (JobStore.inserting).
 const mail = defineJob({ kind: "mail", queue: "mail", schema: emptyPayload, handler: () => {} });
 /** Long enough for a notification sent at a commit to have arrived. */
 const QUIET_MS = 300;
@@ -52,6 +53,47 @@ describe("wake-ups after commit", () => {
     expect(new Set(heard)).toEqual(new Set(["mail", "other"]));
   });
 
+  /** The statements sent on Conveyor's pool while `work` runs: each one's name and values. */
+  type Sent = { name: string; values: unknown[] };
+  async function statementsDuring(work: () => Promise<unknown>): Promise<Sent[]> {
+    const pool = t.conveyor.pool as unknown as { query: (...args: unknown[]) => unknown };
+    const original = pool.query;
+    const sent: Sent[] = [];
+    pool.query = function (this: unknown, ...args: unknown[]) {
+      const config = args[0] as { name?: string; values?: unknown[] };
+      if (typeof config === "object" && config.name) sent.push({ name: config.name, values: config.values ?? [] });
+      return original.apply(this, args);
+    };
+    try {
+      await work();
+      await t.conveyor.store.drainWakeUps();
+    } finally {
+      pool.query = original;
+    }
+    return sent;
+  }
+  const named = (sent: Sent[], statement: "jobInsertKeyless" | "queuesWake") =>
+    sent.filter(({ name }) => name === bindQueries(t.schema)[statement].name);
+
+  it("an enqueue alone in flight notifies inside its commit, with no wake-up statement after it", async () => {
+    const sent = await statementsDuring(() => t.conveyor.enqueue(mail, {}));
+    expect(named(sent, "jobInsertKeyless").map((insert) => insert.values.at(-1))).toEqual([false]);
+    expect(named(sent, "queuesWake")).toEqual([]);
+    expect(await heardWithin(5_000)).toEqual(["mail"]);
+  });
+
+  it("enqueues in flight together: one notifies inside its commit, the others wake their queues after theirs", async () => {
+    const queues = ["q1", "q2", "q3", "q4", "q5", "q6"];
+    const sent = await statementsDuring(() => Promise.all(queues.map((queue) => t.conveyor.enqueue(mail, {}, { queue }))));
+    const flags = named(sent, "jobInsertKeyless").map((insert) => insert.values.at(-1));
+    expect(flags).toHaveLength(queues.length);
+    expect(flags.filter((afterCommit) => afterCommit === false)).toHaveLength(1);
+    expect(named(sent, "queuesWake").length).toBeGreaterThan(0);
+    await heardWithin(5_000);
+    await quiet();
+    expect(new Set(heard)).toEqual(new Set(queues));
+  });
+
   it("a job not yet due wakes nobody", async () => {
     await t.conveyor.enqueue(mail, {}, { delayMs: 60_000 });
     await quiet();
@@ -85,8 +127,11 @@ describe("wake-ups after commit", () => {
 
   it("close() sends the wake-ups of jobs just enqueued before it ends the pool", async () => {
     const short = new Conveyor({ connectionString: testDatabaseUrl(), schema: t.schema, jobs: [mail], logger: silent });
-    await short.enqueue(mail, {}, { queue: "late" });
+    // Two at once, so that one of them leaves its wake-up until after its commit.
+    await Promise.all([short.enqueue(mail, {}, { queue: "late-1" }), short.enqueue(mail, {}, { queue: "late-2" })]);
     await short.close();
-    expect(await heardWithin(5_000)).toContain("late");
+    await heardWithin(5_000);
+    await quiet();
+    expect(new Set(heard)).toEqual(new Set(["late-1", "late-2"]));
   });
 });

@@ -79,6 +79,8 @@ export class JobStore {
   private readonly q: Queries;
 
   private readonly waker: QueueWaker;
+  /** Inserts on the store's own pool running now (see `inserting`). */
+  private insertsInFlight = 0;
 
   constructor(pool: Queryable, schema: string) {
     this.pool = pool;
@@ -94,13 +96,29 @@ export class JobStore {
   }
 
   /**
-   * An insert on the store's own pool is its own transaction: it commits
-   * when the statement returns, so its wake-up can follow the commit. On a
-   * caller's connection the job appears only at the caller's commit, and the
-   * insert trigger notifies then.
+   * Run an insert, telling it how the workers are woken (its statement's
+   * $11, "wake after commit"), and count it while it runs.
+   * - On a caller's connection the job appears only at the caller's commit:
+   *   the insert trigger notifies then.
+   * - On the store's own pool an insert is its own transaction. Alone in
+   *   flight, it lets the trigger notify inside its commit: the cheapest for
+   *   one caller (sequential enqueues: 1,549-1,632/s, against 1,154-1,192
+   *   with a wake-up statement after each commit).
+   * - With another insert of this store in flight, it leaves the wake-up
+   *   until after its commit (`insert` then calls wakeFor), so concurrent
+   *   enqueues never wait for each other's flush to take the notify lock
+   *   (migration 009). Of this store's inserts, at most one at a time
+   *   notifies inside its commit.
    */
-  private commitsAlone(db?: Queryable): boolean {
-    return db === undefined || db === this.pool;
+  private async inserting<R>(db: Queryable | undefined, insert: (wakeAfterCommit: boolean) => Promise<R>): Promise<R> {
+    if (db !== undefined && db !== this.pool) return insert(false);
+    const wakeAfterCommit = this.insertsInFlight > 0;
+    this.insertsInFlight += 1;
+    try {
+      return await insert(wakeAfterCommit);
+    } finally {
+      this.insertsInFlight -= 1;
+    }
   }
 
   /** After a commit: wake the workers of the rows' queues whose jobs are ready now. */
@@ -130,16 +148,17 @@ export class JobStore {
   }
 
   /** Insert one job; null when its idempotency key already exists for the tenant. */
-  async jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {
-    const alone = this.commitsAlone(db);
-    const { rows } = await this.run(
-      row.idempotencyKey === null ? this.q.jobInsertKeyless : this.q.jobInsert,
-      [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey, alone],
-      db,
-    );
-    if (!rows[0]) return null;
-    if (alone) this.wakeFor([row]);
-    return rowToInsertedJob(row, rows[0]);
+  jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {
+    return this.inserting(db, async (wakeAfterCommit) => {
+      const { rows } = await this.run(
+        row.idempotencyKey === null ? this.q.jobInsertKeyless : this.q.jobInsert,
+        [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey, wakeAfterCommit],
+        db,
+      );
+      if (!rows[0]) return null;
+      if (wakeAfterCommit) this.wakeFor([row]);
+      return rowToInsertedJob(row, rows[0]);
+    });
   }
 
   /**
@@ -147,7 +166,6 @@ export class JobStore {
    * null where the row was skipped because its idempotency key exists.
    */
   async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
-    const alone = this.commitsAlone(db);
     const n = input.length;
     const ids = new Array<string>(n), tenants = new Array<string>(n), queues = new Array<string>(n), kinds = new Array<string>(n);
     const payloads = new Array<string>(n), priorities = new Array<number>(n), maxAttempts = new Array<number>(n);
@@ -170,26 +188,24 @@ export class JobStore {
       if (row.idempotencyKey !== null) keyed = true;
     }
     // A column null in every row goes as one NULL: unnest() pads it to the ids' length.
-    const { rows } = await this.run(
-      keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless,
-      [
-        textArray(ids), textArray(tenants), textArray(queues), textArray(kinds), textArray(payloads),
-        numberArray(priorities), numberArray(maxAttempts),
-        timed ? timestampArray(runAts) : null, delayed ? numberArray(delays) : null, keyed ? textArray(keys) : null,
-        alone,
-      ],
-      db,
-    );
-    const returned = new Map(rows.map((row) => [row.id as string, row]));
-    const inserted: JobInsertRow[] = [];
-    const jobs = input.map((row) => {
-      const found = returned.get(row.id);
-      if (!found) return null;
-      inserted.push(row);
-      return rowToInsertedJob(row, found);
+    const columns = [
+      textArray(ids), textArray(tenants), textArray(queues), textArray(kinds), textArray(payloads),
+      numberArray(priorities), numberArray(maxAttempts),
+      timed ? timestampArray(runAts) : null, delayed ? numberArray(delays) : null, keyed ? textArray(keys) : null,
+    ];
+    return this.inserting(db, async (wakeAfterCommit) => {
+      const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit], db);
+      const returned = new Map(rows.map((row) => [row.id as string, row]));
+      const inserted: JobInsertRow[] = [];
+      const jobs = input.map((row) => {
+        const found = returned.get(row.id);
+        if (!found) return null;
+        inserted.push(row);
+        return rowToInsertedJob(row, found);
+      });
+      if (wakeAfterCommit) this.wakeFor(inserted);
+      return jobs;
     });
-    if (alone) this.wakeFor(inserted);
-    return jobs;
   }
 
   /**
