@@ -166,32 +166,21 @@ export class JobStore {
    * null where the row was skipped because its idempotency key exists.
    */
   async jobInsertMany(input: readonly JobInsertRow[], db?: Queryable): Promise<Array<Job | null>> {
-    const n = input.length;
-    const ids = new Array<string>(n), tenants = new Array<string>(n), queues = new Array<string>(n), kinds = new Array<string>(n);
-    const payloads = new Array<string>(n), priorities = new Array<number>(n), maxAttempts = new Array<number>(n);
-    const runAts = new Array<Date | null>(n), delays = new Array<number | null>(n), keys = new Array<string | null>(n);
-    let timed = false, delayed = false, keyed = false;
-    for (let i = 0; i < n; i++) {
-      const row = input[i]!;
-      ids[i] = row.id;
-      tenants[i] = row.tenant;
-      queues[i] = row.queue;
-      kinds[i] = row.kind;
-      payloads[i] = row.payload;
-      priorities[i] = row.priority;
-      maxAttempts[i] = row.maxAttempts;
-      runAts[i] = row.runAt;
-      delays[i] = row.delayMs;
-      keys[i] = row.idempotencyKey;
-      if (row.runAt !== null) timed = true;
-      if (row.delayMs !== null) delayed = true;
-      if (row.idempotencyKey !== null) keyed = true;
-    }
+    const timed = input.some((row) => row.runAt !== null);
+    const delayed = input.some((row) => row.delayMs !== null);
+    const keyed = input.some((row) => row.idempotencyKey !== null);
     // A column null in every row goes as one NULL: unnest() pads it to the ids' length.
     const columns = [
-      textArray(ids), textArray(tenants), textArray(queues), textArray(kinds), textArray(payloads),
-      numberArray(priorities), numberArray(maxAttempts),
-      timed ? timestampArray(runAts) : null, delayed ? numberArray(delays) : null, keyed ? textArray(keys) : null,
+      textArray(input.map((row) => row.id)),
+      textArray(input.map((row) => row.tenant)),
+      textArray(input.map((row) => row.queue)),
+      textArray(input.map((row) => row.kind)),
+      textArray(input.map((row) => row.payload)),
+      numberArray(input.map((row) => row.priority)),
+      numberArray(input.map((row) => row.maxAttempts)),
+      timed ? timestampArray(input.map((row) => row.runAt)) : null,
+      delayed ? numberArray(input.map((row) => row.delayMs)) : null,
+      keyed ? textArray(input.map((row) => row.idempotencyKey)) : null,
     ];
     return this.inserting(db, async (wakeAfterCommit) => {
       const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit], db);

@@ -1,6 +1,7 @@
 /**
  * Sends the wake-up for jobs the store inserted and committed on its own
- * pool, after their commit (migration 009 says why not inside it). Queues
+ * pool while another of its inserts was in flight, after their commit
+ * (JobStore.inserting and migration 009 say why not inside it). Queues
  * named while one notification is in flight go out together in the next, so
  * a stream of enqueues costs one small statement per round trip, not one
  * per job, and the enqueue that named a queue never waits for it.
