@@ -72,12 +72,14 @@ describe("wake-ups after commit", () => {
     }
     return sent;
   }
+  /** Where the single insert takes its "wake after commit" flag ($11). */
+  const WAKE_AFTER_COMMIT = 10;
   const named = (sent: Sent[], statement: "jobInsertKeyless" | "queuesWake") =>
     sent.filter(({ name }) => name === bindQueries(t.schema)[statement].name);
 
   it("an enqueue alone in flight notifies inside its commit, with no wake-up statement after it", async () => {
     const sent = await statementsDuring(() => t.conveyor.enqueue(mail, {}));
-    expect(named(sent, "jobInsertKeyless").map((insert) => insert.values.at(-1))).toEqual([false]);
+    expect(named(sent, "jobInsertKeyless").map((insert) => insert.values[WAKE_AFTER_COMMIT])).toEqual([false]);
     expect(named(sent, "queuesWake")).toEqual([]);
     expect(await heardWithin(5_000)).toEqual(["mail"]);
   });
@@ -85,7 +87,7 @@ describe("wake-ups after commit", () => {
   it("enqueues in flight together: one notifies inside its commit, the others wake their queues after theirs", async () => {
     const queues = ["q1", "q2", "q3", "q4", "q5", "q6"];
     const sent = await statementsDuring(() => Promise.all(queues.map((queue) => t.conveyor.enqueue(mail, {}, { queue }))));
-    const flags = named(sent, "jobInsertKeyless").map((insert) => insert.values.at(-1));
+    const flags = named(sent, "jobInsertKeyless").map((insert) => insert.values[WAKE_AFTER_COMMIT]);
     expect(flags).toHaveLength(queues.length);
     expect(flags.filter((afterCommit) => afterCommit === false)).toHaveLength(1);
     expect(named(sent, "queuesWake").length).toBeGreaterThan(0);
@@ -114,10 +116,34 @@ describe("wake-ups after commit", () => {
     }
   });
 
+  it("an enqueue in a transaction that rolls back wakes nobody", async () => {
+    const client = await connectTestClient();
+    try {
+      await client.query("BEGIN");
+      await t.conveyor.enqueue(mail, {}, { tx: client });
+      await client.query("ROLLBACK");
+      await quiet();
+      expect(heard).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("an enqueue answered by an existing idempotency key wakes nobody", async () => {
+    await t.conveyor.enqueue(mail, {}, { idempotencyKey: "wake-once" });
+    expect(await heardWithin(5_000)).toEqual(["mail"]);
+    await quiet();
+    heard = [];
+    const again = await t.conveyor.enqueue(mail, {}, { idempotencyKey: "wake-once" });
+    expect(again.created).toBe(false);
+    await quiet();
+    expect(heard).toEqual([]);
+  });
+
   it("the insert statement leaves out its NOTIFY only when told the wake-up follows the commit", async () => {
     const { jobInsertKeyless } = bindQueries(t.schema);
     const insert = (wakeAfterCommit: boolean) =>
-      t.conveyor.pool.query(jobInsertKeyless.text, [uuidv7(), "default", "mail", "mail", "{}", 0, 3, null, null, null, wakeAfterCommit]);
+      t.conveyor.pool.query(jobInsertKeyless.text, [uuidv7(), "default", "mail", "mail", "{}", 0, 3, null, null, null, wakeAfterCommit, `${t.schema}:jobs`]);
     await insert(true);
     await quiet();
     expect(heard).toEqual([]);

@@ -18,3 +18,9 @@ export const COMMIT_WITHOUT_WAITING = `(SELECT set_config('synchronous_commit', 
 export function wakeAfterCommit(param: string): string {
   return `(SELECT set_config('conveyor.wake_after_commit', CASE WHEN ${param}::boolean THEN 'on' ELSE '' END, true)) IS NOT NULL`;
 }
+
+/**
+ * Always true; tells the insert trigger jobs_notify_ready not to NOTIFY, for
+ * a statement that sends its own wake-up (or none).
+ */
+export const SKIP_NOTIFY_TRIGGER = `(SELECT set_config('conveyor.wake_after_commit', 'on', true)) = 'on'`;
