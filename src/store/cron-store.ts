@@ -73,7 +73,7 @@ export class CronStore {
 
   /** Every schedule (of one tenant, unless null), by name. */
   async cronScheduleList(tenant: string | null): Promise<CronScheduleInfo[]> {
-    const { rows } = await runQuery(this.pool, this.q.cronScheduleList, [tenant], false);
+    const { rows } = await runQuery(this.pool, this.q.cronScheduleList, [tenant]);
     return rows.map(rowToSchedule);
   }
 }

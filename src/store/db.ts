@@ -44,14 +44,34 @@ export function createPool(options: PoolOptions): pg.Pool {
     // lookups for a completion batch: 20.6 ms against 8.6 ms with 1.1. Only on
     // pools Conveyor creates (a pool you pass keeps your settings); pg awaits
     // onConnect before handing the client out, so it never races a query.
-    // Custom plans always: after five runs a prepared statement may switch to
-    // a generic plan, where `id = ANY($n)` beside a join became a nested loop
-    // re-reading the array per row (71 ms for a 500-row completion, against
-    // under 1 ms planned for the actual values).
-    onConnect: (client: pg.ClientBase) => client.query("SET random_page_cost = 1.1; SET plan_cache_mode = force_custom_plan"),
+    // Plans are left at PostgreSQL's default (plan_cache_mode auto): which
+    // statements may reuse a plan is decided per statement (queries.ts).
+    onConnect: (client: pg.ClientBase) => client.query("SET random_page_cost = 1.1"),
   });
   // An idle client whose server went away emits 'error' on the pool; without a
   // listener Node would crash the process. The next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/**
+ * A pool of one connection, configured as `base` is (a pool Conveyor made or
+ * the caller's), whose session plans every statement for its values
+ * (plan_cache_mode force_custom_plan), so that statements prepared on it are
+ * parsed once and still planned at every call. For the worker's claims
+ * (claim-store.ts).
+ */
+export function createCustomPlanPool(base: pg.Pool, applicationName: string): pg.Pool {
+  const options = (base as unknown as { options: pg.PoolConfig }).options;
+  const pool = new pg.Pool({
+    ...options,
+    max: 1,
+    application_name: applicationName,
+    onConnect: async (client: pg.ClientBase) => {
+      await options.onConnect?.(client);
+      await client.query("SET plan_cache_mode = force_custom_plan");
+    },
+  });
   pool.on("error", () => {});
   return pool;
 }

@@ -3,11 +3,11 @@ import type { ExecutionOutcome } from "../core/states.js";
 import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { numberArray, textArray, timestampArray } from "./array-literals.js";
-import { freshExecutionIds } from "./execution-ids.js";
+import { runJobClaim } from "./claim-store.js";
 import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
-import { rowToClaimedJob, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
+import { rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
 export interface JobInsertRow {
@@ -70,8 +70,9 @@ export interface LeaseState extends HeldJob {
 /**
  * All of Conveyor's SQL, behind methods named entity first. Each method runs
  * on the store's own pool unless a `db` is passed (the caller's transaction).
- * Statements on the store's own pool are prepared by name; on a caller's
- * connection they run unnamed, since it may be any driver.
+ * On the store's own pool the statements queries.ts names are prepared once
+ * per connection and the rest sent unnamed; on a caller's connection every
+ * statement runs unnamed, since it may be any driver.
  */
 export class JobStore {
   readonly schema: string;
@@ -134,10 +135,10 @@ export class JobStore {
     }
   }
 
-  private async run(query: BoundQuery, values: unknown[], db?: Queryable, prepare = true) {
+  private async run(query: BoundQuery, values: unknown[], db?: Queryable) {
     try {
       if (db && db !== this.pool) return await db.query(query.text, values);
-      if (!prepare) return await this.pool.query(query.text, values);
+      if (!query.prepared) return await this.pool.query(query.text, values);
       // pg accepts a config object with a statement name; the Queryable type does not say so.
       return await (this.pool as unknown as { query(config: object): ReturnType<Queryable["query"]> }).query({
         name: query.name,
@@ -230,7 +231,7 @@ export class JobStore {
     payloads: readonly string[],
     db?: Queryable,
   ): Promise<Array<{ job: Job; samePayload: boolean; key: string }>> {
-    const { rows } = await this.run(this.q.jobGetByIdempotencyKeys, [tenant, keys, payloads], db, false);
+    const { rows } = await this.run(this.q.jobGetByIdempotencyKeys, [tenant, keys, payloads], db);
     return rows.map((row) => ({ job: rowToJob(row), samePayload: row.same_payload === true, key: row.requested_key }));
   }
 
@@ -249,7 +250,6 @@ export class JobStore {
       this.q.jobList,
       [filter.tenant ?? null, filter.status ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
       db,
-      false, // optional filters: a generic plan would ignore which ones are set
     );
     return rows.map(rowToJob);
   }
@@ -260,9 +260,9 @@ export class JobStore {
     return rows[0] ? rowToJob(rows[0]) : null;
   }
 
-  async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    const { rows } = await this.run(this.q.jobClaim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(limit)]);
-    return rows.map(rowToClaimedJob);
+  /** Claim up to `limit` ready jobs, planned for these values (a worker claims through its ClaimStore instead). */
+  jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
+    return runJobClaim(this.pool, this.q.jobClaim, workerId, limit, kinds, queues, leaseMs);
   }
 
   /** Renew leases; returns the jobs still held (with their cancel flag). Missing ones were lost. */
@@ -310,8 +310,6 @@ export class JobStore {
     const { rows } = await this.run(
       this.q.deadLetterList,
       [filter.tenant ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
-      undefined,
-      false,
     );
     return rows.map(rowToDeadLetter);
   }

@@ -25,7 +25,7 @@ export class QueueStore {
 
   /** Per-queue statistics; `tenant` null counts every tenant. */
   async queueStats(tenant: string | null): Promise<QueueStats[]> {
-    const { rows } = await runQuery(this.pool, this.q.queueStats, [tenant], false);
+    const { rows } = await runQuery(this.pool, this.q.queueStats, [tenant]);
     return rows.map((row) => ({
       queue: row.queue,
       counts: {

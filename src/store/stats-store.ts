@@ -27,7 +27,7 @@ export class StatsStore {
   /** The last 60 minutes, oldest first, zero-filled; `tenant` null counts every tenant. */
   async statsThroughputByMinute(tenant: string | null): Promise<ThroughputMinute[]> {
     // Unprepared: a generic plan would ignore whether the tenant filter is set.
-    const { rows } = await runQuery(this.pool, this.q.statsThroughputByMinute, [tenant], false);
+    const { rows } = await runQuery(this.pool, this.q.statsThroughputByMinute, [tenant]);
     return rows.map((row) => ({ minute: row.minute, enqueued: row.enqueued, succeeded: row.succeeded, failed: row.failed }));
   }
 }

@@ -1,7 +1,7 @@
 import { CLAIM_RESTRICTIONS_REFRESH_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import type { Fairness } from "../core/queue-settings.js";
-import type { JobStore } from "../store/job-store.js";
+import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimRequest, LimitedClaimStore } from "../store/limited-claim-store.js";
 import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-settings-store.js";
 
@@ -24,7 +24,7 @@ export class ClaimChooser {
   private readAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    private readonly jobs: JobStore,
+    private readonly jobs: ClaimStore,
     private readonly limited: LimitedClaimStore,
     private readonly settings: QueueSettingsStore,
     private readonly fairness: Fairness,

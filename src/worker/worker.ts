@@ -7,6 +7,7 @@ import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
+import { ClaimStore } from "../store/claim-store.js";
 import { LimitedClaimStore } from "../store/limited-claim-store.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
@@ -51,6 +52,7 @@ export class Worker {
   private readonly tools: HandlerTools;
   private readonly pruner: Pruner | null;
   private readonly claims: ClaimChooser;
+  private readonly claimStore: ClaimStore;
   private listener: NotificationListener | null = null;
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -85,8 +87,9 @@ export class Worker {
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     const schema = conveyor.options.schema;
+    this.claimStore = new ClaimStore(conveyor.pool, schema);
     this.claims = new ClaimChooser(
-      this.store,
+      this.claimStore,
       new LimitedClaimStore(conveyor.pool, schema),
       new QueueSettingsStore(conveyor.pool, schema),
       this.options.fairness,
@@ -151,6 +154,7 @@ export class Worker {
   private async shutdown(graceMs: number): Promise<void> {
     if (this.state === "new") {
       this.untrackActiveJobs();
+      await this.claimStore.close();
       this.state = "stopped";
       return;
     }
@@ -174,6 +178,7 @@ export class Worker {
     await this.reclaimer.stop();
     await this.pruner?.stop();
     if (this.registryTimer) clearInterval(this.registryTimer);
+    await this.claimStore.close();
     await this.store.workerDeregister(this.id).catch((error: unknown) => {
       this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
     });

@@ -1,0 +1,193 @@
+/**
+ * The statements Conveyor prepares once per connection may run on a generic
+ * plan, made without their values (queries.ts). Each one's generic plan is
+ * checked here on a filled store, before and after ANALYZE: it reaches its
+ * rows by key or through its partial index, never by a scan of a whole table
+ * or a whole index. Every other statement is sent unnamed, and so planned for
+ * its values at each call, but the worker's claim, prepared on a connection
+ * of its own whose session plans every call for its values.
+ */
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defineJob } from "../src/index.js";
+import { uuidv7 } from "../src/core/ids.js";
+import { numberArray, textArray } from "../src/store/array-literals.js";
+import { ClaimStore } from "../src/store/claim-store.js";
+import { bindQueries } from "../src/store/queries.js";
+import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { emptyPayload, silent, sql } from "./worker/support.js";
+
+const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
+const WAITING = 20_000;
+const FINISHED = 20_000;
+const HELD = 200;
+
+let t: TestConveyor;
+/** Jobs claimed by worker "w" and their execution ids, for the statements about running jobs. */
+let held: { jobIds: string[]; executionIds: string[] };
+
+beforeAll(async () => {
+  t = await createTestConveyor({ jobs: [noop], logger: silent });
+  const { conveyor } = t;
+  for (let start = 0; start < WAITING; start += 5_000) {
+    await conveyor.enqueueMany(Array.from({ length: 5_000 }, () => ({ job: noop, payload: {}, queue: "deep" })));
+  }
+  await conveyor.enqueueMany(Array.from({ length: 50 }, () => ({ job: noop, payload: {}, queue: "small" })));
+  await sql(
+    conveyor,
+    `WITH finished AS (
+       INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, run_at, started_at, finished_at)
+       SELECT {{schema}}.uuid_v7(), 'default', 'deep', 'noop', '{}', 'succeeded', 1, 3, now(), now(), now()
+       FROM generate_series(1, ${FINISHED})
+       RETURNING id)
+     INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, finished_at, outcome)
+     SELECT {{schema}}.uuid_v7(), id, 1, 'filler', now(), 'succeeded' FROM finished`,
+  );
+  const claimed = await conveyor.store.jobClaim("w", HELD, ["noop"], null, 60_000);
+  held = { jobIds: claimed.map((job) => job.id), executionIds: claimed.map((job) => job.executionId) };
+}, 60_000);
+
+afterAll(() => t?.cleanup());
+
+/** Representative values for every statement prepared once; the test below fails for one missing here. */
+function valuesFor(schema: string): Record<string, unknown[]> {
+  const rows = 100;
+  const ids = Array.from({ length: rows }, () => uuidv7());
+  const channel = `${schema}:jobs`;
+  const one = [uuidv7(), "default", "deep", "noop", "{}", 0, 3, null, null];
+  const many = [ids, ids.map(() => "default"), ids.map(() => "deep"), ids.map(() => "noop"), ids.map(() => "{}"), ids.map(() => 0), ids.map(() => 3)];
+  const { jobIds, executionIds } = held;
+  return {
+    jobInsert: [...one, "key-1", false, channel],
+    jobInsertKeyless: [...one, null, false, channel],
+    jobInsertMany: [...many, null, null, ids.map((id) => `key-${id}`), false],
+    jobInsertManyKeyless: [...many, null, null, null, false],
+    queuesWake: [channel, ["deep"]],
+    jobHeartbeat: [jobIds, executionIds, 60_000],
+    jobComplete: [jobIds, executionIds, jobIds.map(() => null)],
+    jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => false)],
+    jobReclaimExpired: [100, '{"message":"lease expired"}'],
+  };
+}
+
+function literal(client: pg.PoolClient, value: unknown): string {
+  if (value === null) return "NULL";
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return client.escapeLiteral(value);
+  if (Array.isArray(value)) {
+    if (value.every((item) => typeof item === "number")) return client.escapeLiteral(numberArray(value));
+    if (value.every((item) => typeof item === "boolean")) return client.escapeLiteral(`{${value.join(",")}}`);
+    return client.escapeLiteral(textArray(value as (string | null)[]));
+  }
+  throw new Error(`no literal for ${String(value)}`);
+}
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  Plans?: PlanNode[];
+}
+
+function scans(plan: PlanNode, out: PlanNode[] = []): PlanNode[] {
+  if (plan["Relation Name"] || plan["Index Name"]) out.push(plan);
+  for (const child of plan.Plans ?? []) scans(child, out);
+  return out;
+}
+
+/** Partial indexes that hold only the rows a statement wants: walking one in order is the plan. */
+const WALKED_PARTIAL_INDEXES = new Set(["jobs_ready_idx", "jobs_running_lease_idx"]);
+
+/** Scans of jobs or job_executions that read a whole table, or a whole index not meant to be walked. */
+function wholeScans(nodes: PlanNode[]): PlanNode[] {
+  return nodes.filter((node) => {
+    if (node["Relation Name"] !== undefined && !["jobs", "job_executions"].includes(node["Relation Name"])) return false;
+    if (node["Node Type"] === "Seq Scan") return true;
+    if (node["Node Type"] === "Bitmap Heap Scan") return false; // its Bitmap Index Scan child is checked
+    const index = node["Index Name"];
+    return index !== undefined && node["Index Cond"] === undefined && !WALKED_PARTIAL_INDEXES.has(index);
+  });
+}
+
+async function genericPlan(name: string, text: string, values: unknown[]): Promise<PlanNode[]> {
+  const client = await t.conveyor.pool.connect();
+  try {
+    await client.query("SET plan_cache_mode = force_generic_plan");
+    await client.query(`PREPARE plan_check AS ${text}`);
+    const args = values.map((value) => literal(client, value)).join(", ");
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check(${args})`);
+    return scans(rows[0]["QUERY PLAN"][0].Plan);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
+  } finally {
+    await client.query("DEALLOCATE plan_check; RESET plan_cache_mode").catch(() => {});
+    client.release();
+  }
+}
+
+describe("statements prepared once per connection", () => {
+  it("are exactly the ones with representative values here", () => {
+    const named = Object.entries(bindQueries(t.schema))
+      .filter(([, query]) => query.prepared)
+      .map(([name]) => name)
+      .sort();
+    expect(named).toEqual(Object.keys(valuesFor(t.schema)).sort());
+  });
+
+  for (const stats of ["before ANALYZE", "after ANALYZE"] as const) {
+    it(`reach their rows by key or through their partial index on a generic plan, ${stats}`, async () => {
+      if (stats === "after ANALYZE") await sql(t.conveyor, "ANALYZE {{schema}}.jobs, {{schema}}.job_executions");
+      const queries = bindQueries(t.schema);
+      for (const [name, values] of Object.entries(valuesFor(t.schema))) {
+        const nodes = await genericPlan(name, queries[name as keyof typeof queries].text, values);
+        expect(wholeScans(nodes), `${name} ${stats}: ${JSON.stringify(nodes)}`).toEqual([]);
+        if (name === "jobReclaimExpired") expect(nodes.map((node) => node["Index Name"])).toContain("jobs_running_lease_idx");
+      }
+    });
+  }
+});
+
+describe("statements planned for their values", () => {
+  /** The names of the statements `work` sends on `pool` (undefined: unnamed). */
+  async function namesSent(work: () => Promise<unknown>, pool: unknown = t.conveyor.pool): Promise<Array<string | undefined>> {
+    const spied = pool as { query: (...args: unknown[]) => unknown };
+    const original = spied.query;
+    const names: Array<string | undefined> = [];
+    spied.query = function (this: unknown, ...args: unknown[]) {
+      names.push(typeof args[0] === "object" ? (args[0] as { name?: string }).name : undefined);
+      return original.apply(this, args);
+    };
+    try {
+      await work();
+    } finally {
+      spied.query = original;
+    }
+    return names;
+  }
+
+  it("the worker's claim is prepared on a connection of its own that plans every call for its values", async () => {
+    const claims = new ClaimStore(t.conveyor.pool, t.schema);
+    try {
+      const names = await namesSent(() => claims.jobClaim("w3", 1, ["noop"], ["small"], 60_000), claims.pool);
+      expect(names).toEqual([bindQueries(t.schema).jobClaim.name]);
+      const { rows } = await claims.pool.query("SELECT current_setting('plan_cache_mode') AS mode, current_setting('application_name') AS app");
+      expect(rows[0]).toEqual({ mode: "force_custom_plan", app: "conveyor-claims" });
+    } finally {
+      await claims.close();
+    }
+  });
+
+  it("a claim on Conveyor's pool is sent unnamed", async () => {
+    expect(await namesSent(() => t.conveyor.store.jobClaim("w3", 1, ["noop"], null, 60_000))).toEqual([undefined]);
+  });
+
+  it("statements with optional filters are sent unnamed", async () => {
+    const names = await namesSent(async () => {
+      await t.conveyor.listJobs({ status: "queued", limit: 5 });
+      await t.conveyor.getJob(held.jobIds[0]!);
+    });
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((name) => name !== undefined)).toEqual([]);
+  });
+});
