@@ -1,4 +1,5 @@
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import pg from "pg";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
 
@@ -23,7 +24,13 @@ export const system: BenchSystem = {
   },
   async open(tag) {
     const db = await createDatabase(`graphile_${tag}`);
-    const utils = await makeWorkerUtils({ connectionString: db.url, logger: silent });
+    // A pool of our own, ended before the database is dropped: with the pool
+    // graphile-worker makes, release() could return while a client was still
+    // connected, and the drop's termination of it was an unhandled 'error'
+    // that ended the bench.
+    const pool = new pg.Pool({ connectionString: db.url });
+    pool.on("error", () => {});
+    const utils = await makeWorkerUtils({ pgPool: pool, logger: silent });
     await utils.migrate();
     return {
       target: db.url,
@@ -41,6 +48,7 @@ export const system: BenchSystem = {
       },
       async close() {
         await utils.release();
+        await pool.end();
         await db.drop();
       },
     };
