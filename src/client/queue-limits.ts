@@ -3,6 +3,7 @@ import { ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { Pool } from "../store/db.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
+import { tenantIndexEnsure } from "../store/tenant-index-store.js";
 import { checkName, checkTenant } from "./validate.js";
 
 function refuse(path: string, message: string): never {
@@ -25,7 +26,10 @@ function checkCount(value: unknown, path: string, max: number): number | null {
 export class QueueLimits {
   private readonly store: QueueSettingsStore;
 
-  constructor(pool: Pool, schema: string) {
+  constructor(
+    private readonly pool: Pool,
+    private readonly schema: string,
+  ) {
     this.store = new QueueSettingsStore(pool, schema);
   }
 
@@ -66,7 +70,10 @@ export class QueueLimits {
     if (typeof limits !== "object" || limits === null || limits.concurrency === undefined) {
       refuse("concurrency", "is required (a number, or null for no cap)");
     }
-    return this.store.tenantSetLimits(tenant, checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT));
+    const concurrency = checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT);
+    // A cap turns every worker to the fair claim: its index first (migration 010).
+    if (concurrency !== null) await tenantIndexEnsure(this.pool, this.schema);
+    return this.store.tenantSetLimits(tenant, concurrency);
   }
 
   listTenantSettings(): Promise<TenantSettings[]> {

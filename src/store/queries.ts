@@ -11,6 +11,7 @@ import * as queues from "./sql/queues.js";
 import * as retention from "./sql/retention.js";
 import * as queueSettings from "./sql/queue-settings.js";
 import * as stats from "./sql/stats.js";
+import * as tenantIndex from "./sql/tenant-index.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as unique from "./sql/unique.js";
 import * as workers from "./sql/workers.js";
@@ -30,6 +31,7 @@ const SOURCES = {
   ...queueSettings,
   ...transactionalCompletion,
   ...unique,
+  ...tenantIndex,
 } as const;
 
 type QueryName = {

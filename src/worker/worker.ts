@@ -9,6 +9,7 @@ import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { ClaimStore } from "../store/claim-store.js";
 import { LimitedClaimStore } from "../store/limited-claim-store.js";
+import { tenantIndexEnsure } from "../store/tenant-index-store.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
@@ -116,6 +117,7 @@ export class Worker {
       throw error;
     }
     await this.register();
+    if (this.options.fairness === "tenant") await this.ensureTenantIndex();
     if (this.options.listen) {
       const config = (this.conveyor.pool as unknown as { options: pg.ClientConfig }).options;
       this.listener = new NotificationListener(config, this.store.schema, (queue) => this.onNotification(queue), this.log);
@@ -185,6 +187,19 @@ export class Worker {
     this.untrackActiveJobs();
     this.state = "stopped";
     this.log.info("worker stopped");
+  }
+
+  /**
+   * Fair claims walk the tenants through an index built when first needed
+   * (migration 010). Without it they still claim fairly, only by reading
+   * every ready job; so a failure to build it is logged, not fatal.
+   */
+  private async ensureTenantIndex(): Promise<void> {
+    try {
+      if (await tenantIndexEnsure(this.conveyor.pool, this.store.schema)) this.log.info("built the tenant index for fair claims");
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "could not build the tenant index; fair claims read every ready job until a worker builds it");
+    }
   }
 
   /** Enqueue the due ticks of this worker's cron schedules now (it also does this at each tick); returns jobs inserted. */
