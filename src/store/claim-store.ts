@@ -1,3 +1,4 @@
+import { CLAIM_MIN_FRESH_IDS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { createCustomPlanPool, type Pool, type Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
@@ -20,14 +21,19 @@ import { runQuery } from "./run-query.js";
 export class ClaimStore {
   readonly pool: Pool;
   private readonly claim: BoundQuery;
+  /** Jobs the previous claim took: the next sends twice as many fresh execution ids (CLAIM_MIN_FRESH_IDS). */
+  private lastClaimed = 0;
 
   constructor(base: Pool, schema: string) {
     this.pool = createCustomPlanPool(base, "conveyor-claims");
     this.claim = { ...bindQueries(schema).jobClaim, prepared: true };
   }
 
-  jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    return runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs);
+  async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
+    const ids = Math.min(limit, Math.max(CLAIM_MIN_FRESH_IDS, 2 * this.lastClaimed));
+    const jobs = await runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs, ids);
+    this.lastClaimed = jobs.length;
+    return jobs;
   }
 
   close(): Promise<void> {
@@ -35,7 +41,10 @@ export class ClaimStore {
   }
 }
 
-/** Claim up to `limit` ready jobs with `claim` (sql/claims.ts jobClaim) on `db`. */
+/**
+ * Claim up to `limit` ready jobs with `claim` (sql/claims.ts jobClaim) on
+ * `db`, sending `ids` fresh execution ids (the claim makes any more it needs).
+ */
 export async function runJobClaim(
   db: Queryable,
   claim: BoundQuery,
@@ -44,7 +53,8 @@ export async function runJobClaim(
   kinds: readonly string[],
   queues: readonly string[] | null,
   leaseMs: number,
+  ids = limit,
 ): Promise<ClaimedJob[]> {
-  const { rows } = await runQuery(db, claim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(limit)]);
+  const { rows } = await runQuery(db, claim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(ids)]);
   return rows.map(rowToClaimedJob);
 }

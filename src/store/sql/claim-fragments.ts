@@ -29,15 +29,17 @@ export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_
 // writes nothing (fenced). Every synchronous commit after it (enqueues,
 // completions) flushes its WAL too.
 
-// Execution ids come from the worker ($6, one per row the claim may take),
-// paired with the claimed rows by unnest(): generated here, by uuid_v7()
-// (which draws on gen_random_uuid()), they cost the server 3.7 µs a row, an
-// eighth of a claim's time, where the worker makes one in well under one.
+// Execution ids come from the worker ($6), paired with the claimed rows by
+// unnest(): generated here, by uuid_v7() (which draws on gen_random_uuid()),
+// they cost the server 3.7 µs a row, an eighth of a claim's time, where the
+// worker makes one in well under one. The worker's own claims send about
+// as many as the last claim took (CLAIM_MIN_FRESH_IDS), not one per row of
+// the limit, and the rare row beyond them takes uuid_v7().
 
 /**
  * Turns the ids in CTE `claimable` into running jobs, records the attempts;
- * ends in CTE `claimed`. $6 is uuid[] of fresh execution ids, at least as
- * many as `claimable` can hold (one per row of the claim's limit).
+ * ends in CTE `claimed`. $6 is uuid[] of fresh execution ids, paired with
+ * the claimed rows in order; a row beyond them takes one from uuid_v7().
  */
 export const CLAIM_ROWS = `
 , claimed AS (
@@ -45,7 +47,7 @@ export const CLAIM_ROWS = `
     status = 'running',
     attempts = j.attempts + 1,
     locked_by = $1,
-    current_execution_id = fresh.execution_id,
+    current_execution_id = coalesce(fresh.execution_id, {{schema}}.uuid_v7()),
     lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
     started_at = statement_timestamp(),
     updated_at = statement_timestamp()

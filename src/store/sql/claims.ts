@@ -18,7 +18,7 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
  * workers claim at once without waiting on each other's rows. Each claimed
  * row gets a fresh execution id and lease, and its attempt is recorded.
  * Paused queues and queues with limits are skipped (see claims-limited.ts).
- * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms, $6 execution ids uuid[] ($2 of them)
+ * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms, $6 fresh execution ids uuid[] (up to $2; rows beyond them take uuid_v7())
  *
  * The kind test is written `array_position(kinds, kind) IS NOT NULL`, not
  * `kind = ANY(kinds)`, so that the plan does not depend on table statistics:
