@@ -30,6 +30,8 @@ export const system: BenchSystem = {
     // that ended the bench.
     const pool = new pg.Pool({ connectionString: db.url });
     pool.on("error", () => {});
+    // graphile-worker checks for this handler too, and warns on every connect without it.
+    pool.on("connect", (client) => client.on("error", () => {}));
     const utils = await makeWorkerUtils({ pgPool: pool, logger: silent });
     await utils.migrate();
     return {
