@@ -58,6 +58,13 @@ export const DEFAULT_RECLAIM_INTERVAL_MS = 15_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** Worker: most jobs taken in one claim statement. */
 export const DEFAULT_CLAIM_BATCH_SIZE = 100;
+/**
+ * Worker: the largest `claimBatchSize` accepted. A worker over every queue
+ * claims with a statement whose plan is made once (sql/claims.ts
+ * jobClaimAllQueues), and this is the constant bound that keeps that plan
+ * from depending on the claim's size.
+ */
+export const MAX_CLAIM_BATCH_SIZE = 1_000;
 /** Worker: rows handled by one reclaim statement. */
 export const RECLAIM_BATCH_SIZE = 500;
 /** Worker: back-off after a database error, doubling up to the cap. */

@@ -56,12 +56,12 @@ export function createPool(options: PoolOptions): pg.Pool {
 
 /**
  * A pool of one connection, configured as `base` is (a pool Conveyor made or
- * the caller's), whose session plans every statement for its values
- * (plan_cache_mode force_custom_plan), so that statements prepared on it are
- * parsed once and still planned at every call. For the worker's claims
- * (claim-store.ts).
+ * the caller's), whose session plans the statements prepared on it as
+ * `planCacheMode` says: "force_custom_plan" plans every call for its values
+ * (parsed once, planned each time), "force_generic_plan" plans once. For the
+ * worker's claims (claim-store.ts).
  */
-export function createCustomPlanPool(base: pg.Pool, applicationName: string): pg.Pool {
+export function createPlanModePool(base: pg.Pool, applicationName: string, planCacheMode: "force_custom_plan" | "force_generic_plan"): pg.Pool {
   const options = (base as unknown as { options: pg.PoolConfig }).options;
   const pool = new pg.Pool({
     ...options,
@@ -69,7 +69,7 @@ export function createCustomPlanPool(base: pg.Pool, applicationName: string): pg
     application_name: applicationName,
     onConnect: async (client: pg.ClientBase) => {
       await options.onConnect?.(client);
-      await client.query("SET plan_cache_mode = force_custom_plan");
+      await client.query(`SET plan_cache_mode = ${planCacheMode}`);
     },
   });
   pool.on("error", () => {});

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import {
   DEFAULT_CLAIM_BATCH_SIZE,
+  MAX_CLAIM_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
   DEFAULT_FAIRNESS,
   DEFAULT_HEARTBEAT_MS,
@@ -35,7 +36,7 @@ export interface WorkerOptions {
   reclaimIntervalMs?: number;
   /** How long `stop()` waits for running handlers before aborting them. Default `DEFAULT_SHUTDOWN_GRACE_MS` (30 s). */
   shutdownGraceMs?: number;
-  /** Most jobs per claim statement. Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
+  /** Most jobs per claim statement, 1 to `MAX_CLAIM_BATCH_SIZE` (1,000). Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
   claimBatchSize?: number;
   /** Shortest time between two progress writes of one job (`ctx.progress`); values in between coalesce. Default `DEFAULT_PROGRESS_INTERVAL_MS` (500 ms). */
   progressIntervalMs?: number;
@@ -88,6 +89,12 @@ function positiveInteger(value: number, field: string): number {
   return value;
 }
 
+function claimBatchSize(value: number): number {
+  positiveInteger(value, "claimBatchSize");
+  if (value > MAX_CLAIM_BATCH_SIZE) throw new ConfigError(`worker.claimBatchSize must be at most ${MAX_CLAIM_BATCH_SIZE}, got ${value}`);
+  return value;
+}
+
 function duration(value: number, field: string, min = 1): number {
   if (!Number.isFinite(value) || value < min) throw new ConfigError(`worker.${field} must be a number of ms >= ${min}, got ${value}`);
   return value;
@@ -115,7 +122,7 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     pollIntervalMs: duration(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, "pollIntervalMs", 10),
     reclaimIntervalMs: duration(options.reclaimIntervalMs ?? DEFAULT_RECLAIM_INTERVAL_MS, "reclaimIntervalMs", 10),
     shutdownGraceMs: duration(options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, "shutdownGraceMs", 0),
-    claimBatchSize: positiveInteger(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE, "claimBatchSize"),
+    claimBatchSize: claimBatchSize(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE),
     listen: options.listen ?? true,
     progressIntervalMs: duration(options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, "progressIntervalMs", 0),
     id: options.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,

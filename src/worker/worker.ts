@@ -88,7 +88,7 @@ export class Worker {
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     const schema = conveyor.options.schema;
-    this.claimStore = new ClaimStore(conveyor.pool, schema);
+    this.claimStore = new ClaimStore(conveyor.pool, schema, this.options.queues);
     this.claims = new ClaimChooser(
       this.claimStore,
       new LimitedClaimStore(conveyor.pool, schema),

@@ -20,7 +20,7 @@ let t: TestConveyor;
 let claims: ClaimStore;
 beforeAll(async () => {
   t = await createTestConveyor({ jobs: [noop], logger: silent });
-  claims = new ClaimStore(t.conveyor.pool, t.schema);
+  claims = new ClaimStore(t.conveyor.pool, t.schema, null);
 });
 afterAll(async () => {
   await claims?.close();
