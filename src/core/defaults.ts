@@ -155,10 +155,12 @@ export const MAX_RATE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 /** Worker: how often it re-reads which queues are limited and whether tenants have caps (one small query). */
 export const CLAIM_RESTRICTIONS_REFRESH_MS = 1_000;
 /**
- * Worker: fewest fresh execution ids a claim sends. A claim sends twice as
- * many as the previous one took (up to its limit) and makes its own for any
- * row beyond them: 200 ids cost the worker about 0.1 ms, on an idle worker's
- * path from enqueue to handler, when one job was waiting.
+ * Worker: fewest fresh execution ids a claim sends after a claim that found
+ * fewer ready jobs than it asked for: it sends twice as many as that one took
+ * (up to its limit), and makes its own for any row beyond them. After a claim
+ * that got all it asked for, the next sends one per row of its limit. 200 ids
+ * cost the worker about 0.1 ms, on an idle worker's path from enqueue to
+ * handler, when one job was waiting.
  */
 export const CLAIM_MIN_FRESH_IDS = 16;
 /** Worker: claim order across tenants; "off" is the plain priority/run_at order (the fast path). */

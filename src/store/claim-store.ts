@@ -23,8 +23,8 @@ import { runQuery } from "./run-query.js";
 export class ClaimStore {
   readonly pool: Pool;
   private readonly claim: BoundQuery;
-  /** Jobs the previous claim took: the next sends twice as many fresh execution ids (CLAIM_MIN_FRESH_IDS). */
-  private lastClaimed = 0;
+  /** Fresh execution ids the next claim sends, at most its limit (see jobClaim). */
+  private nextIds = Number.POSITIVE_INFINITY;
 
   /** `queues`: the worker's, fixed for its life; null for every queue. */
   constructor(base: Pool, schema: string, queues: readonly string[] | null) {
@@ -35,9 +35,10 @@ export class ClaimStore {
   }
 
   async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    const ids = Math.min(limit, Math.max(CLAIM_MIN_FRESH_IDS, 2 * this.lastClaimed));
-    const jobs = await runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs, ids);
-    this.lastClaimed = jobs.length;
+    const jobs = await runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs, Math.min(limit, this.nextIds));
+    // All it asked for: more may be waiting, so the next claim sends a full set.
+    // Fewer: the ready jobs ran out, so the next sends ids for twice as many as this one took.
+    this.nextIds = jobs.length === limit ? Number.POSITIVE_INFINITY : Math.max(CLAIM_MIN_FRESH_IDS, 2 * jobs.length);
     return jobs;
   }
 
