@@ -11,6 +11,7 @@ afterAll(killAllWorkers);
 const cases: Array<{ name: string; args: string[]; mentions: RegExp }> = [
   { name: "--concurrency 0", args: ["worker", "--jobs", LEDGER_JOBS, "--concurrency", "0"], mentions: /concurrency/ },
   { name: "--claim-batch-size 0", args: ["worker", "--jobs", LEDGER_JOBS, "--claim-batch-size", "0"], mentions: /--claim-batch-size/ },
+  { name: "--claim-batch-size 1001", args: ["worker", "--jobs", LEDGER_JOBS, "--claim-batch-size", "1001"], mentions: /claimBatchSize must be at most 1000/ },
   { name: "--progress-interval-ms soon", args: ["worker", "--jobs", LEDGER_JOBS, "--progress-interval-ms", "soon"], mentions: /--progress-interval-ms/ },
   { name: "no --jobs", args: ["worker", "--concurrency", "2"], mentions: /--jobs/ },
   { name: "a jobs module that does not exist", args: ["worker", "--jobs", "test/fixtures/does-not-exist.js"], mentions: /does-not-exist\.js/ },

@@ -42,7 +42,7 @@ export function registerWorker(program: Command): void {
     .option("--poll-interval-ms <ms>", "polling interval (fallback to LISTEN/NOTIFY)", positiveInt)
     .option("--reclaim-interval-ms <ms>", "expired-lease sweep interval", positiveInt)
     .option("--shutdown-grace-ms <ms>", "how long shutdown waits for running handlers", positiveInt)
-    .option("--claim-batch-size <n>", "most jobs per claim statement (default 100; a fraction of --concurrency keeps claims in flight)", positiveInt)
+    .option("--claim-batch-size <n>", "most jobs per claim statement, 1 to 1000 (default 100; a fraction of --concurrency keeps claims in flight)", positiveInt)
     .option("--progress-interval-ms <ms>", "shortest time between two progress writes of one job (default 500)", positiveInt)
     .option("--no-listen", "poll only (for poolers that cannot LISTEN)")
     .option("--no-schedules", "do not enqueue the cron schedules of the jobs module's kinds (other workers still do)")
