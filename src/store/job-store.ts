@@ -4,9 +4,9 @@ import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import type { Queryable } from "./db.js";
 import { numberArray, textArray, timestampArray } from "./array-literals.js";
 import { runJobClaim } from "./claim-store.js";
-import { translatePgError } from "./pg-errors.js";
 import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
+import { runQuery } from "./run-query.js";
 import { rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
@@ -135,20 +135,12 @@ export class JobStore {
     }
   }
 
-  private async run(query: BoundQuery, values: unknown[], db?: Queryable) {
-    try {
-      if (db && db !== this.pool) return await db.query(query.text, values);
-      if (!query.prepared) return await this.pool.query(query.text, values);
-      // pg accepts a config object with a statement name; the Queryable type does not say so.
-      return await (this.pool as unknown as { query(config: object): ReturnType<Queryable["query"]> }).query({
-        name: query.name,
-        text: query.text,
-        values,
-      });
-    } catch (error) {
-      throw translatePgError(error);
-    }
+  /** On a caller's connection every statement runs unnamed: it may be any driver. */
+  private run(query: BoundQuery, values: unknown[], db?: Queryable) {
+    if (db === undefined || db === this.pool) return runQuery(this.pool, query, values);
+    return runQuery(db, { ...query, prepared: false }, values);
   }
+
 
   /** Insert one job; null when its idempotency key already exists for the tenant. */
   jobInsert(row: JobInsertRow, db?: Queryable): Promise<Job | null> {

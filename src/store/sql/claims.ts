@@ -15,6 +15,28 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 // All lease times come from the database clock (now()), never a worker's.
 
 /**
+ * The claims' candidates: up to `limit` ready jobs of the worker's kinds
+ * ($3) that pass `queueTest`, in claim order, each locked as it is read
+ * (rows another worker holds are skipped).
+ */
+function readyInClaimOrder(queueTest: string, limit: string): string {
+  return `SELECT id FROM {{schema}}.jobs AS j
+  WHERE status IN ('queued', 'retrying') AND run_at <= now()
+    AND array_position($3::text[], kind) IS NOT NULL
+    AND ${queueTest}
+    -- Paused and limited queues are left to claims-limited.ts. One InitPlan
+    -- per statement over a tiny table: the ready index scan is unchanged.
+    -- Written as CASE, not "queue <> ALL(…)": the planner estimates <> ALL
+    -- from the queue column's statistics, and with one queue name in the
+    -- table it expects no row to pass, and sorts a sequential scan of every
+    -- ready job. A CASE gets the default estimate (half) and keeps the index.
+    AND ${IN_UNRESTRICTED_QUEUE}
+  ORDER BY priority, run_at, id
+  LIMIT ${limit}
+  FOR UPDATE SKIP LOCKED`;
+}
+
+/**
  * Claim up to $2 ready jobs in one statement. SKIP LOCKED lets any number of
  * workers claim at once without waiting on each other's rows. Each claimed
  * row gets a fresh execution id and lease, and its attempt is recorded.
@@ -33,20 +55,7 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
  */
 export const jobClaim = `
 WITH claimable AS (
-  SELECT id FROM {{schema}}.jobs AS j
-  WHERE status IN ('queued', 'retrying') AND run_at <= now()
-    AND array_position($3::text[], kind) IS NOT NULL
-    AND ($4::text[] IS NULL OR queue = ANY($4::text[]))
-    -- Paused and limited queues are left to claims-limited.ts. One InitPlan
-    -- per statement over a tiny table: the ready index scan is unchanged.
-    -- Written as CASE, not "queue <> ALL(…)": the planner estimates <> ALL
-    -- from the queue column's statistics, and with one queue name in the
-    -- table it expects no row to pass, and sorts a sequential scan of every
-    -- ready job. A CASE gets the default estimate (half) and keeps the index.
-    AND ${IN_UNRESTRICTED_QUEUE}
-  ORDER BY priority, run_at, id
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED
+  ${readyInClaimOrder("($4::text[] IS NULL OR queue = ANY($4::text[]))", "$2")}
 )${CLAIM_ROWS}
 SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
@@ -69,14 +78,7 @@ SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 export const jobClaimAllQueues = `
 WITH claimable AS (
   SELECT id FROM (
-    SELECT id FROM {{schema}}.jobs AS j
-    WHERE status IN ('queued', 'retrying') AND run_at <= now()
-      AND array_position($3::text[], kind) IS NOT NULL
-      AND $4::text[] IS NULL
-      AND ${IN_UNRESTRICTED_QUEUE}
-    ORDER BY priority, run_at, id
-    LIMIT ${MAX_CLAIM_BATCH_SIZE}
-    FOR UPDATE SKIP LOCKED
+    ${readyInClaimOrder("$4::text[] IS NULL", String(MAX_CLAIM_BATCH_SIZE))}
   ) AS ready
   LIMIT $2
 )${CLAIM_ROWS}

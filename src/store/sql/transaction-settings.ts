@@ -23,4 +23,4 @@ export function wakeAfterCommit(param: string): string {
  * Always true; tells the insert trigger jobs_notify_ready not to NOTIFY, for
  * a statement that sends its own wake-up (or none).
  */
-export const SKIP_NOTIFY_TRIGGER = `(SELECT set_config('conveyor.wake_after_commit', 'on', true)) = 'on'`;
+export const SKIP_NOTIFY_TRIGGER = wakeAfterCommit("true");
