@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT } from "../core/defaults.js";
+import { COPY_CHUNK_ROWS, COPY_MIN_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
@@ -116,9 +116,12 @@ export class Conveyor {
    * Up to ENQUEUE_CHUNK_ROWS jobs go in one statement; more go in statements
    * of that size inside one transaction (the caller's `tx`, else one of its
    * own), each chunk validated while the one before it is being inserted.
+   * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
+   * streamed by COPY instead (JobStore.jobCopyMany).
    */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
+    if (!options.tx && items.length >= COPY_MIN_ROWS && !items.some(hasKey)) return this.copyIn(items);
     if (items.length > ENQUEUE_CHUNK_ROWS) {
       const run = (db: Queryable) => this.insertInChunks(items, db);
       return options.tx ? run(options.tx) : withTransaction(this.options.pool, run);
@@ -129,6 +132,17 @@ export class Conveyor {
     // A key conflict found after the insert must undo the rows already written
     // (and unique rows take a statement each: all or nothing needs a transaction).
     return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
+  }
+
+  /** Write a large batch of jobs without keys by COPY, validating each chunk while the server inserts the one before. */
+  private async copyIn(items: readonly EnqueueManyItem[]): Promise<EnqueuedJob[]> {
+    const prepare = (from: number) => this.prepareRows(items, from, Math.min(from + COPY_CHUNK_ROWS, items.length));
+    async function* chunks(): AsyncGenerator<JobInsertRow[]> {
+      for (let from = 0; from < items.length; from += COPY_CHUNK_ROWS) yield await prepare(from);
+    }
+    const jobs = await this.store.jobCopyMany(chunks());
+    // The store built a fresh object for each job: mark it rather than copy it.
+    return jobs.map((job) => Object.assign(job, { created: true }));
   }
 
   /**
@@ -367,4 +381,9 @@ function checkLimit(limit: number | undefined): number {
 function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   const items = rows.slice(0, limit);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items.at(-1)!.id) : null };
+}
+
+/** An item that COPY cannot write: its key may answer with an existing job. */
+function hasKey(item: EnqueueManyItem): boolean {
+  return item.idempotencyKey != null || item.unique != null;
 }

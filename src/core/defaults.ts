@@ -176,3 +176,18 @@ export const DEFAULT_FAIRNESS = "off";
  * validate one while the server inserts another.
  */
 export const ENQUEUE_CHUNK_ROWS = 5_000;
+
+/**
+ * `enqueueMany` of at least this many jobs, none with an idempotency key or
+ * a unique key, and not in a caller's transaction, writes them by COPY
+ * (JobStore.jobCopyMany), validated COPY_CHUNK_ROWS at a time while the
+ * server inserts the chunks before. Two builds alternated, 100,000 jobs in
+ * calls of one size, COPY against one INSERT of arrays per call (median
+ * jobs/s, 6 to 8 rounds): calls of 1,000, 0.97-1.01x (the server's insert,
+ * not the client, is then the longer part, so the overlap has little to
+ * hide, and COPY costs two more round trips); of 2,000, 1.17x; of 5,000,
+ * 1.61x; one call of 100,000, 1.32-1.43x (against INSERTs of 5,000).
+ */
+export const COPY_MIN_ROWS = 2_000;
+/** Jobs validated and sent per step of a COPY (see COPY_MIN_ROWS). */
+export const COPY_CHUNK_ROWS = 250;

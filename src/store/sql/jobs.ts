@@ -1,3 +1,4 @@
+import { COPY_COLUMNS } from "../copy-text.js";
 import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
 
@@ -64,6 +65,20 @@ FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smal
             $8::timestamptz[], $9::float8[], $10::text[])
   AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key)
 WHERE ${wakeAfterCommit("$11")}`;
+
+/**
+ * The first statement of a COPY of jobs (JobStore.jobCopyMany), inside its
+ * transaction: $1 wake after commit, as INSERT_MANY's $11. Returns the
+ * transaction's now() in epoch microseconds (exact in a float8 until the
+ * year 2255): every copied row's created_at is now(), and its run_at is
+ * computed from it by the client (store/copy-text.ts), since COPY takes
+ * values, not expressions.
+ */
+export const jobCopyBegin = `
+SELECT round(extract(epoch FROM now()) * 1000000)::float8 AS now_us WHERE ${wakeAfterCommit("$1")}`;
+
+/** New jobs as COPY text lines (store/copy-text.ts); the other columns take their defaults. */
+export const jobCopyIn = `COPY {{schema}}.jobs (${COPY_COLUMNS}) FROM STDIN`;
 
 /**
  * Wake the workers of these queues ($1 channel, $2 queue names text[]), for

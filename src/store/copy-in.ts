@@ -1,0 +1,48 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { from as copyFrom } from "pg-copy-streams";
+import type { PoolClient } from "./db.js";
+
+/**
+ * Stream `chunks` into the table as COPY statements of at most
+ * `statementRows` rows each, on `client` (inside the caller's transaction).
+ * A chunk is encoded by `encode` only when the connection is ready for more,
+ * and the next one is asked of `chunks` then: whatever work the caller does
+ * to produce a chunk (validating it, say) runs while the server inserts the
+ * ones before it, and so does `sent`, called with each chunk once it has gone
+ * out (to build what the caller returns, say). When `chunks` throws,
+ * the COPY is abandoned (CopyFail) and the error is rethrown; the caller's
+ * transaction is then aborted and must be rolled back.
+ */
+export async function copyIn<T>(
+  client: PoolClient,
+  statement: string,
+  chunks: AsyncIterable<readonly T[]>,
+  encode: (rows: readonly T[]) => string,
+  sent: (rows: readonly T[]) => void,
+  statementRows: number,
+): Promise<void> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  // The first COPY is sent before its first chunk is ready: the server's
+  // answer to it comes back while the caller produces that chunk.
+  let next: IteratorResult<readonly T[]> | null = null;
+  async function* statementText(): AsyncGenerator<string> {
+    next ??= await iterator.next();
+    let rows = 0;
+    while (!next.done && (rows === 0 || rows + next.value.length <= statementRows)) {
+      const chunk = next.value;
+      rows += chunk.length;
+      yield encode(chunk);
+      sent(chunk);
+      // Producing a chunk is all microtasks (validation included): without a
+      // turn of the event loop here the connection would not send a byte
+      // until every chunk of the statement was ready, and nothing overlaps.
+      await new Promise((resolve) => setImmediate(resolve));
+      next = await iterator.next();
+    }
+  }
+  // A function, so TypeScript does not narrow `next` to its initial null here.
+  const inputLeft = () => next?.done === false;
+  do await pipeline(Readable.from(statementText()), client.query(copyFrom(statement)));
+  while (inputLeft());
+}
