@@ -113,6 +113,8 @@ describe("schema", () => {
     expect(await violatedConstraint({ max_attempts: 0 })).toBe("jobs_max_attempts_positive");
     expect(await violatedConstraint({ attempts: 4, max_attempts: 3 })).toBe("jobs_attempts_within_max");
     expect(await violatedConstraint({ status: "paused" })).toBe("jobs_status_valid");
+    expect(await violatedConstraint({ priority: 1001 })).toBe("jobs_priority_range");
+    expect(await violatedConstraint({ queue: "" })).toBe("jobs_names_bounded");
     // The control: the same row without the bad value goes in.
     expect(await violatedConstraint({ attempts: 3, max_attempts: 3 })).toBeNull();
   });
