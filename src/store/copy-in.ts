@@ -6,13 +6,14 @@ import type { PoolClient } from "./db.js";
 /**
  * Stream `chunks` into the table as COPY statements of at most
  * `statementRows` rows each, on `client` (inside the caller's transaction).
- * A chunk is encoded by `encode` only when the connection is ready for more,
- * and the next one is asked of `chunks` then: whatever work the caller does
- * to produce a chunk (validating it, say) runs while the server inserts the
- * ones before it, and so does `sent`, called with each chunk once it has gone
- * out (to build what the caller returns, say). When `chunks` throws,
- * the COPY is abandoned (CopyFail) and the error is rethrown; the caller's
- * transaction is then aborted and must be rolled back.
+ * Each chunk is encoded by `encode` and handed to the connection as soon as
+ * `chunks` yields it, with a turn of the event loop before the next is asked
+ * for: whatever work the caller does to produce a chunk (validating it, say)
+ * runs while the server inserts the ones before it, and so does `sent`,
+ * called with each chunk once it has been handed over (to build what the
+ * caller returns, say). When `chunks` throws, the COPY is abandoned
+ * (CopyFail) and the error is rethrown; the caller's transaction is then
+ * aborted and must be rolled back.
  */
 export async function copyIn<T>(
   client: PoolClient,
