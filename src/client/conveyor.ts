@@ -15,7 +15,7 @@ import { RetentionStore } from "../store/retention-store.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
-import { type EnqueuedJob, type EnqueueOptions, insertJobs, prepareInsert } from "./enqueue.js";
+import { type EnqueuedJob, type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 import { type PruneOptions, type PruneResult, pruneInBatches, resolvePruneOptions } from "./prune.js";
@@ -140,9 +140,7 @@ export class Conveyor {
     async function* chunks(): AsyncGenerator<JobInsertRow[]> {
       for (let from = 0; from < items.length; from += COPY_CHUNK_ROWS) yield await prepare(from);
     }
-    const jobs = await this.store.jobCopyMany(chunks());
-    // The store built a fresh object for each job: mark it rather than copy it.
-    return jobs.map((job) => Object.assign(job, { created: true }));
+    return (await this.store.jobCopyMany(chunks())).map(markCreated);
   }
 
   /**

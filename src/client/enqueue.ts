@@ -130,12 +130,16 @@ async function insertOrdinaryJobs(store: JobStore, rows: readonly JobInsertRow[]
   const results: EnqueuedJob[] = new Array(rows.length);
   const pending: number[] = [];
   inserted.forEach((job, i) => {
-    // The store built a fresh object for each inserted job: mark it rather than copy it.
-    if (job) results[i] = Object.assign(job, { created: true });
+    if (job) results[i] = markCreated(job);
     else pending.push(i);
   });
   if (pending.length > 0) await resolveExisting(store, rows, pending, results, db);
   return results;
+}
+
+/** A job this call created. The store builds a fresh object for each: marked, not copied. */
+export function markCreated(job: Job): EnqueuedJob {
+  return Object.assign(job, { created: true });
 }
 
 async function resolveExisting(

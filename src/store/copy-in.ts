@@ -26,7 +26,8 @@ export async function copyIn<T>(
   const iterator = chunks[Symbol.asyncIterator]();
   // The first COPY is sent before its first chunk is ready: the server's
   // answer to it comes back while the caller produces that chunk.
-  let next: IteratorResult<readonly T[]> | null = null;
+  let next: IteratorResult<readonly T[]> | undefined;
+  let inputLeft = true;
   async function* statementText(): AsyncGenerator<string> {
     next ??= await iterator.next();
     let rows = 0;
@@ -41,9 +42,7 @@ export async function copyIn<T>(
       await new Promise((resolve) => setImmediate(resolve));
       next = await iterator.next();
     }
+    inputLeft = !next.done;
   }
-  // A function, so TypeScript does not narrow `next` to its initial null here.
-  const inputLeft = () => next?.done === false;
-  do await pipeline(Readable.from(statementText()), client.query(copyFrom(statement)));
-  while (inputLeft());
+  while (inputLeft) await pipeline(Readable.from(statementText()), client.query(copyFrom(statement)));
 }
