@@ -70,6 +70,8 @@ export interface HeldJob {
 
 export interface LeaseState extends HeldJob {
   cancelRequested: boolean;
+  /** False when another transaction held the row: still ours, lease left as it was. */
+  renewed: boolean;
 }
 
 /**
@@ -300,11 +302,11 @@ export class JobStore {
     return runJobClaim(this.pool, this.q.jobClaim, workerId, limit, kinds, queues, leaseMs);
   }
 
-  /** Renew leases; returns the jobs still held (with their cancel flag). Missing ones were lost. */
+  /** Renew leases; returns the jobs still held (with their cancel flag), renewed unless their row was busy. Missing ones were lost. */
   async jobHeartbeat(held: readonly HeldJob[], leaseMs: number): Promise<LeaseState[]> {
     if (held.length === 0) return [];
     const { rows } = await this.run(this.q.jobHeartbeat, [held.map((h) => h.jobId), held.map((h) => h.executionId), leaseMs]);
-    return rows.map((row) => ({ jobId: row.id, executionId: row.execution_id, cancelRequested: row.cancel_requested }));
+    return rows.map((row) => ({ jobId: row.id, executionId: row.execution_id, cancelRequested: row.cancel_requested, renewed: row.renewed }));
   }
 
   /** Mark attempts succeeded; returns the execution ids actually written (the rest were fenced). */

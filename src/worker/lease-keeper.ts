@@ -10,7 +10,8 @@ import type { RunningJob } from "./running-job.js";
  * is aborted and nothing more is written for it); a job flagged
  * `cancel_requested` has its handler's signal aborted. A job whose lease
  * could not be renewed in time (database unreachable) is treated as lost as
- * well: by then another worker may own it.
+ * well: by then another worker may own it. A job whose row another
+ * transaction held keeps its lease (and deadline) until the next tick.
  */
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | null = null;
@@ -76,7 +77,8 @@ export class LeaseKeeper {
         running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: the job was reclaimed or finished elsewhere") });
         continue;
       }
-      running.leaseDeadline = sentAt + this.leaseMs;
+      // A busy row (another transaction holds it) kept its lease as it was.
+      if (state.renewed) running.leaseDeadline = sentAt + this.leaseMs;
       if (state.cancelRequested && !running.cancelObserved) {
         running.cancelObserved = true;
         running.abort(new JobCancelledError());

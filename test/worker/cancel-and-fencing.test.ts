@@ -122,6 +122,45 @@ describe("cancellation and fencing", () => {
     }
   });
 
+  it("lease renewal passes over a job row another transaction holds: the worker's other jobs are renewed meanwhile, and that one once it is free", async () => {
+    const worker = conveyor.worker({ id: "worker-busy-row", concurrency: 2, leaseMs: 60_000, heartbeatMs: 100, pollIntervalMs: 20, logger: silent });
+    await worker.start();
+    const holder = await conveyor.pool.connect();
+    const leaseOf = async (id: string) =>
+      ((await sql(conveyor, "SELECT lease_expires_at FROM {{schema}}.jobs WHERE id = $1", [id])).rows[0].lease_expires_at as Date).getTime();
+    try {
+      const [a, b] = await Promise.all([conveyor.enqueue(held, {}), conveyor.enqueue(held, {})]);
+      const [jobA, jobB] = await Promise.all([running(a.id), running(b.id)]);
+      // What a handler's transaction does to fence an effect (README): lock the job row, and keep it.
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${conveyor.options.schema}".jobs WHERE id = $1 FOR SHARE`, [a.id]);
+      const heldLease = await leaseOf(a.id);
+      // Two renewals of B after the lock: a renewal that waited for A's row would have stalled B's too.
+      let seen = await leaseOf(b.id);
+      for (const round of [1, 2]) {
+        const before = seen;
+        seen = await waitFor(`B's lease renewed (${round})`, async () => {
+          const lease = await leaseOf(b.id);
+          return lease > before ? lease : null;
+        }, 5_000);
+      }
+      expect(await leaseOf(a.id), "A's lease, untouched while its row is held").toBe(heldLease);
+      expect(aborts.has(jobA.currentExecutionId!), "A is still its worker's: not treated as lost").toBe(false);
+      await holder.query("ROLLBACK");
+      await waitFor("A's lease renewed once its row is free", async () => (await leaseOf(a.id)) > heldLease, 5_000);
+      releases.get(jobA.currentExecutionId!)!();
+      releases.get(jobB.currentExecutionId!)!();
+      await waitFor("both succeeded", async () => {
+        const jobs = await Promise.all([conveyor.getJob(a.id), conveyor.getJob(b.id)]);
+        return jobs.every((job) => job?.status === "succeeded");
+      });
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      holder.release();
+      await worker.stop({ graceMs: 0 });
+    }
+  });
+
   it("a completion written after the lease was lost is refused by the execution-id fence", async () => {
     // Heartbeat far apart: A does not notice the loss before its handler returns.
     const a = conveyor.worker({ id: "slow-a", concurrency: 1, leaseMs: 60_000, heartbeatMs: 20_000, pollIntervalMs: 20, logger: silent });

@@ -4,11 +4,16 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // Every statement about a running job matches on current_execution_id (fencing):
 // a worker that lost its lease matches no row and so writes nothing.
-// Statements that lock many running jobs take the locks in id order, so a
-// worker's lease renewal and its own completion batch, which hold overlapping
-// rows, queue behind each other instead of deadlocking (seen in the chaos
-// suite about once in six runs). The claim and the reclaim sweep skip locked
-// rows and so never wait at all.
+// The lease renewal never waits for a row lock: it skips rows another
+// transaction holds (SKIP LOCKED), as the claim and the reclaim sweep do. So
+// a completion batch can lock its rows in whatever order its plan reads
+// them: nothing it could wait on ever waits on it. (Before, the renewal and
+// the completion both locked in id order, with a separate locking step in
+// the completion, to keep them from deadlocking; that step was a sixth of a
+// completion's server time.) Two completions or failure batches never
+// deadlock each other: each matches only rows whose current execution is
+// its own in its snapshot, and a job can be its worker's in both snapshots
+// only if it was reassigned both ways at once, which time order rules out.
 // Batch statements find their rows with `id = ANY(array)`: joined to a CTE or
 // unnest() alone, the planner estimated a hash join over a sequential scan of
 // the whole jobs table (6 ms at 50,000 rows, growing with every finished job).
@@ -86,22 +91,35 @@ SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
 /**
  * Renew the leases of many running jobs at once (one statement per worker per
- * tick). Rows not returned were lost (reclaimed or finished elsewhere);
+ * tick). Returns every job still held: `renewed` false for one whose row
+ * another transaction holds right now (a completion in flight, a handler's
+ * transaction fencing its effect, a cancel request), whose lease is left as
+ * it was and renewed at the next tick; waiting for it would stall the
+ * renewal of every other job of the worker for as long as that transaction
+ * lasts. Rows not returned were lost (reclaimed or finished elsewhere);
  * `cancel_requested` tells the worker to abort the handler.
  * $1 job ids uuid[], $2 execution ids uuid[] (aligned), $3 lease_ms
  */
 export const jobHeartbeat = `
-WITH locked AS (
-  SELECT j.id FROM {{schema}}.jobs AS j
-  JOIN unnest($1::uuid[], $2::uuid[]) AS held(id, execution_id)
-    ON j.id = held.id AND j.current_execution_id = held.execution_id
+WITH held AS (
+  SELECT j.id, j.current_execution_id AS execution_id, j.cancel_requested FROM {{schema}}.jobs AS j
+  JOIN unnest($1::uuid[], $2::uuid[]) AS h(id, execution_id)
+    ON j.id = h.id AND j.current_execution_id = h.execution_id
   WHERE j.id = ANY($1::uuid[])
-  ORDER BY j.id
-  FOR NO KEY UPDATE OF j
+), locked AS (
+  SELECT j.id FROM {{schema}}.jobs AS j
+  JOIN held ON j.id = held.id AND j.current_execution_id = held.execution_id
+  WHERE j.id = ANY($1::uuid[])
+  FOR NO KEY UPDATE OF j SKIP LOCKED
+), renewed AS (
+  UPDATE {{schema}}.jobs AS j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+  WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
+  RETURNING j.id, j.current_execution_id AS execution_id, j.cancel_requested
 )
-UPDATE {{schema}}.jobs AS j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
-WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-RETURNING j.id, j.current_execution_id AS execution_id, j.cancel_requested`;
+SELECT id, execution_id, cancel_requested, true AS renewed FROM renewed
+UNION ALL
+SELECT id, execution_id, cancel_requested, false FROM held
+WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
 
 /**
  * Mark many attempts succeeded in one statement, fenced per job.
@@ -110,18 +128,12 @@ RETURNING j.id, j.current_execution_id AS execution_id, j.cancel_requested`;
 export const jobComplete = `
 WITH finished AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS f(id, execution_id, result)
-), locked AS (
-  SELECT j.id FROM {{schema}}.jobs AS j
-  JOIN finished ON j.id = finished.id AND j.current_execution_id = finished.execution_id
-  WHERE j.id = ANY($1::uuid[])
-  ORDER BY j.id
-  FOR NO KEY UPDATE OF j
 ), done AS (
   UPDATE {{schema}}.jobs AS j SET
     status = 'succeeded', result = finished.result::jsonb, finished_at = now(), updated_at = now(),
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
   FROM finished
-  WHERE j.id = ANY(ARRAY(SELECT id FROM locked)) AND j.id = finished.id
+  WHERE j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id
   RETURNING j.id, finished.execution_id
 ), recorded AS (
   -- Only the executions of the jobs just completed (the fence held), looked
