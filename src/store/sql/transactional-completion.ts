@@ -4,12 +4,12 @@
 // Lock order: the job row is locked at the END of the transaction, by this
 // fenced UPDATE, not by a SELECT … FOR UPDATE when it begins. Held from the
 // start, the row lock would last as long as the handler's callback, and the
-// worker's lease renewal (one statement locking all its running jobs in id
-// order) would queue behind it, stalling the renewal of every other job the
-// worker holds until their leases expired. Taken at the end it is held for
-// one statement and the COMMIT. It cannot deadlock with the renewal or a
-// completion batch: this transaction takes no other job row lock after it,
-// and they never wait on the handler's own rows. The reclaim sweep uses
+// worker's lease renewal, which passes over rows another transaction holds,
+// would leave this job's lease unrenewed all that time. Taken at the end it
+// is held for one statement and the COMMIT. It cannot deadlock with the
+// renewal (which never waits) or a completion batch: this transaction takes
+// no other job row lock after it, and they never wait on the handler's own
+// rows. The reclaim sweep uses
 // SKIP LOCKED: while this transaction holds the row, the sweep passes it by;
 // if the sweep locked it first, this UPDATE waits, re-reads the row (now
 // without our execution id) and matches nothing, so the caller rolls back.
