@@ -68,7 +68,14 @@ describe("enqueue", () => {
       { job: item, payload: { n: 2 }, delayMs: 5, idempotencyKey: "same-2", tenant: "t2" },
       { job: item, payload: { n: 3 }, runAt, priority: -4 },
     ]);
-    for (const job of [...single, ...batch]) {
+    // Without keys nothing is read back: the client computes run_at and created_at from the statement's now().
+    const keyless = await test.conveyor.enqueueMany([
+      { job: sendEmail, payload: { to: "c@example.com" }, queue: "q2" },
+      { job: item, payload: { n: 4 }, delayMs: 1_234.5678 },
+      { job: item, payload: { n: 5 }, delayMs: 0.0004 },
+      { job: counters, payload: { a: 1 }, runAt, maxAttempts: 2 },
+    ]);
+    for (const job of [...single, ...batch, ...keyless]) {
       expect(job.created).toBe(true);
       const { executions, ...stored } = (await test.conveyor.getJob(job.id))!;
       expect(executions).toEqual([]);

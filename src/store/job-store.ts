@@ -75,6 +75,16 @@ export interface LeaseState extends HeldJob {
 }
 
 /**
+ * A job inserted in a transaction whose now() was `nowMicros` (epoch µs),
+ * built without reading its row back: created_at is now(), and run_at what
+ * the insert computed from it (runAtMicros), both in whole milliseconds as
+ * INSERTED_COLUMNS returns them.
+ */
+function insertedJob(row: JobInsertRow, nowMicros: number): Job {
+  return rowToInsertedJob(row, { id: row.id, created_at_ms: Math.floor(nowMicros / 1000), run_at_ms: Math.floor(runAtMicros(row, nowMicros) / 1000) });
+}
+
+/**
  * All of Conveyor's SQL, behind methods named entity first. Each method runs
  * on the store's own pool unless a `db` is passed (the caller's transaction).
  * On the store's own pool the statements queries.ts names are prepared once
@@ -185,7 +195,13 @@ export class JobStore {
       keyed ? textArray(input.map((row) => row.idempotencyKey)) : null,
     ];
     return this.inserting(db, async (wakeAfterCommit) => {
-      const { rows } = await this.run(keyed ? this.q.jobInsertMany : this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit], db);
+      if (!keyed) {
+        const { rows } = await this.run(this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit], db);
+        const nowMicros = Number(rows[0].now_us);
+        if (wakeAfterCommit) this.wakeFor(input);
+        return input.map((row) => insertedJob(row, nowMicros));
+      }
+      const { rows } = await this.run(this.q.jobInsertMany, [...columns, wakeAfterCommit], db);
       const returned = new Map(rows.map((row) => [row.id as string, row]));
       const inserted: JobInsertRow[] = [];
       const jobs = input.map((row) => {
@@ -218,12 +234,11 @@ export class JobStore {
       await withTransaction(pool, async (client) => {
         const begun = await runQuery(client, this.q.jobCopyBegin, [wakeAfterCommit]);
         const nowMicros = Number(begun.rows[0].now_us);
-        const createdAtMs = Math.floor(nowMicros / 1000);
         // Each chunk's jobs are built while the server inserts it, not after the commit.
         const sent = (chunk: readonly JobInsertRow[]) => {
           for (const row of chunk) {
             rows.push(row);
-            jobs.push(rowToInsertedJob(row, { id: row.id, created_at_ms: createdAtMs, run_at_ms: Math.floor(runAtMicros(row, nowMicros) / 1000) }));
+            jobs.push(insertedJob(row, nowMicros));
           }
         };
         try {

@@ -6,6 +6,13 @@ import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./
 // run_at is computed by the database clock: an explicit time wins, else now() + delay.
 
 /**
+ * The transaction's now() in epoch microseconds (exact in a float8 until the
+ * year 2255), for inserts whose rows the client completes itself: created_at
+ * is now(), and run_at is computed from it (store/copy-text.ts runAtMicros).
+ */
+const NOW_MICROS = "round(extract(epoch FROM now()) * 1000000)::float8 AS now_us";
+
+/**
  * What an insert returns: only what the database decided. Every other column
  * of a fresh job is what was inserted or a column default (see
  * rowToInsertedJob), so the row is not sent back and parsed again: returning
@@ -69,13 +76,11 @@ WHERE ${wakeAfterCommit("$11")}`;
 /**
  * The first statement of a COPY of jobs (JobStore.jobCopyMany), inside its
  * transaction: $1 wake after commit, as INSERT_MANY's $11. Returns the
- * transaction's now() in epoch microseconds (exact in a float8 until the
- * year 2255): every copied row's created_at is now(), and its run_at is
- * computed from it by the client (store/copy-text.ts), since COPY takes
- * values, not expressions.
+ * transaction's now() (NOW_MICROS): COPY takes values, not expressions, so
+ * the client computes each row's run_at from it.
  */
 export const jobCopyBegin = `
-SELECT round(extract(epoch FROM now()) * 1000000)::float8 AS now_us WHERE ${wakeAfterCommit("$1")}`;
+SELECT ${NOW_MICROS} WHERE ${wakeAfterCommit("$1")}`;
 
 /** New jobs as COPY text lines (store/copy-text.ts); the other columns take their defaults. */
 export const jobCopyIn = `COPY {{schema}}.jobs (${COPY_COLUMNS}) FROM STDIN`;
@@ -102,9 +107,16 @@ export const jobInsertMany = `${INSERT_MANY}
 ${ON_KEY_CONFLICT}
 RETURNING ${INSERTED_COLUMNS}`;
 
-/** Many jobs, none with an idempotency key. */
-export const jobInsertManyKeyless = `${INSERT_MANY}
-RETURNING ${INSERTED_COLUMNS}`;
+/**
+ * Many jobs, none with an idempotency key: every row goes in, so nothing
+ * comes back but the transaction's now() (NOW_MICROS), from which the client
+ * computes each job's created_at and run_at exactly as this statement does
+ * (as for COPY). Returning three columns for each of 1,000 rows cost the
+ * server building and sending them and the client parsing them.
+ */
+export const jobInsertManyKeyless = `
+WITH inserted AS (${INSERT_MANY})
+SELECT ${NOW_MICROS}`;
 
 /** $1 tenant, $2 idempotency keys text[], $3 payloads (json text)[] aligned with $2; `same_payload` compares as jsonb (key order does not matter) */
 export const jobGetByIdempotencyKeys = `
