@@ -119,6 +119,51 @@ describe("schema", () => {
     expect(await violatedConstraint({ attempts: 3, max_attempts: 3 })).toBeNull();
   });
 
+  it("CHECK constraints hold every bound of the job rules, and nothing past them", async () => {
+    // Each rule exactly at its edges (migration 011 rewrote four of them;
+    // they must accept and refuse exactly what the first versions did).
+    test = await createTestConveyor();
+    let id = 100;
+    const row = (overrides: Record<string, unknown>) => violatedConstraint({ id: `018f0000-0000-7000-8000-${String(id++).padStart(12, "0")}`, ...overrides });
+    const owned = { locked_by: "w", current_execution_id: "018f0000-0000-7000-8000-0000000000ff", lease_expires_at: new Date() };
+    const cases: Array<[Record<string, unknown>, string | null]> = [
+      ...["queued", "running", "retrying", "succeeded", "cancelled", "dead"].map((status): [Record<string, unknown>, string | null] => [
+        { status, ...(status === "running" ? owned : {}), ...(["succeeded", "cancelled", "dead"].includes(status) ? { finished_at: new Date() } : {}) },
+        null,
+      ]),
+      [{ status: "Queued" }, "jobs_status_valid"],
+      [{ priority: 1000 }, null],
+      [{ priority: -1000 }, null],
+      [{ priority: 1001 }, "jobs_priority_range"],
+      [{ priority: -1001 }, "jobs_priority_range"],
+      [{ tenant: "t".repeat(128), queue: "q".repeat(128), kind: "k".repeat(128) }, null],
+      [{ kind: "é".repeat(128) }, null], // characters, not bytes
+      [{ tenant: "" }, "jobs_names_bounded"],
+      [{ kind: "" }, "jobs_names_bounded"],
+      [{ tenant: "t".repeat(129) }, "jobs_names_bounded"],
+      [{ queue: "q".repeat(129) }, "jobs_names_bounded"],
+      [{ kind: "k".repeat(129) }, "jobs_names_bounded"],
+      [{ status: "running", ...owned, lease_expires_at: null }, "jobs_running_owned"],
+      [{ status: "running", ...owned, locked_by: null }, "jobs_running_owned"],
+      [{ status: "running" }, "jobs_running_owned"],
+      [{ status: "queued", locked_by: "w" }, "jobs_running_owned"],
+      [{ status: "retrying", lease_expires_at: new Date() }, "jobs_running_owned"],
+      [{ status: "succeeded" }, "jobs_finished_iff_terminal"],
+      [{ status: "dead" }, "jobs_finished_iff_terminal"],
+      [{ status: "queued", finished_at: new Date() }, "jobs_finished_iff_terminal"],
+      [{ unique_key: "u".repeat(255), unique_states: ["queued"] }, null],
+      [{ unique_key: "", unique_states: ["queued"] }, "jobs_unique_key_bounded"],
+      [{ unique_key: "u".repeat(256), unique_states: ["queued"] }, "jobs_unique_key_bounded"],
+      [{ unique_states: ["queued", "retrying", "running"] }, null],
+      [{ unique_states: [] }, "jobs_unique_states_valid"],
+      [{ unique_states: ["retrying"] }, "jobs_unique_states_valid"],
+      [{ unique_states: ["queued", "succeeded"] }, "jobs_unique_states_valid"],
+      [{ unique_states: ["queued", null] }, "jobs_unique_states_valid"],
+      [{ unique_key: "u" }, "jobs_unique_key_held_in_state"],
+    ];
+    for (const [overrides, expected] of cases) expect(await row(overrides), JSON.stringify(overrides).slice(0, 120)).toBe(expected);
+  });
+
   it("deleting jobs by any statement deletes their executions (a statement trigger, not a foreign key)", async () => {
     test = await createTestConveyor();
     const { pool } = test.conveyor;
