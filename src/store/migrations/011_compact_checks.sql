@@ -9,9 +9,9 @@
 -- four went from 7,000 to 4,300 characters of stored tree, are no slower
 -- per row (a million rows each), and a single enqueue's server time fell
 -- from 107 to 98 µs (two builds alternated, six rounds, lower in every
--- one). The length and
--- range rules stay as they were: range literals are shorter to store but
--- slower per row, which a batch of 1,000 rows pays a thousand times.
+-- one). The length and range rules stay as they were: range literals are
+-- shorter to store but slower per row, which a batch of 1,000 rows pays a
+-- thousand times.
 --
 -- Each rule accepts exactly the rows it accepted before (test/migrations.test.ts
 -- checks every bound), so the rows already stored satisfy it: NOT VALID
