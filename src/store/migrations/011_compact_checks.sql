@@ -14,23 +14,24 @@
 -- thousand times.
 --
 -- Each rule accepts exactly the rows it accepted before (test/migrations.test.ts
--- checks every bound), so the rows already stored satisfy it: NOT VALID
--- skips a scan of the whole table under this migration's exclusive lock.
--- New and updated rows are checked as before, under the same names.
+-- checks every bound), under the same name. They are added validated, not
+-- NOT VALID: every stored row is checked again, in one scan of the table
+-- under this migration's exclusive lock (0.3 s per million jobs here), so
+-- that the catalog keeps saying every rule holds for every row.
 ALTER TABLE {{schema}}.jobs
   DROP CONSTRAINT jobs_status_valid,
   DROP CONSTRAINT jobs_running_owned,
   DROP CONSTRAINT jobs_finished_iff_terminal,
   DROP CONSTRAINT jobs_unique_states_valid,
   ADD CONSTRAINT jobs_status_valid CHECK (
-    status = ANY ('{queued,running,retrying,succeeded,cancelled,dead}'::text[])) NOT VALID,
+    status = ANY ('{queued,running,retrying,succeeded,cancelled,dead}'::text[])),
   -- A running job always has an owner, an execution and a lease; nothing else has any of them.
   ADD CONSTRAINT jobs_running_owned CHECK (
-    num_nonnulls(locked_by, current_execution_id, lease_expires_at) = CASE status WHEN 'running' THEN 3 ELSE 0 END) NOT VALID,
+    num_nonnulls(locked_by, current_execution_id, lease_expires_at) = CASE status WHEN 'running' THEN 3 ELSE 0 END),
   ADD CONSTRAINT jobs_finished_iff_terminal CHECK (
-    (status = ANY ('{succeeded,cancelled,dead}'::text[])) = (finished_at IS NOT NULL)) NOT VALID,
+    (status = ANY ('{succeeded,cancelled,dead}'::text[])) = (finished_at IS NOT NULL)),
   -- Every job starts queued, so a job that holds a key must hold it while
   -- queued (which also makes the list non-empty).
   ADD CONSTRAINT jobs_unique_states_valid CHECK (
     unique_states IS NULL
-    OR (unique_states <@ '{queued,retrying,running}'::text[] AND 'queued' = ANY (unique_states))) NOT VALID;
+    OR (unique_states <@ '{queued,retrying,running}'::text[] AND 'queued' = ANY (unique_states)));
