@@ -12,10 +12,18 @@ export interface RunWorkerOptions extends WorkerOptions {
  * Start a worker for a CLI process: metrics on its own port when asked,
  * and SIGTERM/SIGINT handled as graceful shutdown. Resolves once the worker
  * has stopped (after a signal); the caller then exits with code 0.
+ * `prepare` (migrations) runs once the options are known to be valid, so a
+ * bad option writes nothing to the database.
  */
-export async function runWorkerUntilSignal(conveyor: Conveyor, options: RunWorkerOptions, log: Logger): Promise<Worker> {
+export async function runWorkerUntilSignal(
+  conveyor: Conveyor,
+  options: RunWorkerOptions,
+  log: Logger,
+  prepare: () => Promise<unknown> = async () => undefined,
+): Promise<Worker> {
   const { metricsPort, ...workerOptions } = options;
   const worker = conveyor.worker({ ...workerOptions, logger: log });
+  await prepare();
   // A handler's stray promise rejecting after it returned must not take the worker (and every other job) down.
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection (ignored)"));
   // Listen for the signals before the worker says it has started: a SIGTERM

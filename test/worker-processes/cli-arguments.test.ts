@@ -3,7 +3,7 @@
  * stderr: no stack trace, no usage dump.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { testDatabaseUrl } from "../helpers/database.js";
+import { connectTestClient, testDatabaseUrl, uniqueSchemaName } from "../helpers/database.js";
 import { killAllWorkers, LEDGER_JOBS, ledgerSchema, spawnCli, spawnWorker } from "./process-helpers.js";
 
 afterAll(killAllWorkers);
@@ -20,8 +20,9 @@ const cases: Array<{ name: string; args: string[]; mentions: RegExp }> = [
 ];
 
 describe("conveyor worker argument errors", () => {
-  it.each(cases)("$name: exits non-zero with one line on stderr", async ({ args, mentions }) => {
-    const cli = spawnCli(args, testDatabaseUrl());
+  it.each(cases)("$name: exits non-zero with one line on stderr, and writes nothing", async ({ args, mentions }) => {
+    const schema = uniqueSchemaName();
+    const cli = spawnCli([...args, "--schema", schema], testDatabaseUrl());
     const exit = await cli.waitForExit(20_000);
     expect(exit.signal).toBeNull();
     expect(exit.code).not.toBe(0);
@@ -29,8 +30,15 @@ describe("conveyor worker argument errors", () => {
     expect(lines, cli.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(mentions);
     expect(cli.stderr).not.toMatch(/^\s+at /m);
-    // Nothing was started: no worker log lines.
+    // Nothing was started: no worker log lines, and no schema migrated.
     expect(cli.logs().filter((entry) => entry.msg === "worker started")).toEqual([]);
+    const client = await connectTestClient();
+    try {
+      const { rows } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+      expect(rows, `schema ${schema}`).toEqual([]);
+    } finally {
+      await client.end();
+    }
   }, 30_000);
 });
 

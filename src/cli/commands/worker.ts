@@ -52,7 +52,8 @@ export function registerWorker(program: Command): void {
     .option("--retain-dead <dur>", "prune dead letters this long after they died (default 30d)", durationArgument)
     .option("--no-retention", "never prune old jobs from this worker")
     .action(async (options: WorkerCommandOptions) => {
-      await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, ({ conveyor, log }) =>
+      // Migrated by runWorkerUntilSignal once the worker's options have passed their checks.
+      await withSession({ schema: options.schema, jobs: options.jobs, migrate: false }, ({ conveyor, log }) =>
         runWorkerUntilSignal(
           conveyor,
           {
@@ -72,6 +73,7 @@ export function registerWorker(program: Command): void {
             fairness: options.fairness,
           },
           log,
+          () => (options.migrate ? conveyor.migrate() : Promise.resolve()),
         ),
       );
     });
