@@ -19,7 +19,7 @@ export async function runWorkerUntilSignal(
   conveyor: Conveyor,
   options: RunWorkerOptions,
   log: Logger,
-  prepare: () => Promise<unknown> = async () => undefined,
+  prepare: () => Promise<unknown>,
 ): Promise<Worker> {
   const { metricsPort, ...workerOptions } = options;
   const worker = conveyor.worker({ ...workerOptions, logger: log });

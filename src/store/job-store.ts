@@ -12,7 +12,7 @@ import { QueueWaker } from "./queue-waker.js";
 import { translatePgError } from "./pg-errors.js";
 import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
-import { rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
+import { insertedJobAt, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
 
 /** One row of `jobInsertMany`, columns already validated and encoded. */
 export interface JobInsertRow {
@@ -81,7 +81,7 @@ export interface LeaseState extends HeldJob {
  * INSERTED_COLUMNS returns them.
  */
 function insertedJob(row: JobInsertRow, nowMicros: number): Job {
-  return rowToInsertedJob(row, { id: row.id, created_at_ms: Math.floor(nowMicros / 1000), run_at_ms: Math.floor(runAtMicros(row, nowMicros) / 1000) });
+  return insertedJobAt(row, Math.floor(nowMicros / 1000), Math.floor(runAtMicros(row, nowMicros) / 1000));
 }
 
 /**

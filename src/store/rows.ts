@@ -52,14 +52,22 @@ export function rowToClaimedJob(row: Row): ClaimedJob {
 
 /**
  * The job an insert just wrote, from what was inserted and the columns the
- * database decided (INSERTED_COLUMNS in sql/jobs.ts). Everything else is a
- * column default of a fresh row (migration 001), kept in step with getJob by
- * a test that compares the two.
+ * database decided (INSERTED_COLUMNS in sql/jobs.ts); the insert returns
+ * the id it was given.
  */
 export function rowToInsertedJob(input: JobInsertRow, row: Row): Job {
-  const createdAt = Number(row.created_at_ms);
+  return insertedJobAt(input, Number(row.created_at_ms), Number(row.run_at_ms));
+}
+
+/**
+ * The job an insert just wrote, from what was inserted and the two times the
+ * database decided, in epoch milliseconds. Everything else is a column
+ * default of a fresh row (migration 001), kept in step with getJob by a test
+ * that compares the two.
+ */
+export function insertedJobAt(input: JobInsertRow, createdAtMs: number, runAtMs: number): Job {
   return {
-    id: row.id,
+    id: input.id,
     tenant: input.tenant,
     kind: input.kind,
     queue: input.queue,
@@ -68,7 +76,7 @@ export function rowToInsertedJob(input: JobInsertRow, row: Row): Job {
     priority: input.priority,
     attempts: 0,
     maxAttempts: input.maxAttempts,
-    runAt: new Date(Number(row.run_at_ms)),
+    runAt: new Date(runAtMs),
     lastError: null,
     cancelRequested: false,
     idempotencyKey: input.idempotencyKey,
@@ -77,8 +85,8 @@ export function rowToInsertedJob(input: JobInsertRow, row: Row): Job {
     lockedBy: null,
     currentExecutionId: null,
     leaseExpiresAt: null,
-    createdAt: new Date(createdAt),
-    updatedAt: new Date(createdAt),
+    createdAt: new Date(createdAtMs),
+    updatedAt: new Date(createdAtMs),
     startedAt: null,
     finishedAt: null,
     progress: null,

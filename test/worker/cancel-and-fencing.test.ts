@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
-import { emptyPayload, silent, sql, waitFor } from "./support.js";
+import { emptyPayload, leaseExpiresAt, silent, sql, waitFor } from "./support.js";
 
 const aborts = new Map<string, string>();
 const releases = new Map<string, () => void>();
@@ -126,8 +126,7 @@ describe("cancellation and fencing", () => {
     const worker = conveyor.worker({ id: "worker-busy-row", concurrency: 2, leaseMs: 60_000, heartbeatMs: 100, pollIntervalMs: 20, logger: silent });
     await worker.start();
     const holder = await conveyor.pool.connect();
-    const leaseOf = async (id: string) =>
-      ((await sql(conveyor, "SELECT lease_expires_at FROM {{schema}}.jobs WHERE id = $1", [id])).rows[0].lease_expires_at as Date).getTime();
+    const leaseOf = (id: string) => leaseExpiresAt(conveyor, id);
     try {
       const [a, b] = await Promise.all([conveyor.enqueue(held, {}), conveyor.enqueue(held, {})]);
       const [jobA, jobB] = await Promise.all([running(a.id), running(b.id)]);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineJob } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { emptyPayload, silent, sql } from "./support.js";
+import { emptyPayload, leaseExpiresAt, silent, sql } from "./support.js";
 
 const noop = defineJob({ kind: "renewal-noop", schema: emptyPayload, handler: () => {} });
 
@@ -26,8 +26,7 @@ function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-const leaseOf = async (id: string) =>
-  ((await sql(t.conveyor, "SELECT lease_expires_at FROM {{schema}}.jobs WHERE id = $1", [id])).rows[0].lease_expires_at as Date).getTime();
+const leaseOf = (id: string) => leaseExpiresAt(t.conveyor, id);
 
 describe("lease renewal", () => {
   it("passes over a row another transaction holds, renews the rest, and leaves out a job that is no longer this execution's", async () => {

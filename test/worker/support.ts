@@ -32,3 +32,9 @@ export async function drained(conveyor: Conveyor): Promise<boolean> {
 export function sql(conveyor: Conveyor, text: string, values: unknown[] = []) {
   return conveyor.pool.query(text.replaceAll("{{schema}}", `"${conveyor.options.schema}"`), values);
 }
+
+/** When a job's lease runs out (epoch ms), as the database holds it. */
+export async function leaseExpiresAt(conveyor: Conveyor, id: string): Promise<number> {
+  const { rows } = await sql(conveyor, "SELECT lease_expires_at FROM {{schema}}.jobs WHERE id = $1", [id]);
+  return (rows[0].lease_expires_at as Date).getTime();
+}
