@@ -7,6 +7,17 @@ const QUEUE = "bench";
 const LOCAL_CONCURRENCY = 20;
 /** The array handler: one worker fetching (and completing) 500 jobs per round trip. */
 const ARRAY_BATCH_SIZE = 500;
+/** Finished jobs written per statement by `fillFinished`. */
+const FINISHED_CHUNK = 100_000;
+/**
+ * $1 count: that many jobs as pg-boss leaves a completed one (kept until its
+ * queue's deletion time, seven days by default), in the queue's partition.
+ */
+const FILL_FINISHED = `
+INSERT INTO pgboss.job (name, data, state, created_on, start_after, started_on, completed_on)
+SELECT $2::text, jsonb_build_object('n', g), 'completed', now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '1 hour', now() - interval '1 hour'
+FROM generate_series(1, $1::int) AS g`;
 
 /**
  * A pg-boss instance. The bench's client and the latency worker use
@@ -33,6 +44,7 @@ function boss(url: string, role: "client" | "throughput" | "latency"): PgBoss {
 
 export const system: BenchSystem = {
   name: "pg-boss",
+  fillsFinished: true,
   settings: {
     worker: `per-job handlers: work() with batchSize 1, localConcurrency ${LOCAL_CONCURRENCY}, pollingIntervalSeconds 0.5 (its minimum), burstWhenReadyExceeds 1 with the ready count refreshed every second (superviseIntervalSeconds, monitorIntervalSeconds, queueCacheIntervalSeconds 1); array handler: batchSize ${ARRAY_BATCH_SIZE}, burstWhenBatchFull`,
     latency: "queue created with notify: true, useListenNotify true (an idle worker is woken by NOTIFY; with it on, the throughput workers above stall, so they poll)",
@@ -54,6 +66,11 @@ export const system: BenchSystem = {
       },
       async enqueueMany(payloads) {
         await client.insert(QUEUE, payloads.map((data) => ({ data })));
+      },
+      async fillFinished(count) {
+        for (let start = 0; start < count; start += FINISHED_CHUNK) {
+          await client.getDb().executeSql(FILL_FINISHED, [Math.min(FINISHED_CHUNK, count - start), QUEUE]);
+        }
       },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {

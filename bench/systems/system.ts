@@ -41,10 +41,10 @@ export interface SystemInstance {
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
   /**
-   * Store `count` jobs that already succeeded (with their execution history
-   * where the system keeps one), written directly in SQL, then vacuum and
-   * analyze as autovacuum would. Absent for systems that keep no finished
-   * jobs in the table they claim from.
+   * Store `count` jobs that already succeeded, as the system keeps them
+   * (with their execution history where it keeps one), written straight
+   * into the store: SQL for the PostgreSQL systems, Redis commands for
+   * BullMQ. Absent for systems that keep no finished jobs.
    */
   fillFinished?(count: number): Promise<void>;
   /** After a fill: vacuum, analyze and checkpoint, as autovacuum and the checkpointer would soon (no-op for Redis). */

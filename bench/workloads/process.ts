@@ -171,11 +171,12 @@ export async function scaleLarge(
 
 /**
  * Workload 5, finished jobs kept: one store holding `finishedKept` succeeded
- * jobs (written in SQL, vacuumed and analyzed), then `runs` fresh worker
- * processes in turn, each with the queue topped up to `scaleSmall` waiting
- * and measured over `windowSmall`, as processAt10k. Only systems that keep
- * finished jobs in the table they claim from, and have a `fillFinished`
- * (`fillsFinished`), take part; for the others the result is empty.
+ * jobs (written straight into the store), then `runs` fresh worker
+ * processes in turn, each with the queue topped up to `scaleSmall` waiting,
+ * the store settled, and measured over `windowSmall`, as processAt10k. Only
+ * systems that keep finished jobs where they claim from (`fillsFinished`)
+ * take part; for the others (graphile-worker deletes a job once it
+ * succeeds) the result is empty.
  */
 export async function scaleFinished(system: BenchSystem, config: BenchConfig, tag: string): Promise<Array<{ rate: number; capped: boolean } | Error>> {
   const instance = await system.open(tag);
