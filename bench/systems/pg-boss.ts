@@ -10,8 +10,9 @@ const ARRAY_BATCH_SIZE = 500;
 /** Finished jobs written per statement by `fillFinished`. */
 const FINISHED_CHUNK = 100_000;
 /**
- * $1 count: that many jobs as pg-boss leaves a completed one (kept until its
- * queue's deletion time, seven days by default), in the queue's partition.
+ * $1 count, $2 queue name: that many jobs as pg-boss leaves a completed one
+ * (kept until its queue's deletion time, seven days by default), in the
+ * queue's partition.
  */
 const FILL_FINISHED = `
 INSERT INTO pgboss.job (name, data, state, created_on, start_after, started_on, completed_on)
