@@ -35,6 +35,8 @@ export const system: BenchSystem = {
     let redis: Redis | null = null;
     /** The finish time of every filled job: real completions score later. */
     const filledAt = Date.now() - 3_600_000;
+    /** A key of this queue, as BullMQ names it: a job's hash by its id, or a set by its name. */
+    const key = (name: string) => `${prefix}:${QUEUE}:${name}`;
     return {
       target: prefix,
       async enqueueOne(payload) {
@@ -48,19 +50,18 @@ export const system: BenchSystem = {
         // unset): its hash with the run's fields, and its id in the completed
         // set scored by its finish time.
         redis ??= new Redis({ host: REDIS_HOST, port: REDIS_PORT });
-        const completed = `${prefix}:${QUEUE}:completed`;
         for (let start = 0; start < count; start += FINISHED_CHUNK) {
           const pipeline = redis.pipeline();
           const scored: Array<number | string> = [];
           for (let n = start; n < Math.min(start + FINISHED_CHUNK, count); n++) {
             const id = finishedId(n);
-            pipeline.hset(`${prefix}:${QUEUE}:${id}`, {
+            pipeline.hset(key(id), {
               name: "noop", data: JSON.stringify({ n }), opts: "{}", timestamp: filledAt, delay: 0, priority: 0,
               processedOn: filledAt, ats: 1, atm: 1, returnvalue: "null", finishedOn: filledAt,
             });
             scored.push(filledAt, id);
           }
-          pipeline.zadd(completed, ...scored);
+          pipeline.zadd(key("completed"), ...scored);
           await pipeline.exec();
           filled = Math.min(start + FINISHED_CHUNK, count);
         }
@@ -76,10 +77,10 @@ export const system: BenchSystem = {
         if (redis) {
           for (let start = 0; start < filled; start += FINISHED_CHUNK) {
             const keys = [];
-            for (let n = start; n < Math.min(start + FINISHED_CHUNK, filled); n++) keys.push(`${prefix}:${QUEUE}:${finishedId(n)}`);
+            for (let n = start; n < Math.min(start + FINISHED_CHUNK, filled); n++) keys.push(key(finishedId(n)));
             await redis.unlink(...keys);
           }
-          await redis.zremrangebyscore(`${prefix}:${QUEUE}:completed`, filledAt, filledAt);
+          await redis.zremrangebyscore(key("completed"), filledAt, filledAt);
           await redis.quit();
           redis = null;
         }
