@@ -35,7 +35,13 @@ export interface SystemReport {
 
 export interface Report {
   meta: Record<string, unknown>;
-  postgres: { insertLimit: number | null; insertLimitNodePg: number | null };
+  /**
+   * insertLimit: pgbench's single-INSERT rate, or the Node loop's when
+   * pgbench is not installed (insertLimitBy says which);
+   * insertLimitNodePg: the same INSERT from a Node `pg` loop, the ceiling any
+   * Node client meets.
+   */
+  postgres: { insertLimit: number | null; insertLimitBy: "pgbench" | "node-pg" | null; insertLimitNodePg: number | null };
   systems: Partial<Record<SystemName, SystemReport>>;
 }
 
@@ -84,6 +90,7 @@ export function toJson(report: Report): unknown {
     systems,
     postgres: {
       insertLimit: report.postgres.insertLimit === null ? null : round(report.postgres.insertLimit),
+      insertLimitBy: report.postgres.insertLimitBy,
       insertLimitNodePg: report.postgres.insertLimitNodePg === null ? null : round(report.postgres.insertLimitNodePg),
     },
     ratios,
@@ -127,9 +134,13 @@ export function table(report: Report): string {
       }),
     ]);
   }
-  if (report.postgres.insertLimit !== null) {
-    rows.push(["PostgreSQL single-INSERT limit (rows/s)", fmt(report.postgres.insertLimit), ...systems.slice(1).map(() => ""), ...peers.map(() => "")]);
+  const { insertLimit, insertLimitBy, insertLimitNodePg } = report.postgres;
+  const postgresRow = (label: string, value: number) =>
+    rows.push([label, fmt(value), ...systems.slice(1).map(() => ""), ...peers.map(() => "")]);
+  if (insertLimit !== null) {
+    postgresRow(`PostgreSQL single-INSERT limit${insertLimitBy === "node-pg" ? ", Node `pg` loop" : ""} (rows/s)`, insertLimit);
   }
+  if (insertLimitBy === "pgbench" && insertLimitNodePg !== null) postgresRow("  same, from a Node `pg` loop (rows/s)", insertLimitNodePg);
   const widths = header.map((_, i) => Math.max(header[i]!.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (row: string[]) => `| ${row.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;

@@ -96,7 +96,7 @@ const report: Report = {
     loadAverageAtStart: loadAtStart.map((l) => Math.round(l * 100) / 100),
     config: { ...config },
   },
-  postgres: { insertLimit: null, insertLimitNodePg: null },
+  postgres: { insertLimit: null, insertLimitBy: null, insertLimitNodePg: null },
   systems: {},
 };
 
@@ -236,6 +236,7 @@ if (has("scale") && config.finishedKept > 0) {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? null;
 report.postgres.insertLimit = insertRuns.length > 0 ? median(insertRuns) : insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
+report.postgres.insertLimitBy = insertRuns.length > 0 ? "pgbench" : insertNodeRuns.length > 0 ? "node-pg" : null;
 report.postgres.insertLimitNodePg = insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
 report.meta.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
 report.meta.minutes = Math.round((now() - benchStarted) / 600) / 100;
