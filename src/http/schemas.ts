@@ -51,26 +51,18 @@ const cursor = z
 
 const tenantFilter = filterText(MAX_TENANT_LENGTH).optional().describe("admin keys only (a tenant key may name only its own tenant)");
 
-export const jobListQuery = z
-  .object({
-    status: z.enum(JOB_STATUSES).optional(),
-    kind: filterText(MAX_NAME_LENGTH).optional(),
-    queue: filterText(MAX_NAME_LENGTH).optional(),
-    tenant: tenantFilter,
-    limit,
-    cursor,
-  })
-  .strict();
+/** What lists of jobs and of dead letters are both filtered and paged by. */
+const listFilters = {
+  kind: filterText(MAX_NAME_LENGTH).optional(),
+  queue: filterText(MAX_NAME_LENGTH).optional(),
+  tenant: tenantFilter,
+  limit,
+  cursor,
+};
 
-export const deadLetterListQuery = z
-  .object({
-    kind: filterText(MAX_NAME_LENGTH).optional(),
-    queue: filterText(MAX_NAME_LENGTH).optional(),
-    tenant: tenantFilter,
-    limit,
-    cursor,
-  })
-  .strict();
+export const jobListQuery = z.object({ status: z.enum(JOB_STATUSES).optional(), ...listFilters }).strict();
+
+export const deadLetterListQuery = z.object(listFilters).strict();
 
 export const tenantQuery = z.object({ tenant: tenantFilter }).strict();
 

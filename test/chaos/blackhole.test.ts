@@ -15,18 +15,14 @@
  * effects are recorded as a stale owner's), and carry on working after the
  * heal. B and C reclaim and finish A's jobs meanwhile.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testDatabaseUrl } from "../helpers/database.js";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { FaultProxy } from "./fault-proxy.js";
 import {
   between,
-  ChaosRun,
-  type ChaosDatabase,
-  createChaosDatabase,
   dbNow,
   deadlocks,
   openExecutionsAt,
+  proxiedChaosFile,
   sleep,
   summary,
   viaPort,
@@ -42,28 +38,13 @@ const ARGS = ["--concurrency", "4", "--lease-ms", String(LEASE_MS), "--heartbeat
 const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
 const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 
-let database: ChaosDatabase;
-let proxy: FaultProxy | null = null;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-  const target = new URL(testDatabaseUrl());
-  proxy = new FaultProxy(target.hostname, Number(target.port || 5432));
-  await proxy.start();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await proxy?.stop();
-  await database?.drop();
-});
+const file = proxiedChaosFile();
 
 describe("chaos: one worker black-holed past its lease", () => {
   it("aborts the partitioned worker's handlers locally, fences its late writes, and it resumes after the heal", async () => {
-    const r = (run = await new ChaosRun("blackhole", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
-    const partitioned = r.spawn(ARGS, { databaseUrl: viaPort(database.url, proxy!.port) });
+    const r = await file.start("blackhole");
+    const deadlocksBefore = await deadlocks(file.database.url);
+    const partitioned = r.spawn(ARGS, { databaseUrl: viaPort(file.database.url, file.proxy.port) });
     await partitioned.ready();
     // A sentinel only A can have claimed (it starts alone): its first run sleeps through the whole
     // partition, so at least one handler is surely still running when A must give up its lease.
@@ -77,9 +58,9 @@ describe("chaos: one worker black-holed past its lease", () => {
     r.startLeaseMonitor();
 
     // A slow network: every chunk either way held 50 ms. Renewals take longer, and still arrive in time.
-    proxy!.set({ kind: "delay", ms: DELAY.ms });
+    file.proxy.set({ kind: "delay", ms: DELAY.ms });
     await sleep(DELAY.forMs);
-    proxy!.set({ kind: "pass" });
+    file.proxy.set({ kind: "pass" });
     const [{ n: lostToDelay }] = (await r.q<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${r.s}.job_executions WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'lease_expired'`,
       [partitioned.pid],
@@ -96,7 +77,7 @@ describe("chaos: one worker black-holed past its lease", () => {
       20_000,
       20,
     );
-    proxy!.set({ kind: "blackhole" });
+    file.proxy.set({ kind: "blackhole" });
     const cutAtMs = Date.now();
     await sleep(300); // whatever A sent before the cut has landed by now; nothing after it can
     const cutAt = await dbNow(r);
@@ -113,7 +94,7 @@ describe("chaos: one worker black-holed past its lease", () => {
       );
       await new Promise((wake) => setTimeout(wake, Math.max(0, cutAtMs + BLACKHOLE_MS - Date.now())));
     } finally {
-      proxy!.set({ kind: "pass" });
+      file.proxy.set({ kind: "pass" });
       healedAt = await dbNow(r);
     }
     // Meanwhile B and C reclaimed what A held.
@@ -180,6 +161,6 @@ describe("chaos: one worker black-holed past its lease", () => {
     expect(r.logProblems()).toEqual([]);
     expect(verdict.statuses).toEqual({ succeeded: 1 + FIRST_JOBS + LATER_JOBS });
     expect(maxOverdueMs).toBeLessThan(10_000);
-    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+    expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });

@@ -13,6 +13,7 @@ import { Conveyor } from "../../src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type CliProcess, killAllWorkers, spawnWorker, waitFor } from "../worker-processes/process-helpers.js";
+import { FaultProxy } from "./fault-proxy.js";
 import { describeDuplicates, type JudgeOptions, judge, type Query, type Verdict } from "./judge.js";
 
 export const CHAOS_JOBS = "test/fixtures/chaos-jobs.js";
@@ -291,24 +292,51 @@ export interface ChaosFile {
   start(name: string): Promise<ChaosRun>;
 }
 
+/** A chaos file whose workers may reach PostgreSQL through a fault proxy (viaPort(url, proxy.port)). */
+export interface ProxiedChaosFile extends ChaosFile {
+  readonly proxy: FaultProxy;
+}
+
 /**
  * Call at a test file's top level: a fresh database for the file, created
  * before its tests and dropped after them, together with the run started in it.
  */
 export function chaosFile(): ChaosFile {
+  return fileScenario(false);
+}
+
+/** As chaosFile, with a fault proxy in front of the test server, started before the file's tests and stopped after its run. */
+export function proxiedChaosFile(): ProxiedChaosFile {
+  return fileScenario(true);
+}
+
+function fileScenario(proxied: boolean): ProxiedChaosFile {
   let database: ChaosDatabase | null = null;
+  let proxy: FaultProxy | null = null;
   let run: ChaosRun | null = null;
+  const during = <T>(value: T | null, what: string): T => {
+    if (value === null) throw new Error(`the ${what} exists only while the file's tests run`);
+    return value;
+  };
   beforeAll(async () => {
     database = await createChaosDatabase();
+    if (proxied) {
+      const target = new URL(testDatabaseUrl());
+      proxy = new FaultProxy(target.hostname, Number(target.port || 5432));
+      await proxy.start();
+    }
   });
   afterAll(async () => {
     await run?.cleanup();
+    await proxy?.stop();
     await database?.drop();
   });
   return {
     get database() {
-      if (!database) throw new Error("the chaos database exists only while the file's tests run");
-      return database;
+      return during(database, "chaos database");
+    },
+    get proxy() {
+      return during(proxy, "fault proxy");
     },
     async start(name) {
       run = await new ChaosRun(name, this.database.url).setup();

@@ -13,12 +13,11 @@
  * 4. the server kills the listener backends (pg_terminate_backend): the same
  *    recovery, from the other side of the connection.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testDatabaseUrl } from "../helpers/database.js";
+import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { FaultProxy, type ProxiedConnection } from "./fault-proxy.js";
-import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary, viaPort } from "./harness.js";
+import type { ProxiedConnection } from "./fault-proxy.js";
+import { deadlocks, proxiedChaosFile, sleep, summary, viaPort } from "./harness.js";
 
 const PER_PHASE = 15;
 const POLL_MS = 1_000;
@@ -29,22 +28,7 @@ const LOST = "LISTEN connection lost; polling meanwhile";
 const BACK = "LISTEN connection re-established";
 const isListener = (connection: ProxiedConnection) => connection.tags.application_name === "conveyor-listener";
 
-let database: ChaosDatabase;
-let proxy: FaultProxy | null = null;
-let run: ChaosRun | null = null;
-
-beforeAll(async () => {
-  database = await createChaosDatabase();
-  const target = new URL(testDatabaseUrl());
-  proxy = new FaultProxy(target.hostname, Number(target.port || 5432));
-  await proxy.start();
-});
-
-afterAll(async () => {
-  await run?.cleanup();
-  await proxy?.stop();
-  await database?.drop();
-});
+const file = proxiedChaosFile();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -53,9 +37,9 @@ function median(values: number[]): number {
 
 describe("chaos: the LISTEN connection reset", () => {
   it("keeps jobs flowing by polling while LISTEN is down, and re-establishes it", async () => {
-    const r = (run = await new ChaosRun("listen-reset", database.url).setup());
-    const deadlocksBefore = await deadlocks(database.url);
-    const workers = [0, 1].map(() => r.spawn(ARGS, { databaseUrl: viaPort(database.url, proxy!.port) }));
+    const r = await file.start("listen-reset");
+    const deadlocksBefore = await deadlocks(file.database.url);
+    const workers = [0, 1].map(() => r.spawn(ARGS, { databaseUrl: viaPort(file.database.url, file.proxy.port) }));
     await Promise.all(workers.map((w) => w.ready()));
     const startedAt = Date.now();
     const count = (w: CliProcess, msg: string) => w.logs().filter((line) => line.msg === msg).length;
@@ -94,8 +78,8 @@ describe("chaos: the LISTEN connection reset", () => {
     expect(firstBackends).toHaveLength(2);
 
     // 2. LISTEN connections reset at the proxy and refused for OUTAGE_MS; polling carries the work.
-    proxy!.refuseWhere(isListener);
-    const resets = proxy!.reset(isListener);
+    file.proxy.refuseWhere(isListener);
+    const resets = file.proxy.reset(isListener);
     expect(resets).toBe(2);
     for (const w of workers) await w.waitForLog(LOST, 5_000);
     const outageStart = Date.now();
@@ -103,7 +87,7 @@ describe("chaos: the LISTEN connection reset", () => {
     expect(Date.now() - outageStart).toBeLessThan(OUTAGE_MS + POLL_MS * 5);
     await sleep(Math.max(0, outageStart + OUTAGE_MS - Date.now()));
     for (const w of workers) expect(count(w, BACK)).toBe(0); // really down the whole time
-    proxy!.refuseWhere(null);
+    file.proxy.refuseWhere(null);
 
     // 3. Re-established through the proxy.
     await waitFor("both workers to re-establish LISTEN", () => workers.every((w) => count(w, BACK) >= 1), 15_000);
@@ -141,6 +125,6 @@ describe("chaos: the LISTEN connection reset", () => {
     // Polling bounds the wait while LISTEN is down; NOTIFY makes it short when it is up.
     expect(Math.max(...down)).toBeLessThan(POLL_MS + 1_000);
     for (const latencies of [healthy, restored, terminated]) expect(median(latencies)).toBeLessThan(300);
-    expect(await deadlocks(database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
+    expect(await deadlocks(file.database.url), "deadlocks PostgreSQL counted in this scenario's database").toBe(deadlocksBefore);
   }, 180_000);
 });
