@@ -36,12 +36,10 @@ export interface SystemReport {
 export interface Report {
   meta: Record<string, unknown>;
   /**
-   * insertLimit: pgbench's single-INSERT rate, or the Node loop's when
-   * pgbench is not installed (insertLimitBy says which);
-   * insertLimitNodePg: the same INSERT from a Node `pg` loop, the ceiling any
-   * Node client meets.
+   * The single-INSERT rate, medians: by pgbench (null when it is not
+   * installed) and from a Node `pg` loop, the ceiling any Node client meets.
    */
-  postgres: { insertLimit: number | null; insertLimitBy: "pgbench" | "node-pg" | null; insertLimitNodePg: number | null };
+  postgres: { pgbench: number | null; nodePg: number | null };
   systems: Partial<Record<SystemName, SystemReport>>;
 }
 
@@ -59,6 +57,17 @@ export function ratio(report: Report, peer: SystemName, metric: MetricKey, peerM
   if (!ours || !theirs) return null;
   const perRun = ours.map((value, i) => value / (theirs[i] ?? NaN));
   return figureOf(perRun);
+}
+
+/** The ceiling the single-enqueue target is set against: pgbench's rate, else the Node loop's. */
+function insertLimit(report: Report): number | null {
+  return report.postgres.pgbench ?? report.postgres.nodePg;
+}
+
+const roundOrNull = (value: number | null) => (value === null ? null : round(value));
+
+function insertLimitBy(report: Report): "pgbench" | "node-pg" | null {
+  return report.postgres.pgbench !== null ? "pgbench" : report.postgres.nodePg !== null ? "node-pg" : null;
 }
 
 /** The JSON the issue asks for: medians at the top, ranges and runs beside them. */
@@ -89,9 +98,9 @@ export function toJson(report: Report): unknown {
   return {
     systems,
     postgres: {
-      insertLimit: report.postgres.insertLimit === null ? null : round(report.postgres.insertLimit),
-      insertLimitBy: report.postgres.insertLimitBy,
-      insertLimitNodePg: report.postgres.insertLimitNodePg === null ? null : round(report.postgres.insertLimitNodePg),
+      insertLimit: roundOrNull(insertLimit(report)),
+      insertLimitBy: insertLimitBy(report),
+      insertLimitNodePg: roundOrNull(report.postgres.nodePg),
     },
     ratios,
     targets: targets(report),
@@ -134,13 +143,11 @@ export function table(report: Report): string {
       }),
     ]);
   }
-  const { insertLimit, insertLimitBy, insertLimitNodePg } = report.postgres;
+  const { pgbench, nodePg } = report.postgres;
   const postgresRow = (label: string, value: number) =>
     rows.push([label, fmt(value), ...systems.slice(1).map(() => ""), ...peers.map(() => "")]);
-  if (insertLimit !== null) {
-    postgresRow(`PostgreSQL single-INSERT limit${insertLimitBy === "node-pg" ? ", Node `pg` loop" : ""} (rows/s)`, insertLimit);
-  }
-  if (insertLimitBy === "pgbench" && insertLimitNodePg !== null) postgresRow("  same, from a Node `pg` loop (rows/s)", insertLimitNodePg);
+  if (pgbench !== null) postgresRow("PostgreSQL single-INSERT limit (rows/s)", pgbench);
+  if (nodePg !== null) postgresRow(pgbench === null ? "PostgreSQL single-INSERT limit, Node `pg` loop (rows/s)" : "  same, from a Node `pg` loop (rows/s)", nodePg);
   const widths = header.map((_, i) => Math.max(header[i]!.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (row: string[]) => `| ${row.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
@@ -179,7 +186,7 @@ export function targets(report: Report): Target[] {
   add("single enqueue ≥ 3× best Postgres peer", med("conveyor", "enqueueSingle") / bestPgSingle, (v) => v >= 3);
   add(
     "single enqueue ≥ 50% of the single-INSERT limit",
-    med("conveyor", "enqueueSingle") / (report.postgres.insertLimit ?? NaN),
+    med("conveyor", "enqueueSingle") / (insertLimit(report) ?? NaN),
     (v) => v >= 0.5,
   );
   const latencyPeers = (["graphile-worker", "bullmq"] as SystemName[]).filter(live);
@@ -208,12 +215,12 @@ const COLORS: Record<SystemName, string> = {
 /** A bar chart, one panel per headline figure, bars per system with min–max whiskers. Plain SVG, no library. */
 export function svgChart(report: Report, title: string): string {
   type Extra = { label: string; fig: Figure | null; color: string };
-  const insertLimit = report.postgres.insertLimit;
+  const limit = insertLimit(report);
   const panels: Array<{ metric: MetricKey; title: string; extras?: Extra[] }> = [
     {
       metric: "enqueueSingle",
       title: "Enqueue one at a time (jobs/s)",
-      extras: insertLimit === null ? [] : [{ label: "INSERT limit", fig: figureOf([insertLimit]), color: "#999999" }],
+      extras: limit === null ? [] : [{ label: "INSERT limit", fig: figureOf([limit]), color: "#999999" }],
     },
     { metric: "enqueueBatch", title: "Enqueue in batches of 1,000 (jobs/s)" },
     {

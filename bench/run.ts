@@ -96,7 +96,7 @@ const report: Report = {
     loadAverageAtStart: loadAtStart.map((l) => Math.round(l * 100) / 100),
     config: { ...config },
   },
-  postgres: { insertLimit: null, insertLimitBy: null, insertLimitNodePg: null },
+  postgres: { pgbench: null, nodePg: null },
   systems: {},
 };
 
@@ -235,9 +235,8 @@ if (has("scale") && config.finishedKept > 0) {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? null;
-report.postgres.insertLimit = insertRuns.length > 0 ? median(insertRuns) : insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
-report.postgres.insertLimitBy = insertRuns.length > 0 ? "pgbench" : insertNodeRuns.length > 0 ? "node-pg" : null;
-report.postgres.insertLimitNodePg = insertNodeRuns.length > 0 ? median(insertNodeRuns) : null;
+report.postgres.pgbench = median(insertRuns);
+report.postgres.nodePg = median(insertNodeRuns);
 report.meta.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
 report.meta.minutes = Math.round((now() - benchStarted) / 600) / 100;
 report.meta.subtitle =

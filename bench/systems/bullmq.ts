@@ -1,5 +1,6 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { chunkRanges } from "../lib/chunks.js";
 import { REDIS_HOST, REDIS_PORT, redisUnavailable } from "../lib/redis.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
 
@@ -50,10 +51,10 @@ export const system: BenchSystem = {
         // unset): its hash with the run's fields, and its id in the completed
         // set scored by its finish time.
         redis ??= new Redis({ host: REDIS_HOST, port: REDIS_PORT });
-        for (let start = 0; start < count; start += FINISHED_CHUNK) {
+        for (const [start, end] of chunkRanges(count, FINISHED_CHUNK)) {
           const pipeline = redis.pipeline();
           const scored: Array<number | string> = [];
-          for (let n = start; n < Math.min(start + FINISHED_CHUNK, count); n++) {
+          for (let n = start; n < end; n++) {
             const id = finishedId(n);
             pipeline.hset(key(id), {
               name: "noop", data: JSON.stringify({ n }), opts: "{}", timestamp: filledAt, delay: 0, priority: 0,
@@ -63,7 +64,7 @@ export const system: BenchSystem = {
           }
           pipeline.zadd(key("completed"), ...scored);
           await pipeline.exec();
-          filled = Math.min(start + FINISHED_CHUNK, count);
+          filled = end;
         }
       },
       async settle() {},
@@ -75,9 +76,9 @@ export const system: BenchSystem = {
         // obliterate() deletes a thousand jobs per script call; the filled
         // ones go first, in pipelines, which takes seconds instead of minutes.
         if (redis) {
-          for (let start = 0; start < filled; start += FINISHED_CHUNK) {
+          for (const [start, end] of chunkRanges(filled, FINISHED_CHUNK)) {
             const keys = [];
-            for (let n = start; n < Math.min(start + FINISHED_CHUNK, filled); n++) keys.push(key(finishedId(n)));
+            for (let n = start; n < end; n++) keys.push(key(finishedId(n)));
             await redis.unlink(...keys);
           }
           await redis.zremrangebyscore(key("completed"), filledAt, filledAt);

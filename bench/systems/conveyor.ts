@@ -1,6 +1,7 @@
 import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor";
 import pino from "pino";
 import { z } from "zod";
+import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker, SystemInstance } from "./system.js";
 
@@ -81,9 +82,7 @@ export const system: BenchSystem = {
         // Rows as a worker leaves them: succeeded, one attempt, its execution
         // closed. Ids from the schema's uuid_v7(), so they sort before the
         // jobs enqueued after them, as in a store that has been running a while.
-        for (let start = 0; start < count; start += FINISHED_CHUNK) {
-          await conveyor.pool.query(FILL_FINISHED, [Math.min(FINISHED_CHUNK, count - start)]);
-        }
+        for (const [start, end] of chunkRanges(count, FINISHED_CHUNK)) await conveyor.pool.query(FILL_FINISHED, [end - start]);
         await conveyor.pool.query("VACUUM (ANALYZE) conveyor.jobs, conveyor.job_executions");
       },
       settle: () => analyzeDatabase(db.url),

@@ -1,4 +1,5 @@
 import { PgBoss } from "pg-boss";
+import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
 
@@ -69,9 +70,7 @@ export const system: BenchSystem = {
         await client.insert(QUEUE, payloads.map((data) => ({ data })));
       },
       async fillFinished(count) {
-        for (let start = 0; start < count; start += FINISHED_CHUNK) {
-          await client.getDb().executeSql(FILL_FINISHED, [Math.min(FINISHED_CHUNK, count - start), QUEUE]);
-        }
+        for (const [start, end] of chunkRanges(count, FINISHED_CHUNK)) await client.getDb().executeSql(FILL_FINISHED, [end - start, QUEUE]);
       },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {
