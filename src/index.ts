@@ -39,6 +39,7 @@ export {
   ConflictError,
   ConveyorError,
   DatabaseError,
+  DatabaseReadOnlyError,
   EmbeddedPostgresError,
   NotFoundError,
   PermanentError,

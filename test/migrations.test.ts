@@ -32,7 +32,7 @@ describe("migrations", () => {
     );
 
     expect(await conveyor.migrate()).toEqual({ applied: [], version: latest });
-    expect(await conveyor.schemaStatus()).toEqual({ current: latest, latest });
+    expect(await conveyor.schemaStatus()).toEqual({ current: latest, latest, writable: true });
   });
 
   it("succeed in 4 processes migrating one fresh schema at once, each version applied once", async () => {
@@ -70,7 +70,7 @@ describe("migrations", () => {
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect((error as SchemaTooNewError).code).toBe("SCHEMA_TOO_NEW");
     expect((error as Error).message).toContain("999");
-    expect(await conveyor.schemaStatus()).toEqual({ current: 999, latest });
+    expect(await conveyor.schemaStatus()).toEqual({ current: 999, latest, writable: true });
   });
 });
 

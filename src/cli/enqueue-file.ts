@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
 import type { Conveyor, EnqueueManyItem } from "../client/conveyor.js";
 import { ConfigError, ValidationError } from "../core/errors.js";
+import { checkOut } from "../store/db.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { batchJobItem } from "../http/schemas.js";
 import { ProgressBar } from "./progress.js";
@@ -42,7 +43,7 @@ export async function enqueueFile(conveyor: Conveyor, path: string, defaults: Li
   const size = checkInput(path);
   const name = path === "-" ? "stdin" : path;
   const progress = showProgress ? new ProgressBar("enqueue", size) : null;
-  const client = await conveyor.pool.connect();
+  const client = await checkOut(conveyor.pool);
   const result: FileEnqueueResult = { enqueued: 0, existing: 0, lines: 0, ms: 0 };
   let batch: EnqueueManyItem[] = [];
   let batchLines: number[] = [];

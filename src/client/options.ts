@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import pino from "pino";
-import { DEFAULT_POOL_SIZE, DEFAULT_SCHEMA } from "../core/defaults.js";
+import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { createPool, type Pool } from "../store/db.js";
 import type { AnyJobDefinition } from "./define-job.js";
@@ -17,6 +17,12 @@ export interface ConveyorOptions {
   schema?: string;
   /** Pool size when Conveyor creates the pool. Default `DEFAULT_POOL_SIZE` (10). */
   poolSize?: number;
+  /**
+   * When Conveyor creates the pool: the client-side deadline of each
+   * statement, in ms, 0 for none. Default `DEFAULT_QUERY_TIMEOUT_MS` (60 s).
+   * A pool you pass keeps its own `query_timeout`.
+   */
+  queryTimeoutMs?: number;
   /** A pino logger. Default: pino at level "info" on stdout. */
   logger?: Logger;
 }
@@ -41,13 +47,22 @@ export function resolveConveyorOptions(options: ConveyorOptions): ResolvedConvey
   }
   const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
   if (!Number.isInteger(poolSize) || poolSize < 1) throw new ConfigError(`poolSize must be an integer >= 1, got ${poolSize}`);
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 0) {
+    throw new ConfigError(`queryTimeoutMs must be an integer >= 0 (0: no deadline), got ${queryTimeoutMs}`);
+  }
   const jobs = new Map<string, AnyJobDefinition>();
   for (const definition of options.jobs ?? []) {
     if (jobs.has(definition.kind)) throw new ConfigError(`jobs: kind "${definition.kind}" is defined twice`);
     jobs.set(definition.kind, definition);
   }
   collectSchedules(jobs.values()); // refuses one cron schedule name used by two kinds
-  const pool = options.pool ?? createPool({ connectionString: options.connectionString!, max: poolSize, applicationName: "conveyor" });
+  const pool = options.pool ?? createPool({
+      connectionString: options.connectionString!,
+      max: poolSize,
+      applicationName: "conveyor",
+      queryTimeoutMs,
+    });
   return Object.freeze({
     pool,
     ownsPool: !options.pool,

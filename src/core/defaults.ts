@@ -41,6 +41,25 @@ export const MAX_LIST_LIMIT = 1000;
 
 /** Connections in the pool Conveyor creates from a connection string. */
 export const DEFAULT_POOL_SIZE = 10;
+/** Pools Conveyor creates: how long opening a connection may take before it fails. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * Pools Conveyor creates: the client-side deadline of every statement, 60 s
+ * (0 turns it off). A statement unanswered by then fails with a
+ * `DatabaseError` and its connection is discarded: a cut network or a
+ * frozen server never holds a caller, a worker's loops or its shutdown
+ * for the kernel's TCP timeouts (minutes to hours). Statements a handler
+ * sends inside `ctx.transaction` share it; migrations are exempt.
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 60_000;
+/**
+ * Claims under a queue or tenant cap: the longest one waits for the cap's
+ * lock (held for a claim statement's own run, a few ms) before it gives that
+ * queue up for the round, logs and counts it. A settings row locked by
+ * something else (an open transaction in psql, say) slows the others by
+ * this much per round, never stops them.
+ */
+export const CLAIM_LOCK_TIMEOUT_MS = 2_000;
 
 /** Worker: jobs run at once. */
 export const DEFAULT_CONCURRENCY = 10;
@@ -56,6 +75,14 @@ export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_RECLAIM_INTERVAL_MS = 15_000;
 /** Worker: how long shutdown waits for running handlers before aborting them. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/**
+ * Worker: after the grace period, how long shutdown spends handing the
+ * aborted jobs back and closing its connections before it gives up on them
+ * (a dead network): whatever the database does, `stop()` resolves within
+ * grace + this. Jobs not handed back by then come back when their leases
+ * expire.
+ */
+export const SHUTDOWN_CLEANUP_MS = 5_000;
 /** Worker: most jobs taken in one claim statement. */
 export const DEFAULT_CLAIM_BATCH_SIZE = 100;
 /**
@@ -87,6 +114,8 @@ export const MAX_BATCH_JOBS = 1_000;
 export const DEFAULT_HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
 /** HTTP API: a request still unanswered after this long gets 503. */
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
+/** HTTP API: the `Retry-After` (seconds) of a 503 answered while the database refuses writes (read-only, failing over). */
+export const READ_ONLY_RETRY_AFTER_S = 5;
 /** HTTP API: port and address `conveyor api` binds by default. */
 export const DEFAULT_API_PORT = 8080;
 export const DEFAULT_API_HOST = "127.0.0.1";

@@ -11,6 +11,7 @@ export type ConveyorErrorCode =
   | "CONFLICT"
   | "CONFIG"
   | "DATABASE"
+  | "DATABASE_READ_ONLY"
   | "SCHEMA_TOO_NEW"
   | "EMBEDDED_POSTGRES";
 
@@ -81,8 +82,19 @@ export class ConfigError extends ConveyorError {
 
 /** The database refused or failed an operation in a way the caller cannot fix by changing input. */
 export class DatabaseError extends ConveyorError {
+  constructor(message: string, options?: { cause?: unknown }, code: "DATABASE" | "DATABASE_READ_ONLY" = "DATABASE") {
+    super(code, message, options);
+  }
+}
+
+/**
+ * The database refused a write because it is read-only: a standby (as
+ * during a failover), or `default_transaction_read_only` is on. Nothing was
+ * written; the same call may succeed once a writable primary answers.
+ */
+export class DatabaseReadOnlyError extends DatabaseError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super("DATABASE", message, options);
+    super(message, options, "DATABASE_READ_ONLY");
   }
 }
 

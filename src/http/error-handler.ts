@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { READ_ONLY_RETRY_AFTER_S } from "../core/defaults.js";
 import { ConveyorError, ValidationError } from "../core/errors.js";
 import { isConnectionError } from "../store/pg-errors.js";
 import { HttpProblem, PROBLEM_CONTENT_TYPE } from "./problem.js";
@@ -38,6 +39,10 @@ export function toHttpProblem(error: unknown, { bodyLimit, timeoutMs }: ProblemL
           return new HttpProblem(503, "UNAVAILABLE", "the database is unreachable; try again later", { headers: { "retry-after": "5" } });
         }
         return internal();
+      case "DATABASE_READ_ONLY":
+        return new HttpProblem(503, "DATABASE_READ_ONLY", "the database refuses writes right now (it is read-only, as during a failover); try again later", {
+          headers: { "retry-after": String(READ_ONLY_RETRY_AFTER_S) },
+        });
       default:
         return internal();
     }

@@ -23,6 +23,7 @@ export type ProblemCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "TIMEOUT"
   | "UNAVAILABLE"
+  | "DATABASE_READ_ONLY"
   | "INTERNAL";
 
 /**

@@ -15,6 +15,7 @@ export class WorkerMetrics {
   readonly activeJobs: Gauge;
   readonly dequeueWait: Histogram;
   readonly databaseErrors: Counter<"operation">;
+  readonly claimLockTimeouts: Counter<"cap">;
   readonly pruned: Counter<"reason">;
   readonly cronTicksEnqueued: Counter<"schedule">;
 
@@ -73,6 +74,12 @@ export class WorkerMetrics {
       name: "conveyor_worker_database_errors_total",
       help: "Database errors seen by the worker, by operation",
       labelNames: ["operation"],
+      registers,
+    });
+    this.claimLockTimeouts = new Counter({
+      name: "conveyor_claim_lock_timeouts_total",
+      help: "Capped claims that gave up waiting for their cap's lock (held by something else) and skipped that cap for one round; cap is a queue name, or tenants",
+      labelNames: ["cap"],
       registers,
     });
     this.cronTicksEnqueued = new Counter({

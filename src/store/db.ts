@@ -1,4 +1,5 @@
 import pg from "pg";
+import { CONNECT_TIMEOUT_MS } from "../core/defaults.js";
 
 /**
  * The one thing Conveyor needs from a database connection: run a statement
@@ -27,7 +28,28 @@ export interface PoolOptions {
   connectionString: string;
   max: number;
   applicationName: string;
+  /** Client-side deadline of every statement on the pool, in ms; 0 for none. */
+  queryTimeoutMs: number;
 }
+
+/**
+ * Settings each connection of a pool Conveyor creates sets for its server
+ * session. The TCP ones make the server notice a client whose host vanished
+ * (keepalives while idle, `tcp_user_timeout` while it has unacknowledged
+ * data to send) within about a minute instead of the kernel's two hours:
+ * until then its backend would keep every lock it held. `random_page_cost`:
+ * Conveyor's statements look rows up by key in small, hot, cached tables. At
+ * the default (4, tuned for spinning disks) the planner preferred a
+ * sequential scan of a 50,000-row jobs table over 500 primary-key lookups
+ * for a completion batch; 1.1 keeps the index.
+ */
+export const SESSION_SETTINGS = [
+  "SET random_page_cost = 1.1",
+  "SET tcp_keepalives_idle = 15",
+  "SET tcp_keepalives_interval = 5",
+  "SET tcp_keepalives_count = 3",
+  "SET tcp_user_timeout = 30000",
+].join("; ");
 
 export function createPool(options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
@@ -37,16 +59,17 @@ export function createPool(options: PoolOptions): pg.Pool {
     types,
     // Notice dead peers (a host that vanished) instead of waiting on them forever.
     keepAlive: true,
-    connectionTimeoutMillis: 10_000,
-    // Conveyor's statements look rows up by key in small, hot, cached tables.
-    // At the default random_page_cost (4, tuned for spinning disks) the planner
-    // preferred a sequential scan of a 50,000-row jobs table over 500 primary-key
-    // lookups for a completion batch: 20.6 ms against 8.6 ms with 1.1. Only on
-    // pools Conveyor creates (a pool you pass keeps your settings); pg awaits
-    // onConnect before handing the client out, so it never races a query.
+    keepAliveInitialDelayMillis: 15_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A statement whose answer never comes (a cut network, a frozen server)
+    // fails after this long and its connection is discarded, so no caller,
+    // and no worker shutdown, waits on it for the kernel's TCP timeouts.
+    query_timeout: options.queryTimeoutMs || undefined,
+    // Only on pools Conveyor creates (a pool you pass keeps your settings); pg
+    // awaits onConnect before handing the client out, so it never races a query.
     // Plans are left at PostgreSQL's default (plan_cache_mode auto): which
     // statements may reuse a plan is decided per statement (queries.ts).
-    onConnect: (client: pg.ClientBase) => client.query("SET random_page_cost = 1.1"),
+    onConnect: (client: pg.ClientBase) => client.query(SESSION_SETTINGS),
   });
   // An idle client whose server went away emits 'error' on the pool; without a
   // listener Node would crash the process. The next query reconnects.
@@ -74,6 +97,29 @@ export function createPlanModePool(base: pg.Pool, applicationName: string, planC
   });
   pool.on("error", () => {});
   return pool;
+}
+
+/**
+ * A client checked out of `pool` whose connection may die while it is out.
+ * pg emits 'error' on a checked-out client when its connection ends (a
+ * server crash, a terminated backend, an idle-in-transaction timeout), and
+ * an 'error' event nobody listens to ends the Node process. Here the error
+ * is kept instead: the statement in flight fails on its own, and
+ * `release()` then discards the connection rather than pooling it.
+ */
+export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error): void => {
+    lost ??= error;
+  };
+  client.on("error", onError);
+  const release = client.release.bind(client);
+  client.release = (error?: Error | boolean) => {
+    client.off("error", onError);
+    release(error || lost);
+  };
+  return client;
 }
 
 export function quoteIdent(name: string): string {

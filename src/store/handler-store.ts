@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, Queryable } from "./db.js";
+import { checkOut, type Pool, type PoolClient, type Queryable } from "./db.js";
 import { bindQueries, type Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 import { translatePgError } from "./pg-errors.js";
@@ -24,10 +24,10 @@ export class HandlerStore {
     return rows.length > 0;
   }
 
-  /** A connection of Conveyor's pool for one transaction; the caller releases it. */
+  /** A connection of Conveyor's pool for one transaction (guarded: see `checkOut`); the caller releases it. */
   async connect(): Promise<PoolClient> {
     try {
-      return await this.pool.connect();
+      return await checkOut(this.pool);
     } catch (error) {
       throw translatePgError(error);
     }

@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SchemaTooNewError } from "../core/errors.js";
-import type { Pool } from "./db.js";
-import { quoteIdent } from "./db.js";
+import { checkOut, type Pool, quoteIdent } from "./db.js";
 import { translatePgError } from "./pg-errors.js";
 
 /** One numbered migration file, e.g. `001_initial.sql`. */
@@ -13,6 +12,18 @@ export interface Migration {
 }
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
+
+// Migrations have no deadline: a migration may rewrite a large table, and a
+// process may wait for another's migrations. pg takes the pool's
+// query_timeout unless a statement names its own; this is setTimeout's
+// largest delay (24.8 days).
+const NO_DEADLINE_MS = 2_147_483_647;
+
+/** A statement exempt from the pool's deadline (pg reads `query_timeout`; its types do not list it). */
+function undeadlined(text: string, values: unknown[] = []): { text: string; values: unknown[] } {
+  const config = { text, values, query_timeout: NO_DEADLINE_MS };
+  return config;
+}
 
 // Both keys of the advisory lock: a constant for "Conveyor migrations" and the schema's hash.
 const LOCK_NAMESPACE = 0x436f6e76; // "Conv"
@@ -46,9 +57,9 @@ export async function migrate(pool: Pool, schema: string): Promise<MigrationResu
   const migrations = loadMigrations();
   const latest = migrations.at(-1)?.version ?? 0;
   const quoted = quoteIdent(schema);
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   try {
-    await client.query("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]);
+    await client.query(undeadlined("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]));
     try {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
       await client.query(
@@ -68,7 +79,7 @@ export async function migrate(pool: Pool, schema: string): Promise<MigrationResu
         if (done.has(migration.version)) continue;
         await client.query("BEGIN");
         try {
-          await client.query(migration.sql.replaceAll("{{schema}}", quoted));
+          await client.query(undeadlined(migration.sql.replaceAll("{{schema}}", quoted)));
           await client.query(`INSERT INTO ${quoted}.migrations (version, name) VALUES ($1, $2)`, [
             migration.version,
             migration.name,
@@ -96,6 +107,8 @@ export interface SchemaStatus {
   current: number;
   /** Newest migration this code knows. */
   latest: number;
+  /** False while the database refuses writes (a standby, or default_transaction_read_only on). */
+  writable: boolean;
 }
 
 /** Where the schema stands, without changing anything (for readiness checks). */
@@ -103,8 +116,12 @@ export async function schemaStatus(db: { query: Pool["query"] }, schema: string)
   const latest = loadMigrations().at(-1)?.version ?? 0;
   const ledger = `${quoteIdent(schema)}.migrations`;
   // Two statements: one that names a missing table fails at parse time, whatever a CASE around it says.
-  const { rows: found } = await db.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [ledger]);
-  if (!found[0]?.exists) return { current: 0, latest };
+  const { rows: found } = await db.query<{ exists: boolean; writable: boolean }>(
+    "SELECT to_regclass($1) IS NOT NULL AS exists, current_setting('transaction_read_only') = 'off' AS writable",
+    [ledger],
+  );
+  const writable = found[0]?.writable ?? false;
+  if (!found[0]?.exists) return { current: 0, latest, writable };
   const { rows } = await db.query<{ version: number }>(`SELECT coalesce(max(version), 0) AS version FROM ${ledger}`);
-  return { current: rows[0]?.version ?? 0, latest };
+  return { current: rows[0]?.version ?? 0, latest, writable };
 }

@@ -1,10 +1,12 @@
-import { ConflictError, ConveyorError, DatabaseError, ValidationError } from "../core/errors.js";
+import { ConflictError, ConveyorError, DatabaseError, DatabaseReadOnlyError, ValidationError } from "../core/errors.js";
 
 /** Postgres SQLSTATE codes Conveyor reacts to. */
 export const PG_UNIQUE_VIOLATION = "23505";
 export const PG_CHECK_VIOLATION = "23514";
 export const PG_UNTRANSLATABLE_CHARACTER = "22P05";
 export const PG_INVALID_TEXT_REPRESENTATION = "22P02";
+export const PG_READ_ONLY_SQL_TRANSACTION = "25006";
+export const PG_LOCK_NOT_AVAILABLE = "55P03";
 
 interface PgErrorShape {
   code?: string;
@@ -28,9 +30,30 @@ export function translatePgError(error: unknown): Error {
     case PG_UNTRANSLATABLE_CHARACTER:
     case PG_INVALID_TEXT_REPRESENTATION:
       return new ValidationError(`the database refused a value: ${pgError.message ?? "invalid input"}`, [], { cause: error });
+    case PG_READ_ONLY_SQL_TRANSACTION:
+      return new DatabaseReadOnlyError("the database refuses writes: it is read-only (a standby, or default_transaction_read_only is on)", {
+        cause: error,
+      });
   }
+  if (isQueryTimeout(error)) return new DatabaseError("the database did not answer in time (the pool's query timeout)", { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new DatabaseError(`database error: ${message}`, { cause: error });
+}
+
+/** True for a statement that gave up waiting for a lock (its `lock_timeout`); nothing it did remains. */
+export function isLockTimeout(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isLockTimeout(error.cause)) return true;
+  return (error as PgErrorShape | undefined)?.code === PG_LOCK_NOT_AVAILABLE;
+}
+
+/**
+ * True for a statement that hit its client-side deadline (the pool's
+ * `query_timeout`): its connection still waits for the answer and must be
+ * discarded, not reused.
+ */
+export function isQueryTimeout(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isQueryTimeout(error.cause)) return true;
+  return error instanceof Error && error.message === "Query read timeout";
 }
 
 /** True for errors that mean "the connection or server is gone", worth retrying after a pause. */
@@ -40,6 +63,7 @@ export function isConnectionError(error: unknown): boolean {
   const code = (error as PgErrorShape & { errno?: unknown })?.code ?? "";
   if (/^(08|57P0[1-3]|53300)/.test(code)) return true; // connection exception, admin shutdown, too many connections
   if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH"].includes(code)) return true;
+  if (isQueryTimeout(error)) return true;
   const message = error instanceof Error ? error.message : "";
   return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|ECONNREFUSED|ECONNRESET/i.test(message);
 }

@@ -1,26 +1,48 @@
-import type { Pool, PoolClient } from "./db.js";
-import { translatePgError } from "./pg-errors.js";
+import { checkOut, type Pool, type PoolClient } from "./db.js";
+import { isQueryTimeout, translatePgError } from "./pg-errors.js";
 
 /**
  * Run `work` inside one transaction on a client from `pool`: committed when
  * it resolves, rolled back when it throws. Errors from `work` are rethrown
  * as they are; driver errors from connecting, BEGIN and COMMIT are translated.
+ * A connection that dies meanwhile is discarded, never pooled, and never
+ * crashes the process (see `checkOut`).
  */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await translated(() => pool.connect());
+  const client = await translated(() => checkOut(pool));
+  let broken: unknown;
   try {
     await translated(() => client.query("BEGIN"));
     let result: T;
     try {
       result = await work(client);
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
+      broken = await rollback(client, error);
       throw error;
     }
     await translated(() => client.query("COMMIT"));
     return result;
+  } catch (error) {
+    broken ??= isQueryTimeout(error) ? error : undefined;
+    throw error;
   } finally {
-    client.release();
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+/**
+ * Roll back after `cause` ended the work; returns an error when the
+ * connection must be discarded. A statement that timed out is still running
+ * as far as the connection knows: a ROLLBACK would queue behind it, so the
+ * connection is discarded instead (the server rolls back when it closes).
+ */
+export async function rollback(client: PoolClient, cause: unknown): Promise<Error | undefined> {
+  if (isQueryTimeout(cause)) return cause as Error;
+  try {
+    await client.query("ROLLBACK");
+    return undefined;
+  } catch (error) {
+    return error as Error;
   }
 }
 

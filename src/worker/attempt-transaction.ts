@@ -3,6 +3,7 @@ import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../store/db.js";
 import type { HandlerStore } from "../store/handler-store.js";
 import { translatePgError } from "../store/pg-errors.js";
+import { rollback } from "../store/transaction.js";
 import { LeaseLostError } from "./abort-reasons.js";
 import type { RunningJob } from "./running-job.js";
 
@@ -61,9 +62,7 @@ export class AttemptTransaction {
           this.finishing = this.complete(client, json);
           await this.finishing;
         } catch (error) {
-          await client.query("ROLLBACK").catch((rollbackError: Error) => {
-            broken = rollbackError;
-          });
+          broken = await rollback(client, error);
           throw error;
         }
         return result;

@@ -3,6 +3,7 @@ import type { ClaimedJob } from "../core/model.js";
 import type { Fairness } from "../core/queue-settings.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimRequest, LimitedClaimStore } from "../store/limited-claim-store.js";
+import { isLockTimeout } from "../store/pg-errors.js";
 import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-settings-store.js";
 
 /**
@@ -30,14 +31,29 @@ export class ClaimChooser {
     private readonly limited: LimitedClaimStore,
     private readonly settings: QueueSettingsStore,
     private readonly fairness: Fairness,
+    /** Told of each cap skipped for a round because its lock was held too long: a queue name, or "tenants". */
+    private readonly onLockTimeout: (cap: string) => void,
   ) {}
 
+  /**
+   * One claim round. A capped claim that timed out waiting for its cap's
+   * lock (held by something other than a claim, which holds it for a few
+   * ms) skips that cap for this round and goes on with the others: one
+   * stuck lock slows a round by CLAIM_LOCK_TIMEOUT_MS, never stops it.
+   */
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     const { limitedQueues, tenantCaps } = await this.current();
-    const jobs =
-      this.fairness === "tenant" || tenantCaps
-        ? await this.limited.claimFair(request)
-        : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs);
+    const jobs: ClaimedJob[] = [];
+    try {
+      jobs.push(
+        ...(this.fairness === "tenant" || tenantCaps
+          ? await this.limited.claimFair(request)
+          : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs)),
+      );
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+      this.onLockTimeout("tenants");
+    }
     for (const queue of limitedQueues) {
       const free = request.limit - jobs.length;
       if (free <= 0) break;
@@ -45,6 +61,10 @@ export class ClaimChooser {
       try {
         jobs.push(...(await this.limited.claimFromLimitedQueue(queue, { ...request, limit: free })));
       } catch (error) {
+        if (isLockTimeout(error)) {
+          this.onLockTimeout(queue);
+          continue;
+        }
         // Jobs already claimed must still be run: hand them over, and let the
         // next round meet the error again (the claim loop logs and backs off).
         if (jobs.length === 0) throw error;

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
 import type { AnyJobDefinition } from "../client/define-job.js";
-import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
+import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
@@ -94,6 +94,10 @@ export class Worker {
       new LimitedClaimStore(conveyor.pool, schema),
       new QueueSettingsStore(conveyor.pool, schema),
       this.options.fairness,
+      (cap) => {
+        this.metrics.claimLockTimeouts.inc({ cap });
+        this.log.warn({ cap, waitedMs: CLAIM_LOCK_TIMEOUT_MS }, "a cap's lock was held too long; skipped that cap for this claim round");
+      },
     );
   }
 

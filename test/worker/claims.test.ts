@@ -52,7 +52,7 @@ describe("claim restrictions", () => {
       },
     } as ClaimStore;
     const limited = new LimitedClaimStore(t.conveyor.pool, t.schema);
-    const chooser = new ClaimChooser(store, limited, settings, "off");
+    const chooser = new ClaimChooser(store, limited, settings, "off", () => {});
     const request = { workerId: "w", limit: 5, kinds: ["noop"], queues: null, leaseMs: 60_000 };
 
     await chooser.claim(request);

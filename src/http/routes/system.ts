@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Conveyor } from "../../client/conveyor.js";
+import { READ_ONLY_RETRY_AFTER_S } from "../../core/defaults.js";
 import type { SchemaStatus } from "../../store/migrate.js";
 import type { RouteContext } from "../context.js";
 import { HttpProblem } from "../problem.js";
@@ -28,7 +29,7 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
       schema: {
         tags,
         operationId: "getReadiness",
-        summary: "the database is reachable and its schema is at this Conveyor's newest migration",
+        summary: "the database is reachable, takes writes, and its schema is at this Conveyor's newest migration",
         response: {
           200: {
             description: "ready",
@@ -50,6 +51,11 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
             : `the database schema is at migration ${status.current}, newer than this Conveyor (${status.latest}): upgrade Conveyor`,
           { extensions: { schemaVersion: status.current, expectedSchemaVersion: status.latest } },
         );
+      }
+      if (!status.writable) {
+        throw new HttpProblem(503, "DATABASE_READ_ONLY", "the database refuses writes (it is read-only, as during a failover): enqueues would fail", {
+          headers: { "retry-after": String(READ_ONLY_RETRY_AFTER_S) },
+        });
       }
       return { status: "ready", schemaVersion: status.current };
     },
