@@ -5,6 +5,8 @@ export const PG_UNIQUE_VIOLATION = "23505";
 export const PG_CHECK_VIOLATION = "23514";
 export const PG_UNTRANSLATABLE_CHARACTER = "22P05";
 export const PG_INVALID_TEXT_REPRESENTATION = "22P02";
+/** "timestamp out of range", "interval out of range". */
+export const PG_DATETIME_FIELD_OVERFLOW = "22008";
 
 interface PgErrorShape {
   code?: string;
@@ -25,6 +27,8 @@ export function translatePgError(error: unknown): Error {
       return new ConflictError(`conflicts with an existing row (${pgError.constraint ?? "unique constraint"})`, { cause: error });
     case PG_CHECK_VIOLATION:
       return new ValidationError(`violates ${pgError.constraint ?? "a check constraint"}`, [], { cause: error });
+    case PG_DATETIME_FIELD_OVERFLOW:
+      return new ValidationError(`a time or delay is out of range: ${pgError.message ?? "datetime field overflow"}`, [], { cause: error });
     case PG_UNTRANSLATABLE_CHARACTER:
     case PG_INVALID_TEXT_REPRESENTATION:
       return new ValidationError(`the database refused a value: ${pgError.message ?? "invalid input"}`, [], { cause: error });
