@@ -30,11 +30,15 @@ const filterText = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, 
 /** Path of routes on one job or dead letter. */
 export const idParams = z.object({ id: z.string().regex(UUID, "must be a UUID") });
 
+// An integer parameter: documented as what it is (generated clients send
+// `limit: 5`), while the query string brings it as text of digits, which
+// becomes the number before the range is checked; any other text is refused.
+const limitRule = `must be a whole number from 1 to ${MAX_LIST_LIMIT}`;
 const limit = z
-  .string()
-  .regex(/^\d{1,7}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(MAX_LIST_LIMIT))
+  .preprocess(
+    (value) => (typeof value === "string" && /^\d{1,7}$/.test(value) ? Number(value) : value),
+    z.number({ error: limitRule }).int(limitRule).min(1, limitRule).max(MAX_LIST_LIMIT, limitRule),
+  )
   .optional()
   .describe(`page size, 1-${MAX_LIST_LIMIT}; default 50`);
 
