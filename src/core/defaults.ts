@@ -105,6 +105,13 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 export const MAX_BATCH_JOBS = 1_000;
 /** HTTP API: largest request body accepted (1 MiB); larger ones get 413. */
 export const DEFAULT_HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
+/**
+ * HTTP API: the longest path segment the router takes, 1,536 characters: a
+ * 128-character queue name or tenant of 4-byte UTF-8 characters, each byte
+ * percent-encoded. Each path parameter is then checked precisely (a UUID, a
+ * name); a longer segment gets 414.
+ */
+export const MAX_HTTP_PATH_SEGMENT_LENGTH = 4 * 3 * 128;
 /** HTTP API: a request still unanswered after this long gets 503. */
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** HTTP API: port and address `conveyor api` binds by default. */
