@@ -130,7 +130,7 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
     404: "no such resource (or it belongs to another tenant)",
     409: "conflicts with the current state",
     413: "request body over the size limit",
-    415: "request body is not JSON",
+    415: "request body is not JSON, names a charset other than UTF-8, or is compressed (Content-Encoding)",
     422: "the body breaks a rule (unknown kind, payload failing its schema, a field out of range)",
     503: "the request took too long, or the database is unreachable",
   };
