@@ -28,6 +28,7 @@ const OPERATIONS = [
   ["post", "/v1/queues/{name}/pause"],
   ["post", "/v1/queues/{name}/resume"],
   ["patch", "/v1/queues/{name}"],
+  ["delete", "/v1/queues/{name}"],
   ["patch", "/v1/tenants/{tenant}"],
   ["get", "/v1/workers"],
   ["get", "/v1/schedules"],
