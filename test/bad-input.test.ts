@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ValidationError } from "../src/core/errors.js";
+import { resolveBackoff } from "../src/core/backoff.js";
+import { MAX_DELAY_MS, MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
+import { ConfigError, RetryAfter, ValidationError } from "../src/core/errors.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, anyValue, item, sendEmail } from "./helpers/jobs.js";
 
@@ -50,6 +52,37 @@ describe("options", () => {
   it("refuses a negative delayMs", async () => {
     const error = await refused(() => test.conveyor.enqueue(item, { n: 1 }, { delayMs: -1 }));
     expect(error.issues[0]?.path).toBe("delayMs");
+  });
+
+  // 8.7e15 ms from now is past what a JavaScript Date holds; 1e17 past what a
+  // PostgreSQL interval holds; MAX_DELAY_MS + 1 is just past the bound.
+  it.each([MAX_DELAY_MS + 1, 8.7e15, 9007199254740992, 1e17, Number.POSITIVE_INFINITY])("refuses delayMs %s naming the field", async (delayMs) => {
+    const error = await refused(() => test.conveyor.enqueue(item, { n: 1 }, { delayMs }));
+    expect(error.issues).toEqual([{ path: "delayMs", message: expect.stringContaining(String(MAX_DELAY_MS)) }]);
+  });
+
+  it("refuses the same delay inside a batch, naming the item", async () => {
+    const error = await refused(() => test.conveyor.enqueueMany([{ job: item, payload: { n: 1 } }, { job: item, payload: { n: 2 }, delayMs: 1e17 }]));
+    expect(error.issues[0]?.path).toBe("jobs.1.delayMs");
+  });
+
+  it.each([
+    ["seconds passed as milliseconds", new Date(1_700_000_000)],
+    ["just before 2000", new Date(MIN_RUN_AT_MS - 1)],
+    ["the year 10000", new Date(MAX_RUN_AT_MS)],
+    ["the last time a Date holds", new Date(8.64e15)],
+    ["an invalid Date", new Date(Number.NaN)],
+  ])("refuses runAt at %s", async (_label, runAt) => {
+    const error = await refused(() => test.conveyor.enqueue(item, { n: 1 }, { runAt }));
+    expect(error.issues[0]?.path).toBe("runAt");
+  });
+
+  it("bounds RetryAfter and the backoff cap by the same delay", () => {
+    expect(new RetryAfter(MAX_DELAY_MS).delayMs).toBe(MAX_DELAY_MS);
+    expect(() => new RetryAfter(MAX_DELAY_MS + 1)).toThrow(ValidationError);
+    expect(() => new RetryAfter(1e17)).toThrow(/delayMs must be a number from 0 to/);
+    expect(resolveBackoff({ capMs: MAX_DELAY_MS }).capMs).toBe(MAX_DELAY_MS);
+    expect(() => resolveBackoff({ capMs: MAX_DELAY_MS + 1 })).toThrow(ConfigError);
   });
 
   it("refuses runAt and delayMs together", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
 import { SchemaTooNewError } from "../src/core/errors.js";
 import { loadMigrations } from "../src/store/migrate.js";
 import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
@@ -160,8 +161,40 @@ describe("schema", () => {
       [{ unique_states: ["queued", "succeeded"] }, "jobs_unique_states_valid"],
       [{ unique_states: ["queued", null] }, "jobs_unique_states_valid"],
       [{ unique_key: "u" }, "jobs_unique_key_held_in_state"],
+      // Migration 013: run_at from 2000-01-01 UTC (inclusive) to the year 10000 (exclusive), as MIN_RUN_AT_MS/MAX_RUN_AT_MS.
+      [{ run_at: new Date(MIN_RUN_AT_MS) }, null],
+      [{ run_at: "9999-12-31 23:59:59.999999+00" }, null],
+      [{ run_at: new Date(MAX_RUN_AT_MS - 1) }, null],
+      [{ run_at: "1999-12-31 23:59:59.999999+00" }, "jobs_run_at_bounded"],
+      [{ run_at: new Date(MAX_RUN_AT_MS) }, "jobs_run_at_bounded"],
+      [{ run_at: "275761-01-01 00:00:00+00" }, "jobs_run_at_bounded"],
+      [{ run_at: "infinity" }, "jobs_run_at_bounded"],
+      [{ run_at: "-infinity" }, "jobs_run_at_bounded"],
+      [{ status: "retrying", run_at: "10000-01-01 00:00:00+00" }, "jobs_run_at_bounded"],
     ];
     for (const [overrides, expected] of cases) expect(await row(overrides), JSON.stringify(overrides).slice(0, 120)).toBe(expected);
+  });
+
+  it("migration 013 applies over stored run times outside its bound, leaving the rule NOT VALID but enforced", async () => {
+    test = await createTestConveyor();
+    const { pool } = test.conveyor;
+    const jobs = `"${test.schema}".jobs`;
+    const constraint = () =>
+      pool.query<{ validated: boolean }>(`SELECT convalidated AS validated FROM pg_constraint WHERE conrelid = $1::regclass AND conname = 'jobs_run_at_bounded'`, [jobs]);
+    expect((await constraint()).rows).toEqual([{ validated: true }]);
+    // As a database from before 013 could hold: the rule gone, two rows outside it.
+    await pool.query(`ALTER TABLE ${jobs} DROP CONSTRAINT jobs_run_at_bounded`);
+    await pool.query(`DELETE FROM "${test.schema}".migrations WHERE version = 13`);
+    expect(await violatedConstraint({ run_at: "275761-01-01 00:00:00+00" })).toBeNull();
+    expect(await violatedConstraint({ id: "018f0000-0000-7000-8000-000000000002", run_at: "1970-01-01 00:00:00+00" })).toBeNull();
+
+    expect((await test.conveyor.migrate()).applied).toEqual([13]);
+    expect((await constraint()).rows).toEqual([{ validated: false }]);
+    expect(await violatedConstraint({ id: "018f0000-0000-7000-8000-000000000003", run_at: "infinity" })).toBe("jobs_run_at_bounded");
+    // Once the rows are mended, the documented statement validates it.
+    await pool.query(`UPDATE ${jobs} SET run_at = now()`);
+    await pool.query(`ALTER TABLE ${jobs} VALIDATE CONSTRAINT jobs_run_at_bounded`);
+    expect((await constraint()).rows).toEqual([{ validated: true }]);
   });
 
   it("deleting jobs by any statement deletes their executions (a statement trigger, not a foreign key)", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
+import { ConfigError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { drained, silent, sql, statusCounts, waitFor } from "./worker/support.js";
 
@@ -167,6 +167,17 @@ describe("pause and resume", () => {
 });
 
 describe("queue settings", () => {
+  it("deletes a queue's settings (made before its first job, or for a mistyped name); NotFoundError when none", async () => {
+    await test.conveyor.pauseQueue("never-used");
+    await test.conveyor.setQueueLimits("never-used", { concurrency: 1 });
+    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).toContain("never-used");
+    await test.conveyor.deleteQueueSettings("never-used");
+    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("never-used");
+    const error = await test.conveyor.deleteQueueSettings("never-used").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as NotFoundError).message).toBe('queue "never-used" has no settings to delete');
+  });
+
   it("lists what is set, keeps omitted fields and clears with null", async () => {
     await test.conveyor.setQueueLimits("settings", { concurrency: 4, rateLimit: { count: 10, intervalMs: 1_000 } });
     let settings = await test.conveyor.setQueueLimits("settings", { concurrency: null });
@@ -200,6 +211,7 @@ describe("queue settings", () => {
     await refused(() => c.setQueueLimits("q", {}), "limits");
     await refused(() => c.setQueueLimits("bad queue!", { concurrency: 1 }), "queue");
     await refused(() => c.pauseQueue(""), "queue");
+    await refused(() => c.deleteQueueSettings("bad queue!"), "queue");
     await refused(() => c.setTenantLimits("acme", { concurrency: 0 }), "concurrency");
     await refused(() => c.setTenantLimits("", { concurrency: 1 }), "tenant");
     expect(() => c.worker({ fairness: "round-robin" as never })).toThrow(ConfigError);

@@ -24,8 +24,9 @@ export function ago(iso: string | null | undefined): string {
   return `${formatDuration(Date.now() - new Date(iso).getTime())} ago`;
 }
 
-/** Between two ISO times; "running" while the second is missing. */
-export function between(start: string, end: string | null): string {
+/** Between two ISO times; "running" while the second is missing, "—" without a start. */
+export function between(start: string | null, end: string | null): string {
+  if (!start) return "—";
   return end ? formatDuration(new Date(end).getTime() - new Date(start).getTime()) : "running";
 }
 

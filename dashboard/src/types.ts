@@ -22,7 +22,7 @@ export interface DeadLetterJson {
   reason: "attempts_exhausted" | "permanent_error";
   lastError: { name: string; message: string } | null;
   history: ExecutionJson[];
-  deadAt: string;
+  deadAt: string | null;
 }
 
 export interface QueueStatsJson {
@@ -38,8 +38,8 @@ export interface WorkerJson {
   queues: string[] | null;
   kinds: string[];
   concurrency: number;
-  startedAt: string;
-  lastSeenAt: string;
+  startedAt: string | null;
+  lastSeenAt: string | null;
   runningJobIds: string[];
 }
 

@@ -1,3 +1,5 @@
+import { isoOrNull } from "../http/serialize.js";
+
 /**
  * Human output for the CLI: aligned columns, two spaces apart, headers in
  * capitals, trailing spaces trimmed. Cells are single-line: control
@@ -24,10 +26,10 @@ export function formatFacts(facts: ReadonlyArray<readonly [string, string]>): st
   return facts.map(([label, value]) => `${`${label}:`.padEnd(width)}  ${cell(value, 400)}`).join("\n") + "\n";
 }
 
-/** ISO time, or "-" for none. */
+/** ISO time, "-" for none, "out of range" for a stored time JavaScript cannot represent; never throws. */
 export function isoOrDash(value: Date | string | null | undefined): string {
   if (value === null || value === undefined) return "-";
-  return (value instanceof Date ? value : new Date(value)).toISOString();
+  return isoOrNull(value) ?? "out of range";
 }
 
 /** "4.2 s", "3 min", for ages and durations. */

@@ -326,6 +326,21 @@ export class Conveyor {
     return this.limits.setQueueLimits(queue, limits);
   }
 
+  /**
+   * Delete a queue's settings, as if it had never been configured: it is
+   * resumed, its limits are lifted and idle workers are woken. Its jobs are
+   * untouched. Pausing or limiting a queue creates its settings, whether or
+   * not it has jobs yet (so a queue can be set up before its first job);
+   * this is how settings made for a queue no longer used, or a mistyped
+   * name, are removed. Throws a NotFoundError when the queue has no settings.
+   *
+   * @example
+   * await conveyor.deleteQueueSettings("mial"); // undo `pauseQueue("mial")`
+   */
+  deleteQueueSettings(queue: string): Promise<void> {
+    return this.limits.deleteQueueSettings(queue);
+  }
+
   /** Every queue with settings (paused, limits). Queues never configured are unlimited and not listed. */
   listQueueSettings(): Promise<QueueSettings[]> {
     return this.limits.listQueueSettings();

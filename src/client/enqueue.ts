@@ -10,13 +10,22 @@ import type { AnyJobDefinition } from "./define-job.js";
 import { idempotencyConflict, RetryableEnqueue } from "./enqueue-race.js";
 import { insertUniqueJob } from "./enqueue-unique.js";
 import { resolveUniqueOption } from "./unique-options.js";
-import { checkIdempotencyKey, checkMaxAttempts, checkName, checkPriority, checkTenant, validatePayload } from "./validate.js";
+import {
+  checkDelayMs,
+  checkIdempotencyKey,
+  checkMaxAttempts,
+  checkName,
+  checkPriority,
+  checkRunAt,
+  checkTenant,
+  validatePayload,
+} from "./validate.js";
 
 /** Options for one enqueue. Unset fields come from the job definition. */
 export interface EnqueueOptions {
-  /** Run no earlier than this time. Exclusive with `delayMs`. */
+  /** Run no earlier than this time, from `MIN_RUN_AT_MS` (2000) to before `MAX_RUN_AT_MS` (year 10000). Exclusive with `delayMs`. */
   runAt?: Date;
-  /** Run no earlier than this many ms from now (database clock). Exclusive with `runAt`. */
+  /** Run no earlier than this many ms from now (database clock), at most `MAX_DELAY_MS` (10 years). Exclusive with `runAt`. */
   delayMs?: number;
   /** Lower runs first; -1000..1000. Default: the definition's. */
   priority?: number;
@@ -57,14 +66,8 @@ export async function prepareInsert(
   if (runAt !== undefined && delayMs !== undefined) {
     throw new ValidationError("give runAt or delayMs, not both", [{ path: "runAt", message: "exclusive with delayMs" }]);
   }
-  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))) {
-    throw new ValidationError("runAt must be a valid Date", [{ path: "runAt", message: "must be a valid Date" }]);
-  }
-  if (delayMs !== undefined && (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0)) {
-    throw new ValidationError(`delayMs must be a finite number >= 0, got ${String(delayMs)}`, [
-      { path: "delayMs", message: "must be a finite number >= 0" },
-    ]);
-  }
+  if (runAt !== undefined) checkRunAt(runAt);
+  if (delayMs !== undefined) checkDelayMs(delayMs);
   const priority = options.priority ?? definition.priority;
   checkPriority(priority);
   const queue = options.queue ?? definition.queue;

@@ -1,5 +1,5 @@
 import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
-import { ValidationError } from "../core/errors.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { Pool } from "../store/db.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
@@ -59,6 +59,11 @@ export class QueueLimits {
       rate = { set: true, count, intervalMs };
     }
     return this.store.queueSetLimits(queue, concurrency, rate);
+  }
+
+  async deleteQueueSettings(queue: string): Promise<void> {
+    checkName(queue, "queue", ValidationError);
+    if (!(await this.store.queueDeleteSettings(queue))) throw new NotFoundError(`queue ${JSON.stringify(queue)} has no settings to delete`);
   }
 
   listQueueSettings(): Promise<QueueSettings[]> {

@@ -1,11 +1,14 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
+  MAX_DELAY_MS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   MAX_MAX_ATTEMPTS,
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
+  MAX_RUN_AT_MS,
   MAX_TENANT_LENGTH,
   MIN_PRIORITY,
+  MIN_RUN_AT_MS,
   NAME_PATTERN,
 } from "../core/defaults.js";
 import { ConfigError, ValidationError, type ValidationIssue } from "../core/errors.js";
@@ -50,6 +53,34 @@ export function checkIdempotencyKey(value: unknown, field = "idempotencyKey"): a
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH || value.includes("\u0000")) {
     refuse(ValidationError, `${field} must be a non-empty string of at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without NUL`, field);
   }
+}
+
+/** A run time inside MIN_RUN_AT_MS (inclusive) .. MAX_RUN_AT_MS (exclusive), the bound the jobs table checks too. */
+export function checkRunAt(value: unknown, field = "runAt"): asserts value is Date {
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) refuse(ValidationError, `${field} must be a valid Date`, field);
+  const ms = value.getTime();
+  if (ms < MIN_RUN_AT_MS || ms >= MAX_RUN_AT_MS) {
+    refuse(
+      ValidationError,
+      `${field} must be from ${new Date(MIN_RUN_AT_MS).toISOString()} to before ${RUN_AT_END}, got ${describeTime(ms)}`,
+      field,
+    );
+  }
+}
+
+/** A delay of 0..MAX_DELAY_MS milliseconds. */
+export function checkDelayMs(value: unknown, field = "delayMs", ErrorType: ErrorClass = ValidationError): asserts value is number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) {
+    refuse(ErrorType, `${field} must be a number from 0 to ${MAX_DELAY_MS} (10 years), got ${String(value)}`, field);
+  }
+}
+
+// toISOString() writes years past 9999 with a sign and six digits; said plainly here.
+const RUN_AT_END = "10000-01-01T00:00:00.000Z";
+
+function describeTime(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
 
 /** Run a Standard Schema validator and return its output, or throw naming each path and rule. */

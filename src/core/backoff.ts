@@ -2,6 +2,7 @@ import {
   DEFAULT_BACKOFF_BASE_MS,
   DEFAULT_BACKOFF_CAP_MS,
   DEFAULT_BACKOFF_JITTER,
+  MAX_DELAY_MS,
 } from "./defaults.js";
 import { ConfigError } from "./errors.js";
 
@@ -9,7 +10,7 @@ import { ConfigError } from "./errors.js";
 export interface BackoffPolicy {
   /** Delay after the first failure. Default `DEFAULT_BACKOFF_BASE_MS` (1 s). */
   baseMs?: number;
-  /** Longest delay. Default `DEFAULT_BACKOFF_CAP_MS` (1 h). */
+  /** Longest delay, at most `MAX_DELAY_MS` (10 years). Default `DEFAULT_BACKOFF_CAP_MS` (1 h). */
   capMs?: number;
   /** Share of the delay that is random, 0..1. Default `DEFAULT_BACKOFF_JITTER` (0.2). */
   jitter?: number;
@@ -23,6 +24,8 @@ export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): R
   const jitter = policy.jitter ?? DEFAULT_BACKOFF_JITTER;
   if (!Number.isFinite(baseMs) || baseMs < 0) throw new ConfigError(`${field}.baseMs must be a number >= 0, got ${baseMs}`);
   if (!Number.isFinite(capMs) || capMs < baseMs) throw new ConfigError(`${field}.capMs must be >= ${field}.baseMs (${baseMs}), got ${capMs}`);
+  // A retry's run time is now + delay, which the jobs table bounds (migration 013).
+  if (capMs > MAX_DELAY_MS) throw new ConfigError(`${field}.capMs must be at most ${MAX_DELAY_MS} (10 years), got ${capMs}`);
   if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1) throw new ConfigError(`${field}.jitter must be between 0 and 1, got ${jitter}`);
   return Object.freeze({ baseMs, capMs, jitter });
 }

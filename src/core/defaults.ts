@@ -34,6 +34,26 @@ export const NAME_PATTERN = /^[A-Za-z0-9_.:\-/]+$/;
 export const MAX_TENANT_LENGTH = 128;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/**
+ * Run times: the earliest a job's run time may be, 2000-01-01T00:00:00Z in
+ * epoch ms (inclusive). An earlier `runAt` is almost always seconds passed
+ * as milliseconds (`new Date(1_700_000_000)` is in January 1970). Migration
+ * 013 holds the jobs table to the same bound.
+ */
+export const MIN_RUN_AT_MS = Date.UTC(2000, 0, 1);
+/**
+ * Run times: the first instant past the bound, 10000-01-01T00:00:00Z in epoch
+ * ms (exclusive), so every run time has a four-digit year: the form ISO 8601
+ * text, JSON clients and PostgreSQL's interval arithmetic all handle.
+ */
+export const MAX_RUN_AT_MS = Date.UTC(10000, 0, 1);
+/**
+ * Delays: the longest `delayMs` (and `RetryAfter` delay, and backoff cap)
+ * accepted, 10 years (315,360,000,000 ms). Further ahead than that is a
+ * unit mistake, not a schedule; give `runAt` for a fixed far date.
+ */
+export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
+
 /** Page size for `listJobs` when none is given, and the most one page returns. */
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
@@ -112,6 +132,13 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 export const MAX_BATCH_JOBS = 1_000;
 /** HTTP API: largest request body accepted (1 MiB); larger ones get 413. */
 export const DEFAULT_HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
+/**
+ * HTTP API: the longest path segment the router takes, 1,536 characters: a
+ * 128-character queue name or tenant of 4-byte UTF-8 characters, each byte
+ * percent-encoded. Each path parameter is then checked precisely (a UUID, a
+ * name); a longer segment gets 414.
+ */
+export const MAX_HTTP_PATH_SEGMENT_LENGTH = 4 * 3 * 128;
 /** HTTP API: a request still unanswered after this long gets 503. */
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** HTTP API: the `Retry-After` (seconds) of a 503 answered while the database refuses writes (read-only, failing over). */

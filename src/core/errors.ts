@@ -4,6 +4,8 @@
  * branch on the code instead of parsing messages.
  */
 
+import { MAX_DELAY_MS } from "./defaults.js";
+
 /** Stable machine-readable error codes. */
 export type ConveyorErrorCode =
   | "VALIDATION"
@@ -130,7 +132,7 @@ export class PermanentError extends Error {
 
 /**
  * Throw (or return) from a handler to run the job again after `delayMs`
- * without counting the attempt as a failure: for "not yet" conditions such as
+ * (0 to `MAX_DELAY_MS`, 10 years) without counting the attempt as a failure: for "not yet" conditions such as
  * a rate limit or an upstream that asked to come back later.
  */
 export class RetryAfter extends Error {
@@ -139,8 +141,11 @@ export class RetryAfter extends Error {
   constructor(delayMs: number, message = `retry after ${delayMs} ms`) {
     super(message);
     this.name = "RetryAfter";
-    if (!Number.isFinite(delayMs) || delayMs < 0) {
-      throw new ValidationError(`RetryAfter delayMs must be a finite number >= 0, got ${String(delayMs)}`);
+    // Bounded like an enqueue's delay: the retry's run time must fit the jobs table (migration 013).
+    if (!Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
+      throw new ValidationError(`RetryAfter delayMs must be a number from 0 to ${MAX_DELAY_MS} (10 years), got ${String(delayMs)}`, [
+        { path: "delayMs", message: `must be a number from 0 to ${MAX_DELAY_MS}` },
+      ]);
     }
     this.delayMs = delayMs;
   }

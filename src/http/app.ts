@@ -1,11 +1,12 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { ApiKeys } from "../client/api-keys.js";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../core/defaults.js";
 import type { Conveyor } from "../client/conveyor.js";
 import { QueueOverview } from "../client/queue-overview.js";
 import { authenticateWith } from "./auth.js";
 import { installDashboard } from "./dashboard.js";
 import type { RouteContext } from "./context.js";
-import { installErrorHandling } from "./error-handler.js";
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./error-handler.js";
 import { installJsonBody } from "./json-body.js";
 import { installLateResultGuard } from "./late-results.js";
 import { ApiMetrics } from "./metrics.js";
@@ -40,6 +41,7 @@ export type ConveyorApp = FastifyInstance & { conveyorMetrics: ApiMetrics };
  */
 export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Promise<ConveyorApp> {
   const resolved = resolveApiOptions(options, conveyor.logger);
+  const limits = { bodyLimit: resolved.bodyLimit, timeoutMs: resolved.requestTimeoutMs };
   const app = Fastify({
     loggerInstance: resolved.logger,
     bodyLimit: resolved.bodyLimit,
@@ -48,6 +50,11 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
     logController: new LogController({ requestIdLogLabel: "requestId" }),
     // Covers the whole request (hooks, body, handler): unanswered by then → 503 problem+json.
     handlerTimeout: resolved.requestTimeoutMs,
+    // Path parameters are checked precisely by their schemas; the router only stops absurd ones.
+    routerOptions: { maxParamLength: MAX_HTTP_PATH_SEGMENT_LENGTH },
+    // What fails before a route runs is answered as problem+json too.
+    frameworkErrors: frameworkErrorHandler(limits),
+    clientErrorHandler: clientErrorHandler(limits),
   }) as unknown as FastifyInstance;
   const overview = new QueueOverview(conveyor);
   const metrics = new ApiMetrics(overview, resolved.logger);
@@ -55,7 +62,7 @@ export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Pr
 
   // Order matters: hooks and compilers set here apply to every route registered after.
   installRequestIdHeader(app);
-  installErrorHandling(app, { bodyLimit: resolved.bodyLimit, timeoutMs: resolved.requestTimeoutMs });
+  installErrorHandling(app, limits);
   installValidation(app);
   // Responses are plain JSON.stringify: payloads round-trip exactly, whatever the documented schema says.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

@@ -1,8 +1,11 @@
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { READ_ONLY_RETRY_AFTER_S } from "../core/defaults.js";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH, READ_ONLY_RETRY_AFTER_S } from "../core/defaults.js";
 import { ConveyorError, ValidationError } from "../core/errors.js";
 import { isConnectionError } from "../store/pg-errors.js";
 import { HttpProblem, PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { REQUEST_ID_HEADER } from "./request-id.js";
 import { RequestValidationError } from "./validation.js";
 
 /** Limits named in problem details. */
@@ -49,6 +52,26 @@ export function toHttpProblem(error: unknown, { bodyLimit, timeoutMs }: ProblemL
   }
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
+    // Refused by the router, before any route ran. The messages name the rule, never the URL sent.
+    case "FST_ERR_BAD_URL":
+      return new HttpProblem(400, "MALFORMED_REQUEST", "the request path is not valid percent-encoded UTF-8");
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return new HttpProblem(414, "MALFORMED_REQUEST", `a path segment is longer than ${MAX_HTTP_PATH_SEGMENT_LENGTH} characters`);
+    // Refused by Node's HTTP parser (see clientErrorHandler): the bytes never became a request.
+    case "HPE_HEADER_OVERFLOW":
+      return new HttpProblem(431, "MALFORMED_REQUEST", `the request line and headers are larger than the limit of ${maxHeaderSize} bytes`);
+    case "HPE_INVALID_CONTENT_LENGTH":
+    case "HPE_UNEXPECTED_CONTENT_LENGTH":
+      return new HttpProblem(400, "MALFORMED_REQUEST", "Content-Length is not one whole number");
+    case "HPE_INVALID_CHUNK_SIZE":
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return new HttpProblem(400, "MALFORMED_REQUEST", "the chunked request body is malformed");
+    case "HPE_INVALID_TRANSFER_ENCODING":
+      return new HttpProblem(400, "MALFORMED_REQUEST", "Transfer-Encoding must end in chunked and must not come with Content-Length");
+    case "HPE_INVALID_HEADER_TOKEN":
+      return new HttpProblem(400, "MALFORMED_REQUEST", "a request header is malformed");
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new HttpProblem(408, "TIMEOUT", "the request was not received completely in time");
     case "FST_ERR_HANDLER_TIMEOUT":
       // The work may still complete: the handler is not stopped, only answered for.
       return new HttpProblem(503, "TIMEOUT", `the request did not complete within ${timeoutMs} ms; it may still take effect, so check before retrying`, {
@@ -63,6 +86,9 @@ export function toHttpProblem(error: unknown, { bodyLimit, timeoutMs }: ProblemL
     case "FST_ERR_CTP_INVALID_TYPE":
       return new HttpProblem(400, "MALFORMED_REQUEST", fastifyError.message ?? "malformed request");
   }
+  if (typeof fastifyError.code === "string" && fastifyError.code.startsWith("HPE_")) {
+    return new HttpProblem(400, "MALFORMED_REQUEST", "the request is not well-formed HTTP/1.1");
+  }
   // Other framework errors with a client status (e.g. a bad header) carry safe, fixed messages.
   const status = fastifyError.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500 && typeof fastifyError.code === "string" && fastifyError.code.startsWith("FST_")) {
@@ -75,13 +101,53 @@ function internal(): HttpProblem {
   return new HttpProblem(500, "INTERNAL", "internal error; the server log has the details under this request's id");
 }
 
-/** Send a problem as `application/problem+json`. */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+/** Send a problem as `application/problem+json`; `instance` is the request's URL, or none when null. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem, instance: string | null = request.url): FastifyReply {
   return reply
     .code(problem.status)
     .headers(problem.headers)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(problem.toBody(request.id, request.url));
+    .send(problem.toBody(request.id, instance ?? undefined));
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router refused (bad percent-encoding,
+ * a segment over MAX_HTTP_PATH_SEGMENT_LENGTH). Such a request runs no hooks,
+ * so the request id header is set here; the URL is the fault, so it is not
+ * echoed back as `instance`.
+ */
+export function frameworkErrorHandler(limits: ProblemLimits) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const problem = toHttpProblem(error, limits);
+    request.log.info({ code: problem.code, detail: problem.message }, "request refused");
+    reply.header(REQUEST_ID_HEADER, request.id);
+    return sendProblem(request, reply, problem, null);
+  };
+}
+
+/**
+ * Fastify's `clientErrorHandler` (Node's `clientError` event): bytes that did
+ * not parse as an HTTP request (headers too large, a bad Content-Length or
+ * chunked encoding, a timeout). There is no request, so the answer is
+ * written to the socket as it is, and the connection closed: what follows
+ * the bad bytes cannot be framed.
+ */
+export function clientErrorHandler(limits: ProblemLimits) {
+  return function (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): void {
+    // A reset connection has no one to answer.
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const problem = toHttpProblem(error, limits);
+    this.log.debug({ code: problem.code, detail: problem.message, parserCode: error.code }, "malformed request refused");
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify(problem.toBody());
+    socket.end(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? "Error"}\r\n` +
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
 }
 
 /** Install the error handler and the 404 handler on an app. */

@@ -8,13 +8,15 @@ import { toJsonSchema } from "./validation.js";
 // with plain JSON.stringify, so payloads round-trip exactly whatever their shape.
 
 const isoTime = z.iso.datetime({ offset: true });
+// Serializing never throws on a stored row (see serialize.ts): a time no JavaScript Date holds comes out as null.
+const storedTime = isoTime.nullable().describe("ISO 8601; null only for a stored time outside what a JavaScript Date holds");
 const errorShape = z.object({ name: z.string(), message: z.string() }).nullable();
 
 const execution = z.object({
   id: z.uuid(),
   attempt: z.number().int(),
   workerId: z.string(),
-  startedAt: isoTime,
+  startedAt: storedTime,
   finishedAt: isoTime.nullable(),
   outcome: z.enum(EXECUTION_OUTCOMES),
   error: errorShape,
@@ -30,12 +32,12 @@ const job = z.object({
   priority: z.number().int(),
   attempts: z.number().int(),
   maxAttempts: z.number().int(),
-  runAt: isoTime,
+  runAt: storedTime,
   lastError: errorShape,
   cancelRequested: z.boolean(),
   uniqueKey: z.string().nullable().describe("the unique key the job holds; null when none or released"),
-  createdAt: isoTime,
-  updatedAt: isoTime,
+  createdAt: storedTime,
+  updatedAt: storedTime,
   startedAt: isoTime.nullable(),
   finishedAt: isoTime.nullable(),
   result: z.unknown().describe("the handler's return value once the job succeeded; null when it returned nothing"),
@@ -55,7 +57,7 @@ const deadLetter = z.object({
   reason: z.enum(["attempts_exhausted", "permanent_error"]),
   lastError: errorShape,
   history: z.array(execution),
-  deadAt: isoTime,
+  deadAt: storedTime,
 });
 
 const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
@@ -76,8 +78,8 @@ const worker = z.object({
   queues: z.array(z.string()).nullable().describe("null: all queues"),
   kinds: z.array(z.string()),
   concurrency: z.number().int(),
-  startedAt: isoTime,
-  lastSeenAt: isoTime,
+  startedAt: storedTime,
+  lastSeenAt: storedTime,
   runningJobIds: z.array(z.uuid()).describe("a tenant key sees only its own tenant's jobs here"),
 });
 
@@ -128,7 +130,7 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
     404: "no such resource (or it belongs to another tenant)",
     409: "conflicts with the current state",
     413: "request body over the size limit",
-    415: "request body is not JSON",
+    415: "request body is not JSON, names a charset other than UTF-8, or is compressed (Content-Encoding)",
     422: "the body breaks a rule (unknown kind, payload failing its schema, a field out of range)",
     503: "the request took too long, or the database is unreachable",
   };

@@ -2,14 +2,17 @@ import { z } from "zod";
 import { decodeCursor } from "../client/cursor.js";
 import {
   MAX_BATCH_JOBS,
+  MAX_DELAY_MS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   MAX_LIST_LIMIT,
   MAX_MAX_ATTEMPTS,
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
+  MAX_RUN_AT_MS,
   MAX_TENANT_LENGTH,
   MAX_UNIQUE_KEY_LENGTH,
   MIN_PRIORITY,
+  MIN_RUN_AT_MS,
 } from "../core/defaults.js";
 import { JOB_STATUSES } from "../core/states.js";
 import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "../core/unique.js";
@@ -27,11 +30,15 @@ const filterText = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, 
 /** Path of routes on one job or dead letter. */
 export const idParams = z.object({ id: z.string().regex(UUID, "must be a UUID") });
 
+// An integer parameter: documented as what it is (generated clients send
+// `limit: 5`), while the query string brings it as text of digits, which
+// becomes the number before the range is checked; any other text is refused.
+const limitRule = `must be a whole number from 1 to ${MAX_LIST_LIMIT}`;
 const limit = z
-  .string()
-  .regex(/^\d{1,7}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(MAX_LIST_LIMIT))
+  .preprocess(
+    (value) => (typeof value === "string" && /^\d{1,7}$/.test(value) ? Number(value) : value),
+    z.number({ error: limitRule }).int(limitRule).min(1, limitRule).max(MAX_LIST_LIMIT, limitRule),
+  )
   .optional()
   .describe(`page size, 1-${MAX_LIST_LIMIT}; default 50`);
 
@@ -71,8 +78,20 @@ const jobFields = {
   payload: z.unknown().describe("validated by the kind's payload schema"),
   queue: z.string().min(1).max(MAX_NAME_LENGTH).optional().describe("default: the kind's queue"),
   priority: z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY).optional().describe("lower runs first; default: the kind's"),
-  runAt: z.iso.datetime({ offset: true }).optional().describe("ISO 8601 time with a zone; exclusive with delayMs"),
-  delayMs: z.number().min(0).optional().describe("run no earlier than this many ms from now (database clock)"),
+  runAt: z.iso
+    .datetime({ offset: true })
+    .refine((text) => {
+      const ms = Date.parse(text);
+      return ms >= MIN_RUN_AT_MS && ms < MAX_RUN_AT_MS;
+    }, "must be from 2000-01-01T00:00:00Z to before 10000-01-01T00:00:00Z")
+    .optional()
+    .describe("ISO 8601 time with a zone, from 2000-01-01T00:00:00Z to before 10000-01-01T00:00:00Z; exclusive with delayMs"),
+  delayMs: z
+    .number()
+    .min(0)
+    .max(MAX_DELAY_MS)
+    .optional()
+    .describe(`run no earlier than this many ms from now (database clock); at most ${MAX_DELAY_MS} (10 years)`),
   maxAttempts: z.number().int().min(1).max(MAX_MAX_ATTEMPTS).optional().describe("default: the kind's"),
   tenant: z.string().min(1).max(MAX_TENANT_LENGTH).optional().describe("admin keys only; default: the key's tenant"),
   unique: z

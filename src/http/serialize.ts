@@ -5,6 +5,10 @@ import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../
  * only the fields the API documents (lease and fencing internals stay out).
  * Stored errors lose their stack: stacks describe the worker's code, not
  * the job, and stay in the database and the worker's logs.
+ *
+ * Serializing never throws on a stored row: a time outside what a
+ * JavaScript Date holds (PostgreSQL keeps years up to 294276, and
+ * 'infinity') comes out as null, so one such row cannot break a listing.
  */
 
 export interface JobJson {
@@ -17,13 +21,14 @@ export interface JobJson {
   priority: number;
   attempts: number;
   maxAttempts: number;
-  runAt: string;
+  /** Null only for a stored time a JavaScript Date cannot hold (see the note above); likewise createdAt and updatedAt. */
+  runAt: string | null;
   lastError: ErrorJson | null;
   cancelRequested: boolean;
   /** Null when the job has no unique key or released it. */
   uniqueKey: string | null;
-  createdAt: string;
-  updatedAt: string;
+  createdAt: string | null;
+  updatedAt: string | null;
   startedAt: string | null;
   finishedAt: string | null;
   /** The handler's return value once it succeeded (null when it returned nothing). */
@@ -42,7 +47,7 @@ export interface ExecutionJson {
   id: string;
   attempt: number;
   workerId: string;
-  startedAt: string;
+  startedAt: string | null;
   finishedAt: string | null;
   outcome: string;
   error: ErrorJson | null;
@@ -132,10 +137,13 @@ function errorJson(error: StoredError | null): ErrorJson | null {
   return { name: String(error.name), message: String(error.message) };
 }
 
-function iso(value: Date | string): string {
-  return (value instanceof Date ? value : new Date(value)).toISOString();
+/** ISO 8601 text of a stored time; null when JavaScript cannot represent it (never throws). */
+function iso(value: Date | string | number): string | null {
+  const date = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
 
-export function isoOrNull(value: Date | string | null): string | null {
-  return value === null ? null : iso(value);
+/** ISO 8601 text of a stored time, null for none or for one JavaScript cannot represent; never throws. */
+export function isoOrNull(value: Date | string | number | null | undefined): string | null {
+  return value === null || value === undefined ? null : iso(value);
 }

@@ -7,6 +7,8 @@ export const PG_UNTRANSLATABLE_CHARACTER = "22P05";
 export const PG_INVALID_TEXT_REPRESENTATION = "22P02";
 export const PG_READ_ONLY_SQL_TRANSACTION = "25006";
 export const PG_LOCK_NOT_AVAILABLE = "55P03";
+/** "timestamp out of range", "interval out of range". */
+export const PG_DATETIME_FIELD_OVERFLOW = "22008";
 
 interface PgErrorShape {
   code?: string;
@@ -27,6 +29,8 @@ export function translatePgError(error: unknown): Error {
       return new ConflictError(`conflicts with an existing row (${pgError.constraint ?? "unique constraint"})`, { cause: error });
     case PG_CHECK_VIOLATION:
       return new ValidationError(`violates ${pgError.constraint ?? "a check constraint"}`, [], { cause: error });
+    case PG_DATETIME_FIELD_OVERFLOW:
+      return new ValidationError(`a time or delay is out of range: ${pgError.message ?? "datetime field overflow"}`, [], { cause: error });
     case PG_UNTRANSLATABLE_CHARACTER:
     case PG_INVALID_TEXT_REPRESENTATION:
       return new ValidationError(`the database refused a value: ${pgError.message ?? "invalid input"}`, [], { cause: error });

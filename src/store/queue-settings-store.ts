@@ -62,6 +62,12 @@ export class QueueSettingsStore {
     return rowToQueueSettings(rows[0]);
   }
 
+  /** Delete a queue's settings; false when it had none. */
+  async queueDeleteSettings(queue: string): Promise<boolean> {
+    const { rows } = await runQuery(this.pool, this.q.queueSettingsDelete, [queue, this.channel]);
+    return rows.length > 0;
+  }
+
   async queueList(): Promise<QueueSettings[]> {
     const { rows } = await runQuery(this.pool, this.q.queueSettingsList, []);
     return rows.map(rowToQueueSettings);

@@ -43,6 +43,17 @@ describe("conveyor queues pause|resume|limit", () => {
     expect(items).toEqual([expect.objectContaining({ queue: "mail", paused: false, concurrencyLimit: 3, rateLimit: null })]);
   });
 
+  it("deletes a queue's settings, and says in one line when there are none", async () => {
+    expect(ok(await cli("queues", "pause", "mial"))).toBe("queue mial: paused\n");
+    expect(ok(await cli("queues", "delete", "mial"))).toBe("queue mial: settings deleted\n");
+    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain("mial");
+    const again = await cli("queues", "delete", "mial");
+    expect(again.code).not.toBe(0);
+    expect(stderrLines(again)).toEqual(['conveyor: queue "mial" has no settings to delete']);
+    expect(JSON.parse(ok(await cli("queues", "limit", "mial", "--concurrency", "2", "--json")))).toMatchObject({ queue: "mial", concurrencyLimit: 2 });
+    expect(JSON.parse(ok(await cli("queues", "delete", "mial", "--json")))).toEqual({ queue: "mial", deleted: true });
+  });
+
   it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["queues", "limit", "mail"], /give --concurrency and\/or --rate/],
@@ -51,6 +62,7 @@ describe("conveyor queues pause|resume|limit", () => {
       [["queues", "limit", "mail", "--rate", "5/0"], /rateLimit\.intervalMs must be an integer from 1/],
       [["queues", "pause", "bad name"], /queue must be 1-128 characters/],
       [["queues", "resume"], /missing required argument 'queue'/],
+      [["queues", "delete", "bad name"], /queue must be 1-128 characters/],
     ];
     for (const [args, mentions] of cases) {
       const result = await cli(...args);
@@ -73,6 +85,17 @@ describe("conveyor tenants [limit]", () => {
       concurrencyLimit: null,
     });
     expect(JSON.parse(ok(await cli("tenants", "--json"))).items).toEqual([expect.objectContaining({ tenant: "acme", concurrencyLimit: null })]);
+  });
+
+  it("deletes a queue's settings, and says in one line when there are none", async () => {
+    expect(ok(await cli("queues", "pause", "mial"))).toBe("queue mial: paused\n");
+    expect(ok(await cli("queues", "delete", "mial"))).toBe("queue mial: settings deleted\n");
+    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain("mial");
+    const again = await cli("queues", "delete", "mial");
+    expect(again.code).not.toBe(0);
+    expect(stderrLines(again)).toEqual(['conveyor: queue "mial" has no settings to delete']);
+    expect(JSON.parse(ok(await cli("queues", "limit", "mial", "--concurrency", "2", "--json")))).toMatchObject({ queue: "mial", concurrencyLimit: 2 });
+    expect(JSON.parse(ok(await cli("queues", "delete", "mial", "--json")))).toEqual({ queue: "mial", deleted: true });
   });
 
   it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {

@@ -37,6 +37,27 @@ describe("problem+json", () => {
     }
   });
 
+  it("refuses with 415 a charset other than UTF-8 and a compressed body, rather than guess; accepts utf-8 and identity", async () => {
+    const body = JSON.stringify({ kind: "item", payload: { n: 1 } });
+    const count = async () => (await test.conveyor.pool.query(`SELECT count(*)::int AS n FROM "${test.schema}".jobs`)).rows[0].n as number;
+    const before = await count();
+    const post = (headers: Record<string, string>, payload: string | Buffer = body) =>
+      call(test.app, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: payload, headers: { "content-type": "application/json", ...headers } });
+    for (const contentType of ["application/json; charset=utf-16", "application/json;charset=ISO-8859-1", 'application/json; charset="utf-16le"']) {
+      const problem = expectProblem(await post({ "content-type": contentType }, Buffer.from(body, "utf16le")), 415, "UNSUPPORTED_MEDIA_TYPE");
+      expect(problem.detail).toMatch(/UTF-8/);
+    }
+    for (const encoding of ["gzip", "br", "identity, gzip", "x-custom"]) {
+      const response = await post({ "content-encoding": encoding });
+      expect(expectProblem(response, 415, "UNSUPPORTED_MEDIA_TYPE").detail).toMatch(/compressed/);
+      expect(response.headers["accept-encoding"]).toBe("identity");
+    }
+    expect(await count()).toBe(before);
+    for (const headers of [{ "content-type": "application/json; charset=utf-8" } as Record<string, string>, { "content-type": "application/json; charset=UTF-8" }, { "content-encoding": "identity" }]) {
+      expect((await post(headers)).statusCode, JSON.stringify(headers)).toBe(201);
+    }
+  });
+
   it("answers 503 when a request runs past the time limit (a row lock held elsewhere); the late result is dropped quietly", async () => {
     const logs = captureLogs();
     const app = await buildApp(test.conveyor, { logger: logs.logger, requestTimeoutMs: 500 });

@@ -176,12 +176,24 @@ describe("GET /v1/jobs", () => {
     expect(Object.keys(page.items[0]).sort()).toEqual(JOB_FIELDS);
   });
 
+  it("takes the integer limit as the query string's digits: ?limit=1000 and ?limit=1", async () => {
+    for (const limit of [1, 1000]) {
+      const response = await call(test.app, { url: `/v1/jobs?limit=${limit}`, key: test.keys.acme });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json.items.length).toBeLessThanOrEqual(limit);
+    }
+  });
+
   it("answers 400 for bad query parameters, naming them", async () => {
     const cases: Array<[string, string]> = [
       ["status=finished", "status"],
       ["limit=0", "limit"],
       ["limit=1001", "limit"],
       ["limit=ten", "limit"],
+      ["limit=2.5", "limit"],
+      ["limit=-1", "limit"],
+      ["limit=", "limit"],
+      ["limit=5&limit=6", "limit"],
       ["cursor=not-a-cursor", "cursor"],
       ["colour=red", ""],
       ["kind=%00", "kind"],

@@ -1,5 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_LIST_LIMIT } from "../../src/core/defaults.js";
 import { type ApiTest, call, createApiTest } from "./support.js";
 
 let test: ApiTest;
@@ -27,6 +28,7 @@ const OPERATIONS = [
   ["post", "/v1/queues/{name}/pause"],
   ["post", "/v1/queues/{name}/resume"],
   ["patch", "/v1/queues/{name}"],
+  ["delete", "/v1/queues/{name}"],
   ["patch", "/v1/tenants/{tenant}"],
   ["get", "/v1/workers"],
   ["get", "/v1/schedules"],
@@ -98,6 +100,17 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(document.paths["/v1/dead-letters/{id}/requeue"].post.responses)).toContain("201");
     const list = document.paths["/v1/jobs"].get;
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["cursor", "kind", "limit", "queue", "status", "tenant"]);
+    // A generated client sends `limit: 5`: the parameter is an integer with its real range, and the server takes "?limit=5".
+    expect(list.parameters.find((p: { name: string }) => p.name === "limit").schema).toMatchObject({ type: "integer", minimum: 1, maximum: MAX_LIST_LIMIT });
+    for (const [path, methods] of Object.entries<Record<string, { parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in !== "query") continue;
+          const digitsOnly = typeof parameter.schema.pattern === "string" && /\\d/.test(parameter.schema.pattern);
+          expect(digitsOnly, `${method} ${path} ?${parameter.name}: a number typed as a string`).toBe(false);
+        }
+      }
+    }
     const job = list.responses["200"].content["application/json"].schema.properties.items.items;
     expect(Object.keys(job.properties).sort()).toEqual(
       ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "uniqueKey", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),

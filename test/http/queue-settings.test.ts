@@ -33,6 +33,33 @@ describe("queue and tenant settings over HTTP", () => {
     expect(cleared.json).toMatchObject({ concurrencyLimit: 3, rateLimit: null });
   });
 
+  it("deletes the settings a pause or PATCH created on a queue with no jobs (a mistyped name), and 404s when there are none", async () => {
+    const typo = "mial";
+    expect((await call(test.app, { method: "POST", url: `/v1/queues/${typo}/pause`, key: test.keys.admin })).statusCode).toBe(200);
+    expect((await call(test.app, { method: "PATCH", url: `/v1/queues/${typo}`, key: test.keys.admin, body: { concurrency: 1 } })).statusCode).toBe(200);
+    expect((await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items.map((q: { queue: string }) => q.queue)).toContain(typo);
+
+    expectProblem(await call(test.app, { method: "DELETE", url: `/v1/queues/${typo}`, key: test.keys.acme }), 403, "FORBIDDEN");
+    const deleted = await call(test.app, { method: "DELETE", url: `/v1/queues/${typo}`, key: test.keys.admin });
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    expect(deleted.body).toBe("");
+    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain(typo);
+    expect((await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items.map((q: { queue: string }) => q.queue)).not.toContain(typo);
+
+    const again = expectProblem(await call(test.app, { method: "DELETE", url: `/v1/queues/${typo}`, key: test.keys.admin }), 404, "NOT_FOUND");
+    expect(again.detail).toBe('queue "mial" has no settings to delete');
+    expectProblem(await call(test.app, { method: "DELETE", url: "/v1/queues/bad%20name", key: test.keys.admin }), 400, "INVALID_PARAMETER");
+  });
+
+  it("deleting a used queue's settings resumes it and keeps its jobs", async () => {
+    const job = await test.conveyor.enqueue("item", { n: 1 }, { queue: "kept" });
+    await test.conveyor.pauseQueue("kept");
+    expect((await call(test.app, { method: "DELETE", url: "/v1/queues/kept", key: test.keys.admin })).statusCode).toBe(204);
+    const listed = (await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items;
+    expect(listed).toContainEqual(expect.objectContaining({ queue: "kept", paused: false, concurrencyLimit: null, counts: expect.objectContaining({ queued: 1 }) }));
+    expect((await test.conveyor.getJob(job.id))?.status).toBe("queued");
+  });
+
   it("caps a tenant", async () => {
     const response = await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.admin, body: { concurrency: 2 } });
     expect(response.statusCode).toBe(200);

@@ -1,4 +1,6 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../src/core/defaults.js";
 import { startApiServer, type ApiServer } from "../../src/http/server.js";
 import { type ApiTest, createApiTest, expectNoInternals, silent } from "./support.js";
 
@@ -82,5 +84,81 @@ describe("over a real port", () => {
     expect(((await (await request("/openapi.json")).json()) as { openapi: string }).openapi).toBe("3.1.0");
     expect((await request("/docs")).headers.get("content-type")).toMatch(/^text\/html/);
     expect(await (await request("/metrics")).text()).toContain("conveyor_http_requests_total");
+  });
+});
+
+/** Send raw bytes on a fresh connection; the answer's status, headers and body, read until the server closes or 2 s pass. */
+function rawRequest(bytes: string): Promise<{ status: number; headers: Record<string, string>; body: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, "127.0.0.1");
+    let text = "";
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const [head = "", body = ""] = text.split("\r\n\r\n", 2);
+      const [statusLine = "", ...lines] = head.split("\r\n");
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body, text });
+    };
+    const timer = setTimeout(done, 2_000);
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      // A keep-alive answer is complete once its Content-Length bytes are in.
+      const split = text.indexOf("\r\n\r\n");
+      const length = /content-length: (\d+)/i.exec(text.slice(0, split))?.[1];
+      if (split >= 0 && length !== undefined && Buffer.byteLength(text.slice(split + 4)) >= Number(length)) done();
+    });
+    socket.on("close", done);
+    socket.on("error", (error: NodeJS.ErrnoException) => (error.code === "ECONNRESET" ? done() : reject(error)));
+    socket.write(bytes);
+  });
+}
+
+/** An RFC 9457 problem with a fixed message: status, media type, code, and none of `echoed` in it. */
+function expectRawProblem(answer: Awaited<ReturnType<typeof rawRequest>>, status: number, detail: RegExp, echoed: string): void {
+  expect(answer.status, answer.text.slice(0, 300)).toBe(status);
+  expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  const problem = JSON.parse(answer.body);
+  expect(problem).toMatchObject({ type: "about:blank", status, code: status === 408 ? "TIMEOUT" : "MALFORMED_REQUEST" });
+  expect(problem.detail).toMatch(detail);
+  expect(answer.text).not.toContain(echoed);
+  expectNoInternals(answer.text);
+}
+
+describe("requests the framework refuses before any route, over a raw socket", () => {
+  const get = (path: string, headers = "") => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`;
+
+  it("answers a path that is not percent-encoded UTF-8 with a 400 problem", async () => {
+    expectRawProblem(await rawRequest(get("/v1/jobs/%FF%FE")), 400, /not valid percent-encoded UTF-8/, "%FF%FE");
+  });
+
+  it("answers a path segment past the router's limit with a 414 problem, and checks shorter ones by their schema", async () => {
+    const long = "a".repeat(MAX_HTTP_PATH_SEGMENT_LENGTH + 1);
+    expectRawProblem(await rawRequest(get(`/v1/jobs/${long}`)), 414, new RegExp(`longer than ${MAX_HTTP_PATH_SEGMENT_LENGTH} characters`), long);
+    const response = await request(`/v1/jobs/${"a".repeat(101)}`, { key: test.keys.acme });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "INVALID_PARAMETER", errors: [{ path: "id", message: "must be a UUID" }] });
+  });
+
+  it("answers headers over Node's limit with a 431 problem", async () => {
+    const big = "b".repeat(20_000);
+    expectRawProblem(await rawRequest(get("/healthz", `X-Big: ${big}\r\n`)), 431, /headers are larger than the limit of \d+ bytes/, big);
+  });
+
+  it.each([
+    ["a Content-Length that is not a number", "Content-Length: abc\r\n\r\n{}", /Content-Length is not one whole number/],
+    ["two different Content-Lengths", "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", /Content-Length is not one whole number/],
+    ["Content-Length with chunked", "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", /must not come with Content-Length/],
+    ["a chunk size that is not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", /chunked request body is malformed/],
+  ])("answers %s with a 400 problem and closes the connection", async (_label, rest, detail) => {
+    const answer = await rawRequest(`POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${rest}`);
+    expectRawProblem(answer, 400, detail, "abc");
+    expect(answer.headers.connection).toBe("close");
+  });
+
+  it("answers bytes that are not HTTP with a 400 problem, and keeps serving", async () => {
+    expectRawProblem(await rawRequest("HELLO THERE\r\n\r\n"), 400, /not well-formed HTTP\/1\.1/, "HELLO");
+    expect((await request("/healthz")).status).toBe(200);
   });
 });

@@ -62,7 +62,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
                 <td class="num">
                   {entry.attempts} / {entry.maxAttempts}
                 </td>
-                <td title={entry.deadAt}>{ago(entry.deadAt)}</td>
+                <td title={entry.deadAt ?? undefined}>{ago(entry.deadAt)}</td>
               </tr>
             ))}
           </tbody>

@@ -121,7 +121,7 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
             <td class="num">
               {job.attempts} / {job.maxAttempts}
             </td>
-            <td title={job.createdAt}>{ago(job.createdAt)}</td>
+            <td title={job.createdAt ?? undefined}>{ago(job.createdAt)}</td>
           </tr>
         ))}
       </tbody>

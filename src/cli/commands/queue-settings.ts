@@ -34,7 +34,7 @@ function summary(settings: QueueSettings): string {
   return `queue ${settings.queue}: ${describeLimits({ ...settings, concurrencyLimit: settings.concurrency })}\n`;
 }
 
-/** `conveyor queues pause|resume|limit`: change a queue's settings (the library's pauseQueue, resumeQueue, setQueueLimits). */
+/** `conveyor queues pause|resume|limit|delete`: change a queue's settings (the library's pauseQueue, resumeQueue, setQueueLimits, deleteQueueSettings). */
 export function registerQueueSettings(queues: Command): void {
   // --schema and --json belong to `conveyor queues` (commander hands options
   // the parent knows to the parent, wherever they stand), so read them from there.
@@ -68,6 +68,20 @@ export function registerQueueSettings(queues: Command): void {
       return run(schema, json, ({ conveyor }) => conveyor.resumeQueue(queue));
     },
   );
+
+  common(
+    queues
+      .command("delete")
+      .description("delete a queue's settings: resume it and lift its limits (its jobs stay); undoes pause/limit on a mistyped name")
+      .argument("<queue>", "queue name"),
+  ).action((queue: string, _options: object, command: Command) => {
+    const { schema, json } = globals(command);
+    return withSession({ schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+      await conveyor.deleteQueueSettings(queue);
+      if (json) return printJson({ queue, deleted: true });
+      process.stdout.write(`queue ${queue}: settings deleted\n`);
+    });
+  });
 
   common(
     queues

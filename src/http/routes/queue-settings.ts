@@ -34,7 +34,9 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
       schema: {
         tags,
         operationId: "pauseQueue",
-        summary: "pause a queue (admin keys only): its jobs stay queued until resumed; running ones finish",
+        summary:
+          "pause a queue (admin keys only): its jobs stay queued until resumed; running ones finish. " +
+          "Creates the queue's settings if it has none, even before its first job (DELETE removes them)",
         security: BEARER_SECURITY,
         params,
         response: { ...ok("the queue's settings"), ...problemResponses(400, 401, 403, 503) },
@@ -70,7 +72,9 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
       schema: {
         tags,
         operationId: "setQueueLimits",
-        summary: "set a queue's concurrency cap and rate limit across all workers (admin keys only); null removes one",
+        summary:
+          "set a queue's concurrency cap and rate limit across all workers (admin keys only); null removes one. " +
+          "Creates the queue's settings if it has none, even before its first job (DELETE removes them)",
         security: BEARER_SECURITY,
         params,
         body: routeSchema(queueLimitsBody),
@@ -80,6 +84,27 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     async (request) => {
       requireAdmin(request);
       return queueSettingsJson(await conveyor.setQueueLimits(request.params.name, request.body));
+    },
+  );
+
+  app.delete<{ Params: z.output<typeof queueParams> }>(
+    "/queues/:name",
+    {
+      schema: {
+        tags,
+        operationId: "deleteQueueSettings",
+        summary:
+          "delete a queue's settings (admin keys only): it is resumed and its limits lifted, its jobs untouched; " +
+          "pausing or limiting a queue creates them, even before its first job",
+        security: BEARER_SECURITY,
+        params,
+        response: { 204: { description: "deleted", type: "null" }, ...problemResponses(400, 401, 403, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      requireAdmin(request);
+      await conveyor.deleteQueueSettings(request.params.name);
+      reply.code(204); // no body: Fastify sends an empty 204 for an undefined result
     },
   );
 

@@ -38,6 +38,16 @@ WITH saved AS (
 )
 SELECT ${QUEUE_SETTINGS_COLUMNS}, pg_notify($7, name)::text AS notified FROM saved`;
 
+/**
+ * Delete a queue's settings row: the queue is resumed and its limits lifted;
+ * its jobs are untouched. Wakes workers (NOTIFY with the queue's name). No
+ * row returned when the queue had no settings.
+ * $1 queue, $2 notification channel
+ */
+export const queueSettingsDelete = `
+WITH deleted AS (DELETE FROM {{schema}}.queue_settings WHERE name = $1 RETURNING name)
+SELECT name, pg_notify($2, name)::text AS notified FROM deleted`;
+
 /** Every queue that has settings. No parameters. */
 export const queueSettingsList = `
 SELECT ${QUEUE_SETTINGS_COLUMNS} FROM {{schema}}.queue_settings ORDER BY name`;
