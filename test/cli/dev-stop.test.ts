@@ -8,14 +8,15 @@
  * DATABASE_URL is unset: each run has its own directory and embedded server.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/embedded/postmaster.js";
-import { assertBuilt, CLI, REPO_ROOT, runCli, waitUntil } from "./support.js";
+import { assertBuilt, CLI, REPO_ROOT, runCli, stderrLines, waitUntil } from "./support.js";
 
 const directories: string[] = [];
 const started: ChildProcess[] = [];
@@ -42,13 +43,18 @@ afterAll(async () => {
   await Promise.all(directories.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+async function freshDirectory(): Promise<string> {
+  const cwd = await mkdtemp(join(tmpdir(), "conveyor-dev-stop-"));
+  directories.push(cwd);
+  // As root, PostgreSQL runs as the `postgres` OS user, which must reach the data directory.
+  await chmod(cwd, 0o755);
+  return cwd;
+}
+
 describe("conveyor dev on Ctrl-C with embedded PostgreSQL", () => {
   it("hands the running job back as interrupted, then stops the API, then PostgreSQL", async () => {
     assertBuilt();
-    const cwd = await mkdtemp(join(tmpdir(), "conveyor-dev-stop-"));
-    directories.push(cwd);
-    // As root, PostgreSQL runs as the `postgres` OS user, which must reach the data directory.
-    await chmod(cwd, 0o755);
+    const cwd = await freshDirectory();
     const indexUrl = pathToFileURL(join(REPO_ROOT, "dist", "src", "index.js")).href;
     await writeFile(
       join(cwd, "jobs.mjs"),
@@ -124,5 +130,38 @@ export default [defineJob({
     expect(job.status).toBe("queued");
     expect(job.attempts).toBe(0);
     expect(job.executions.map((execution) => execution.outcome)).toEqual(["interrupted"]);
+  }, 240_000);
+
+  it("stops the embedded server when it fails after starting it, and leaves it to be joined after SIGKILL", async () => {
+    const cwd = await freshDirectory();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const busyPort = (busy.address() as AddressInfo).port;
+    try {
+      // An error exit after PostgreSQL started: one line, non-zero, and the server is gone.
+      const failed = await runCli(["dev", "--port", String(busyPort), "--no-demo"], { cwd, env: embeddedEnv(), timeoutMs: 90_000 });
+      expect(failed.code).toBe(1);
+      expect(stderrLines(failed)).toEqual([`conveyor: port ${busyPort} on 127.0.0.1 is in use: pass --port <another>, or --port 0 for a free one`]);
+      expect(existsSync(join(cwd, ".conveyor", "postgres", "postmaster.pid"))).toBe(false);
+    } finally {
+      busy.close();
+    }
+
+    // SIGKILL gives the CLI no chance to stop its server: it keeps running, and the next command joins it.
+    const child = spawn(process.execPath, [CLI, "dev", "--port", "0", "--no-demo"], { cwd, env: embeddedEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    started.push(child);
+    let stdout = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    await waitUntil("the dev banner", () => child.exitCode === null && /^ {2}dashboard /m.test(stdout), 90_000);
+    const postmaster = postmasterPid(cwd);
+    postmasters.push(postmaster);
+    child.kill("SIGKILL");
+    await exited;
+    expect(isProcessAlive(postmaster)).toBe(true);
+    const joined = await runCli(["queues"], { cwd, env: { ...embeddedEnv(), CONVEYOR_LOG_LEVEL: "info" }, timeoutMs: 60_000 });
+    expect(joined.code, joined.stderr).toBe(0);
+    expect(joined.stderr).toContain("using the embedded PostgreSQL another Conveyor process started");
+    expect(postmasterPid(cwd)).toBe(postmaster);
   }, 240_000);
 });
