@@ -1,10 +1,32 @@
-/** Local date and time with seconds, e.g. "2025-01-31 14:03:07". */
+/**
+ * Local date and time with seconds and the zone, e.g. "2025-01-31 14:03:07
+ * UTC+01:00" ("UTC" when the browser's zone is UTC): the reader's clock may
+ * not be the servers' or the logs', so the zone is always shown.
+ */
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   const pad = (n: number) => String(n).padStart(2, "0");
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${clock(date)} ${zoneOf(date)}`;
+}
+
+/** "14:03:07 UTC+01:00": a time of day with its zone. */
+export function formatClock(date: Date): string {
+  return `${clock(date)} ${zoneOf(date)}`;
+}
+
+function clock(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** The browser's UTC offset at that moment (it changes with daylight saving): "UTC", "UTC+05:30", "UTC-04:00". */
+export function zoneOf(date: Date): string {
+  const offset = -date.getTimezoneOffset();
+  if (offset === 0) return "UTC";
+  const abs = Math.abs(offset);
+  return `UTC${offset > 0 ? "+" : "-"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
 }
 
 /** A duration for people: 850 ms, 4.2 s, 3 min 5 s, 2 h 10 min, 3 d 4 h. */

@@ -29,6 +29,9 @@ export interface QueueStatsJson {
   queue: string;
   counts: Record<"queued" | "running" | "retrying" | "succeeded" | "cancelled" | "dead", number>;
   oldestReadyAgeMs: number | null;
+  paused: boolean;
+  concurrencyLimit: number | null;
+  rateLimit: { count: number; intervalMs: number } | null;
 }
 
 export interface WorkerJson {

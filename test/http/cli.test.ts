@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { type AddressInfo, createServer, type Server } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -91,7 +92,9 @@ describe("conveyor keys and conveyor api", () => {
     expect((await get("/v1/jobs", adminKey!)).status).toBe(200);
 
     const listed = await cli("keys", "list", "--schema", schema, "--json");
-    const records = listed.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(listed.code, listed.stderr).toBe(0);
+    // One JSON document, { items: [...] }, like every other list.
+    const records = JSON.parse(listed.stdout).items;
     expect(records.map((record: { tenant: string; admin: boolean }) => [record.tenant, record.admin])).toEqual([
       ["acme", false],
       ["default", true],
@@ -113,7 +116,14 @@ describe("conveyor keys and conveyor api", () => {
   }, 60_000);
 
   it("refuses bad arguments with one line on stderr", async () => {
+    const busy: Server = createServer();
+    await new Promise<void>((resolveListen) => busy.listen(0, "127.0.0.1", resolveListen));
+    const busyPort = (busy.address() as AddressInfo).port;
     const cases = [
+      {
+        args: ["api", "--port", String(busyPort), "--jobs", EXAMPLE_JOBS, "--schema", schema],
+        mentions: new RegExp(`^conveyor: port ${busyPort} on 127\\.0\\.0\\.1 is in use: pass --port <another>, or --port 0 for a free one$`),
+      },
       { args: ["keys", "revoke", "not-a-uuid", "--schema", schema], mentions: /id must be a UUID/ },
       { args: ["keys", "revoke", "0190f5c2-0000-7000-8000-000000000000", "--schema", schema], mentions: /not found/ },
       { args: ["keys", "create", "--tenant", "", "--schema", schema], mentions: /tenant/ },
@@ -127,5 +137,6 @@ describe("conveyor keys and conveyor api", () => {
       expect(lines, result.stderr).toHaveLength(1);
       expect(lines[0]).toMatch(mentions);
     }
+    busy.close();
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { zoneOf } from "../format.js";
 import type { ThroughputMinuteJson } from "../types.js";
 
 const WIDTH = 720;
@@ -39,7 +40,7 @@ export function ThroughputChart({ minutes }: { minutes: ThroughputMinuteJson[] }
           const width = Math.max(1, step - 2);
           return (
             <g key={m.minute}>
-              <title>{`${new Date(m.minute).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}: ${m.enqueued} enqueued, ${m.succeeded} succeeded, ${m.failed} failed`}</title>
+              <title>{`${new Date(m.minute).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} ${zoneOf(new Date(m.minute))}: ${m.enqueued} enqueued, ${m.succeeded} succeeded, ${m.failed} failed`}</title>
               <rect class="bar-ok" x={x} width={width} y={y(m.succeeded)} height={y(0) - y(m.succeeded)} />
               <rect class="bar-failed" x={x} width={width} y={y(m.succeeded + m.failed)} height={y(m.succeeded) - y(m.succeeded + m.failed)} />
             </g>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact";
 import type { ApiError } from "../api.js";
-import { between, formatTime, prettyJson } from "../format.js";
-import type { ErrorJson, ExecutionJson } from "../types.js";
+import { formatClock, prettyJson } from "../format.js";
+import type { ErrorJson } from "../types.js";
 
 // Everything attacker-controlled (payloads, error names and messages, kinds,
 // queues, tenants, worker ids) is rendered as a text child: Preact sets it
@@ -69,37 +69,8 @@ export function Facts({ items }: { items: Array<[string, ComponentChildren]> }) 
   );
 }
 
-/** Every attempt, oldest first: who ran it, when, how it ended, and why. */
-export function Timeline({ attempts }: { attempts: ExecutionJson[] }) {
-  if (attempts.length === 0) return <p class="muted">No attempts yet.</p>;
-  return (
-    <ol class="timeline" data-testid="timeline">
-      {attempts.map((attempt) => (
-        <li key={attempt.id} class={`attempt attempt-${attempt.outcome.replace(/[^a-z_]/g, "")}`}>
-          <div class="attempt-head">
-            <span class="attempt-number">Attempt {attempt.attempt}</span>
-            <Badge value={attempt.outcome} />
-            <span class="muted">{between(attempt.startedAt, attempt.finishedAt)}</span>
-          </div>
-          <div class="attempt-body">
-            <span>
-              worker <code>{attempt.workerId}</code>
-            </span>
-            <span>
-              {formatTime(attempt.startedAt)} → {attempt.finishedAt ? formatTime(attempt.finishedAt) : "…"}
-            </span>
-            {attempt.error ? (
-              <span>
-                <StoredError error={attempt.error} />
-              </span>
-            ) : null}
-          </div>
-        </li>
-      ))}
-    </ol>
-  );
-}
-
-export function Updated({ at }: { at: Date | null }) {
-  return <span class="updated muted">{at ? `updated ${at.toLocaleTimeString()}` : "loading…"}</span>;
+/** When the page last loaded; "loading…" only before the first answer, and nothing while an error is shown instead. */
+export function Updated({ at, error }: { at: Date | null; error: ApiError | null }) {
+  if (!at && error) return null;
+  return <span class="updated muted">{at ? `updated ${formatClock(at)}` : "loading…"}</span>;
 }

@@ -4,7 +4,8 @@ import { ago, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import type { DeadLetterJson, Page } from "../types.js";
-import { Facts, JsonBlock, Notice, Problem, StoredError, Timeline, Updated } from "./common.js";
+import { Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Timeline } from "./timeline.js";
 
 const REFRESH_MS = 3_000;
 
@@ -21,7 +22,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
     <section>
       <header class="page-head">
         <h1>Dead letters{kind ? ` of ${kind}` : ""}</h1>
-        <Updated at={updatedAt} />
+        <Updated at={updatedAt} error={error} />
       </header>
       {kind ? (
         <p>
@@ -31,6 +32,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
       <Problem error={error} />
       {data && data.items.length === 0 ? <p class="muted">The dead-letter queue is empty.</p> : null}
       {data && data.items.length > 0 ? (
+        <div class="table-wrap">
         <table class="data" data-testid="dead-letters">
           <thead>
             <tr>
@@ -67,6 +69,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
             ))}
           </tbody>
         </table>
+        </div>
       ) : null}
       <nav class="pager">
         {cursor ? <a href={href("/dead-letters", { kind })}>← Newest</a> : null}

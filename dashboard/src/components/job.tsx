@@ -5,7 +5,8 @@ import { formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import type { JobWithExecutions } from "../types.js";
-import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Timeline, Updated } from "./common.js";
+import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Timeline } from "./timeline.js";
 import { JobOutput } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
@@ -57,7 +58,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
         <h1>
           {job.kind} <Badge value={job.status} />
         </h1>
-        <Updated at={updatedAt} />
+        <Updated at={updatedAt} error={error} />
       </header>
       <Problem error={error} />
       {action ? <Notice kind={action.kind}>{action.text}</Notice> : null}

@@ -4,24 +4,28 @@ import { ago, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import { JOB_STATUSES, type JobJson, type Page, type QueueStatsJson } from "../types.js";
-import { Badge, Problem, Updated } from "./common.js";
+import { Badge, Problem, StoredError, Updated } from "./common.js";
 import { ProgressHint } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 50;
 
-/** Jobs, newest first, filtered by status, kind and queue (kept in the URL); refreshed every 2 s. */
+/** Jobs, newest first, filtered by status, kind, queue and tenant (kept in the URL); refreshed every 2 s. */
 export function Jobs({ api, route }: { api: Api; route: Route }) {
   const filter = {
     status: route.params.get("status") ?? "",
     kind: route.params.get("kind") ?? "",
     queue: route.params.get("queue") ?? "",
+    tenant: route.params.get("tenant") ?? "",
     cursor: route.params.get("cursor") ?? "",
   };
   const { data, error, updatedAt } = usePoll(
-    () => api.get<Page<JobJson>>(`/v1/jobs${query({ status: filter.status, kind: filter.kind, queue: filter.queue, cursor: filter.cursor, limit: PAGE_SIZE })}`),
+    () =>
+      api.get<Page<JobJson>>(
+        `/v1/jobs${query({ status: filter.status, kind: filter.kind, queue: filter.queue, tenant: filter.tenant, cursor: filter.cursor, limit: PAGE_SIZE })}`,
+      ),
     REFRESH_MS,
-    [api, filter.status, filter.kind, filter.queue, filter.cursor],
+    [api, filter.status, filter.kind, filter.queue, filter.tenant, filter.cursor],
   );
   const choices = useChoices(api);
   const apply = (change: Partial<typeof filter>) => {
@@ -32,7 +36,7 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
     <section>
       <header class="page-head">
         <h1>Jobs</h1>
-        <Updated at={updatedAt} />
+        <Updated at={updatedAt} error={error} />
       </header>
       <form class="filters" onSubmit={(event) => event.preventDefault()} aria-label="filters">
         <label>
@@ -72,7 +76,16 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
             ))}
           </select>
         </label>
-        {filter.status || filter.kind || filter.queue ? (
+        <label>
+          Tenant
+          <input
+            name="tenant"
+            value={filter.tenant}
+            placeholder="any"
+            onChange={(event) => apply({ tenant: event.currentTarget.value.trim() })}
+          />
+        </label>
+        {filter.status || filter.kind || filter.queue || filter.tenant ? (
           <a class="button-link" href={href("/jobs")}>
             Clear filters
           </a>
@@ -91,6 +104,7 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
 function JobTable({ jobs }: { jobs: JobJson[] }) {
   if (jobs.length === 0) return <p class="muted">No jobs match.</p>;
   return (
+    <div class="table-wrap">
     <table class="data" data-testid="jobs">
       <thead>
         <tr>
@@ -100,6 +114,7 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
           <th>Tenant</th>
           <th>Status</th>
           <th class="num">Attempts</th>
+          <th>Last error</th>
           <th>Created</th>
         </tr>
       </thead>
@@ -121,11 +136,15 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
             <td class="num">
               {job.attempts} / {job.maxAttempts}
             </td>
+            <td class="clip" data-testid="last-error">
+              <StoredError error={job.lastError} />
+            </td>
             <td title={job.createdAt ?? undefined}>{ago(job.createdAt)}</td>
           </tr>
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 

@@ -4,7 +4,7 @@ import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import { JOB_STATUSES, type QueueStatsJson, type ThroughputMinuteJson, type WorkerJson } from "../types.js";
 import { ThroughputChart } from "./chart.js";
-import { Problem, Updated } from "./common.js";
+import { Badge, Problem, Updated } from "./common.js";
 
 const REFRESH_MS = 2_000;
 
@@ -14,7 +14,7 @@ interface OverviewData {
   minutes: ThroughputMinuteJson[];
 }
 
-/** Queues with counts by status, jobs per minute, and live workers; refreshed every 2 s. */
+/** Queues with counts by status and their limits (paused too), jobs per minute, and live workers; refreshed every 2 s. */
 export function Overview({ api }: { api: Api }) {
   const { data, error, updatedAt } = usePoll<OverviewData>(
     async () => {
@@ -32,7 +32,7 @@ export function Overview({ api }: { api: Api }) {
     <section>
       <header class="page-head">
         <h1>Overview</h1>
-        <Updated at={updatedAt} />
+        <Updated at={updatedAt} error={error} />
       </header>
       <Problem error={error} />
       {data ? (
@@ -52,6 +52,7 @@ export function Overview({ api }: { api: Api }) {
 function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
   if (queues.length === 0) return <p class="muted">No jobs yet. Enqueue one through the API or `conveyor jobs enqueue`.</p>;
   return (
+    <div class="table-wrap">
     <table class="data" data-testid="queues">
       <thead>
         <tr>
@@ -62,6 +63,7 @@ function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
             </th>
           ))}
           <th class="num">Oldest waiting</th>
+          <th>Limits</th>
         </tr>
       </thead>
       <tbody>
@@ -76,16 +78,35 @@ function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
               </td>
             ))}
             <td class="num">{queue.oldestReadyAgeMs === null ? <span class="muted">—</span> : formatDuration(queue.oldestReadyAgeMs)}</td>
+            <td data-testid="limits">
+              <QueueLimits queue={queue} />
+            </td>
           </tr>
         ))}
       </tbody>
     </table>
+    </div>
+  );
+}
+
+/** What `conveyor queues` shows in LIMITS: paused, a cap on jobs running at once, a claim rate. */
+function QueueLimits({ queue }: { queue: QueueStatsJson }) {
+  const limits = [
+    ...(queue.concurrencyLimit !== null ? [`${queue.concurrencyLimit} at once`] : []),
+    ...(queue.rateLimit ? [`${queue.rateLimit.count} per ${formatDuration(queue.rateLimit.intervalMs)}`] : []),
+  ];
+  if (!queue.paused && limits.length === 0) return <span class="muted">none</span>;
+  return (
+    <>
+      {queue.paused ? <Badge value="paused" /> : null} {limits.join(", ")}
+    </>
   );
 }
 
 function WorkerTable({ workers }: { workers: WorkerJson[] }) {
   if (workers.length === 0) return <p class="muted">No live workers. Start one with `conveyor worker --jobs …`.</p>;
   return (
+    <div class="table-wrap">
     <table class="data" data-testid="workers">
       <thead>
         <tr>
@@ -126,5 +147,6 @@ function WorkerTable({ workers }: { workers: WorkerJson[] }) {
         ))}
       </tbody>
     </table>
+    </div>
   );
 }

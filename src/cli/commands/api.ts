@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { listenApi } from "../api-server.js";
 import { port, positiveInt } from "../parse.js";
 import { untilSignal, withSession } from "../session.js";
 
@@ -26,9 +27,7 @@ export function registerApi(program: Command): void {
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: ApiCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, async ({ conveyor, log, jobs }) => {
-        // Loaded here so the other commands (workers above all) never load Fastify.
-        const { startApiServer } = await import("../../http/server.js");
-        const server = await startApiServer(conveyor, {
+        const server = await listenApi(conveyor, {
           port: options.port,
           host: options.host,
           bodyLimit: options.bodyLimit,

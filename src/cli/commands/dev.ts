@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import type { Logger } from "pino";
 import type { Conveyor } from "../../client/conveyor.js";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { ConfigError } from "../../core/errors.js";
+import { listenApi } from "../api-server.js";
 import { devAdminKey } from "../dev-admin-key.js";
 import { EXAMPLE_JOBS } from "../examples.js";
 import { port, positiveInt } from "../parse.js";
@@ -51,13 +51,7 @@ export function registerDev(program: Command): void {
           log: log.child({ component: "webhook-receiver" }),
         });
         try {
-          const { startApiServer } = await import("../../http/server.js");
-          const server = await startApiServer(conveyor, { port: options.port, host: options.host }).catch((error: unknown) => {
-            if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-              throw new ConfigError(`port ${options.port} on ${options.host} is in use: pass --port <another>, or --port 0 for a free one`);
-            }
-            throw error;
-          });
+          const server = await listenApi(conveyor, { port: options.port, host: options.host });
           try {
             const admin = await devAdminKey(conveyor, process.env.CONVEYOR_ADMIN_KEY);
             if (options.demo && options.jobs === EXAMPLE_JOBS) await enqueueDemo(conveyor, log, receiver.url);

@@ -122,15 +122,20 @@ export function registerJobs(program: Command): void {
 
   jobs
     .command("cancel")
-    .description("cancel a job: at once when queued or retrying, at the next heartbeat when running")
+    .description(
+      "cancel a job: at once when queued or retrying, at the next heartbeat when running; a finished job is left as it is (exit 1). " +
+        '--json prints { "outcome": "cancelled" | "cancel_requested" | "already_terminal", "job": … }',
+    )
     .argument("<id>", "job id", uuid)
     .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         const { outcome, job } = await conveyor.cancel(id);
+        // With --json the outcome is printed whatever it is; the exit code is the same as without it.
+        if (options.json) printJson({ outcome, job: jobJson(job) });
         if (outcome === "already_terminal") throw new ConflictError(`job ${job.id} is already ${job.status}; nothing changed`);
-        if (options.json) return printJson({ outcome, job: jobJson(job) });
+        if (options.json) return;
         process.stdout.write(
           outcome === "cancelled"
             ? `cancelled ${job.id}\n`

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { ApiKeys, type ApiKeyRecord } from "../../client/api-keys.js";
 import { DEFAULT_SCHEMA, DEFAULT_TENANT } from "../../core/defaults.js";
 import { withSession } from "../session.js";
+import { printJson } from "../table.js";
 
 /** `conveyor keys create|list|revoke`: API keys for the HTTP API. */
 export function registerKeys(program: Command): void {
@@ -34,14 +35,11 @@ export function registerKeys(program: Command): void {
     .command("list")
     .description("list API keys (prefix, tenant, admin, created, last used, revoked)")
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
-    .option("--json", "print JSON lines instead of a table", false)
+    .option("--json", 'print { "items": [...] } instead of a table, as every other list', false)
     .action(async (options: { schema: string; json: boolean }) => {
       await withApiKeys(options.schema, async (apiKeys) => {
         const records = await apiKeys.list();
-        if (options.json) {
-          for (const record of records) process.stdout.write(`${JSON.stringify(recordJson(record))}\n`);
-          return;
-        }
+        if (options.json) return printJson({ items: records.map(recordJson) });
         process.stdout.write(table(records));
       });
     });
