@@ -3,6 +3,8 @@
 // error: a public type that silently became `any` leaves the directive
 // unused, which is itself an error, so the compile fails.
 import { Conveyor, defineJob, type JobStatus } from "conveyor-jobs";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "conveyor-jobs/embedded";
+import { buildApp, type ConveyorApp } from "conveyor-jobs/http";
 import { z } from "zod";
 
 export const resizeImage = defineJob({
@@ -36,3 +38,9 @@ export async function enqueueAndRead(conveyor: Conveyor): Promise<JobStatus | un
   void count;
   return job.status;
 }
+
+// The other entry points' types load and check too (Fastify's among them).
+export const entryPoints: [(conveyor: Conveyor) => Promise<ConveyorApp>, () => Promise<EmbeddedPostgres>] = [
+  (conveyor) => buildApp(conveyor),
+  () => startEmbeddedPostgres(),
+];
