@@ -1,6 +1,19 @@
+import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 
+const source = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // The examples import the package by its name. In tests that name means
+    // the source, so an example's definitions and errors are the same module
+    // instances the tests import (a class from dist would fail `instanceof`).
+    alias: [
+      { find: /^conveyor-jobs$/, replacement: source("./src/index.ts") },
+      { find: /^conveyor-jobs\/http$/, replacement: source("./src/http/index.ts") },
+      { find: /^conveyor-jobs\/embedded$/, replacement: source("./src/embedded/embedded-postgres.ts") },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     // The chaos suite has its own config and command (`npm run test:chaos`).

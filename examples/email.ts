@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { defineJob, PermanentError } from "../src/index.js";
+import { defineJob, PermanentError } from "conveyor-jobs";
 
 /** Where the example "sends" mail: one .eml file per message, so it works on any machine. */
 export const OUTBOX_DIR = join(process.cwd(), ".conveyor", "outbox");

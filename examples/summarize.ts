@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineJob } from "../src/index.js";
+import { defineJob } from "conveyor-jobs";
 
 /**
  * Summarise a text: word and sentence counts, reading time and the most

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { z } from "zod";
-import { defineJob, PermanentError } from "../src/index.js";
+import { defineJob, PermanentError } from "conveyor-jobs";
 
 /**
  * Where the signing secret comes from. Keep secrets out of payloads: payloads

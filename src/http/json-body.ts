@@ -91,7 +91,8 @@ function checkJsonText(text: string): void {
     const first = token.charCodeAt(0);
     if (first === 0x5b || first === 0x7b) {
       // [ or {
-      if (++depth > MAX_BODY_DEPTH) refuse(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+      // The limit users know is the payload's; the body's slack is an internal detail.
+      if (++depth > MAX_BODY_DEPTH) refuse(`request body nests too deep for any payload (a payload nests at most ${MAX_PAYLOAD_DEPTH} levels)`);
     } else if (first === 0x5d || first === 0x7d) {
       depth--;
     } else if (first === 0x22) {

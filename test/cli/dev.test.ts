@@ -65,6 +65,16 @@ describe("conveyor dev", () => {
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(await page.text()).toMatch(/<div id="app"><\/div>/);
 
+    // The banner names the interactive docs and the OpenAPI document for what each one is.
+    expect(server.stdout).toMatch(new RegExp(`^ {2}API docs +${url}/docs {2}\\(interactive, Swagger UI\\)$`, "m"));
+    expect(server.stdout).toMatch(new RegExp(`^ {2}OpenAPI +${url}/openapi\\.json {2}\\(the OpenAPI 3\\.1 document\\)$`, "m"));
+    const docs = await fetch(`${url}/docs`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get("content-type")).toMatch(/^text\/html/);
+    const openapi = await fetch(`${url}/openapi.json`);
+    expect(openapi.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await openapi.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+
     // The demo jobs run: emails (one dead-lettered), a summary, and two webhooks to the local receiver.
     const finished = await waitUntil(
       "the demo jobs to finish",

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /**
- * Node 20 cannot run TypeScript, so child processes import the build.
+ * Child processes import the build, the JavaScript users run.
  * `npm test` builds first; running vitest alone needs `npm run build`.
  */
 export function requireBuild(relativePath: string): string {

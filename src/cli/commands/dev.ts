@@ -62,7 +62,9 @@ export function registerDev(program: Command): void {
             process.stdout.write(
               banner([
                 ["dashboard", `${server.url}/#key=${admin.key}`],
-                ["API", `${server.url}/v1  (OpenAPI: ${server.url}/docs)`],
+                ["API", `${server.url}/v1`],
+                ["API docs", `${server.url}/docs  (interactive, Swagger UI)`],
+                ["OpenAPI", `${server.url}/openapi.json  (the OpenAPI 3.1 document)`],
                 ["admin key", `${admin.key}  (${admin.source})`],
                 ["database", database === "env" ? "DATABASE_URL" : "embedded PostgreSQL, data in .conveyor/postgres"],
                 ["webhooks", `${receiver.url}/hooks/<name>, saved in .conveyor/webhooks/`],

@@ -1,0 +1,46 @@
+// Compiled in a fresh app that installed the packed package (see
+// packed-app.test.ts), under `strict`. Each `@ts-expect-error` must meet an
+// error: a public type that silently became `any` leaves the directive
+// unused, which is itself an error, so the compile fails.
+import { Conveyor, defineJob, type JobStatus } from "conveyor-jobs";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "conveyor-jobs/embedded";
+import { buildApp, type ConveyorApp } from "conveyor-jobs/http";
+import { z } from "zod";
+
+export const resizeImage = defineJob({
+  kind: "image.resize",
+  schema: z.object({ url: z.url(), width: z.number().int() }),
+  handler({ payload }) {
+    const width: number = payload.width;
+    // @ts-expect-error the schema has no `height`: payload is inferred from it, not `any`
+    const height = payload.height;
+    // @ts-expect-error `url` is a string
+    const url: number = payload.url;
+    return { width, height, url };
+  },
+});
+
+export async function enqueueAndRead(conveyor: Conveyor): Promise<JobStatus | undefined> {
+  const { id } = await conveyor.enqueue(resizeImage, { url: "https://example.com/a.png", width: 640 });
+  // @ts-expect-error `width` must be a number
+  await conveyor.enqueue(resizeImage, { url: "https://example.com/a.png", width: "640" });
+  // @ts-expect-error `url` is required
+  await conveyor.enqueue(resizeImage, { width: 640 });
+
+  const job = await conveyor.getJob(id);
+  // @ts-expect-error getJob answers null for an unknown id
+  job.status;
+  if (!job) return undefined;
+  // @ts-expect-error `status` is a union of the job states, and "done" is none of them
+  if (job.status === "done") return undefined;
+  // @ts-expect-error a status is not a number
+  const count: number = job.status;
+  void count;
+  return job.status;
+}
+
+// The other entry points' types load and check too (Fastify's among them).
+export const entryPoints: [(conveyor: Conveyor) => Promise<ConveyorApp>, () => Promise<EmbeddedPostgres>] = [
+  (conveyor) => buildApp(conveyor),
+  () => startEmbeddedPostgres(),
+];
