@@ -29,7 +29,7 @@ export async function runWorkerUntilSignal(
   // Listen for the signals before the worker says it has started: a SIGTERM
   // sent as soon as "worker started" is read would otherwise meet the default
   // action and kill the process (seen in CI, a test signalling on that line).
-  const signalled = untilSignal(log, "shutting down gracefully");
+  const signalled = untilSignal(log, "shutting down gracefully", () => void worker.stop({ graceMs: 0 }));
   await worker.start();
   const metrics = metricsPort === undefined ? null : await serveMetrics(worker.metrics.registry, metricsPort);
   if (metrics) log.info({ port: metrics.port }, "worker metrics at /metrics");

@@ -49,14 +49,27 @@ export async function withSession<T>(options: SessionOptions, work: (session: Se
   }
 }
 
-/** Resolves on the first SIGTERM or SIGINT (then stops listening for them). */
-export function untilSignal(log: Logger, message: string): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first SIGTERM or SIGINT. Signals after it are not left to
+ * Node's default (an instant exit that would strand running jobs until their
+ * leases expire): the second calls `onRepeat` (a worker ends its grace period
+ * and hands its jobs back now), a third exits at once.
+ */
+export function untilSignal(log: Logger, message: string, onRepeat: () => void = () => {}): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let count = 0;
     const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, message);
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      resolve(signal);
+      count += 1;
+      if (count === 1) {
+        log.info({ signal }, message);
+        resolve(signal);
+      } else if (count === 2) {
+        log.warn({ signal }, "second signal: stopping now (running jobs are handed back); a third exits at once");
+        onRepeat();
+      } else {
+        log.warn({ signal }, "third signal: exiting at once");
+        process.exit(1);
+      }
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);

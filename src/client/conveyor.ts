@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { COPY_CHUNK_ROWS, COPY_MIN_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT } from "../core/defaults.js";
+import { settlesWithin } from "../core/deadline.js";
+import { COPY_CHUNK_ROWS, COPY_MIN_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
@@ -361,12 +362,23 @@ export class Conveyor {
     return new Worker(this, options);
   }
 
-  /** Send the wake-ups of jobs already enqueued, then close the pool if Conveyor created it. */
+  /**
+   * Send the wake-ups of jobs already enqueued, then close the pool if
+   * Conveyor created it. Resolves within `SHUTDOWN_CLEANUP_MS` whatever the
+   * network does (connections it could not close are left to the OS).
+   */
   async close(): Promise<void> {
-    // Wake-ups of jobs already enqueued go out first: a short-lived process
-    // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
-    await this.store.drainWakeUps();
-    if (this.options.ownsPool) await this.options.pool.end();
+    const closing = (async () => {
+      // Wake-ups of jobs already enqueued go out first: a short-lived process
+      // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
+      await this.store.drainWakeUps();
+      if (this.options.ownsPool) await this.options.pool.end();
+    })();
+    // A connection on a dead network can keep pool.end() waiting for the
+    // kernel's TCP timeouts; close() gives up on it after SHUTDOWN_CLEANUP_MS.
+    if (await settlesWithin(closing, SHUTDOWN_CLEANUP_MS)) return closing;
+    closing.catch(() => {});
+    this.logger.warn({ waitedMs: SHUTDOWN_CLEANUP_MS }, "closing the database connections took too long; left them to the operating system");
   }
 
   private definitionOf(job: AnyJobDefinition | string): AnyJobDefinition {

@@ -39,3 +39,37 @@ export class WakeSignal {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * A shutdown's grace period: `over` resolves when it ends. It can be
+ * shortened (a second signal) but not lengthened, and `end()` clears its
+ * timer, so a finished shutdown leaves nothing that keeps the process alive.
+ */
+export class GracePeriod {
+  readonly over: Promise<void>;
+  private resolve!: () => void;
+  private timer: NodeJS.Timeout | undefined;
+  private endsAt: number;
+
+  constructor(ms: number) {
+    this.over = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+    this.endsAt = performance.now() + ms;
+    this.timer = setTimeout(() => this.end(), ms);
+  }
+
+  /** End it within `ms` from now, if that is sooner than it would. */
+  shorten(ms: number): void {
+    const endsAt = performance.now() + ms;
+    if (endsAt >= this.endsAt) return;
+    this.endsAt = endsAt;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.end(), Math.max(0, ms));
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    this.resolve();
+  }
+}

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
 import type { AnyJobDefinition } from "../client/define-job.js";
-import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
+import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
@@ -25,7 +25,8 @@ import { Reclaimer } from "./reclaimer.js";
 import { createScheduler } from "./scheduler-setup.js";
 import type { CronScheduler } from "./scheduler.js";
 import { RunningJob } from "./running-job.js";
-import { sleep, WakeSignal } from "./wake-signal.js";
+import { settlesWithin } from "../core/deadline.js";
+import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 
 export type { WorkerOptions } from "./options.js";
 
@@ -58,6 +59,7 @@ export class Worker {
   private registryTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
+  private grace: GracePeriod | null = null;
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private readonly untrackActiveJobs: () => void;
 
@@ -147,13 +149,25 @@ export class Worker {
   }
 
   /**
-   * Graceful shutdown: stop claiming, wait up to `shutdownGraceMs` for
-   * running handlers, then abort the rest and hand their jobs back to the
-   * queue at once (recorded as `interrupted`, not counted as an attempt).
-   * Never marks a job failed. Safe to call more than once.
+   * Graceful shutdown: stop claiming, wait up to `graceMs` (default
+   * `shutdownGraceMs`) for running handlers, then abort the rest and hand
+   * their jobs back to the queue at once (recorded as `interrupted`, not
+   * counted as an attempt). Never marks a job failed. Bounded whatever the
+   * database does: resolves within the grace period plus
+   * `SHUTDOWN_CLEANUP_MS`; a job whose hand-back the database did not take
+   * by then comes back when its lease expires.
+   *
+   * Safe to call more than once. A call while a stop is under way may
+   * shorten its grace period (`stop({ graceMs: 0 })` ends it now, as a
+   * second SIGTERM does in `conveyor worker`), never lengthen it.
    */
   stop(options: { graceMs?: number } = {}): Promise<void> {
-    this.stopping ??= this.shutdown(options.graceMs ?? this.options.shutdownGraceMs);
+    const graceMs = options.graceMs ?? this.options.shutdownGraceMs;
+    if (this.stopping) {
+      this.grace?.shorten(graceMs);
+      return this.stopping;
+    }
+    this.stopping = this.shutdown(graceMs);
     return this.stopping;
   }
 
@@ -165,29 +179,42 @@ export class Worker {
       return;
     }
     this.state = "stopping";
-    await this.scheduler?.stop();
+    const grace = (this.grace = new GracePeriod(graceMs));
     this.workAvailable.notify();
     this.slotFreed.notify();
-    await this.loop;
-    await this.listener?.stop();
+    // Stop taking work. A claim or cron pass in flight on a dead network is
+    // not waited for past the grace period: what it claims is never started.
+    const intake = Promise.allSettled([this.scheduler?.stop(), this.loop, this.listener?.stop()]);
+    await Promise.race([intake, grace.over]);
     if (this.running.size > 0) {
       this.log.info({ running: this.running.size, graceMs }, "waiting for running jobs before shutdown");
-      await Promise.race([Promise.allSettled([...this.executions]), sleep(graceMs)]);
+      await Promise.race([Promise.allSettled([...this.executions]), grace.over]);
     }
+    grace.end();
     if (this.running.size > 0) {
       this.log.warn({ running: this.running.size }, "grace period over: aborting handlers and handing their jobs back");
       for (const running of this.running.values()) running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
     }
-    await Promise.allSettled([...this.executions]);
-    await this.writer.drain();
-    this.leases.stop();
-    await this.reclaimer.stop();
-    await this.pruner?.stop();
+    const cleanup = (async () => {
+      await Promise.allSettled([...this.executions]);
+      await this.writer.drain();
+      this.leases.stop();
+      await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), intake]);
+      await this.claimStore.close();
+      await this.store.workerDeregister(this.id).catch((error: unknown) => {
+        this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
+      });
+    })();
+    if (!(await settlesWithin(cleanup, SHUTDOWN_CLEANUP_MS))) {
+      this.log.warn(
+        { unfinished: this.running.size, waitedMs: SHUTDOWN_CLEANUP_MS },
+        "the database did not answer in time: stopped without it; jobs not handed back return when their leases expire",
+      );
+      this.leases.stop();
+      void this.reclaimer.stop();
+      void this.pruner?.stop();
+    }
     if (this.registryTimer) clearInterval(this.registryTimer);
-    await this.claimStore.close();
-    await this.store.workerDeregister(this.id).catch((error: unknown) => {
-      this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
-    });
     this.untrackActiveJobs();
     this.state = "stopped";
     this.log.info("worker stopped");

@@ -2,9 +2,13 @@
  * SIGTERM on a worker process: running handlers get the grace period to
  * finish and the process exits 0; a handler that ignores its signal past the
  * grace is abandoned, its job handed back at once (attempt not counted) and
- * finished by another worker.
+ * finished by another worker. A second SIGTERM ends the grace period at once:
+ * the handler is aborted, its job handed back (not left to its lease), and the
+ * process exits 0.
  */
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { JsonLinesProcess, REPO_ROOT } from "../helpers/child-process.js";
 import {
   FAST_LEASE_ARGS,
   killAllWorkers,
@@ -92,5 +96,45 @@ describe("worker process shutdown", () => {
 
     other.signal("SIGTERM");
     expect(await other.waitForExit(15_000)).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it("ends the grace period at a second SIGTERM: hands the job back as interrupted and exits 0", async () => {
+    const t = (current = await ledgerSchema());
+    const worker = spawnWorker({
+      databaseUrl: t.databaseUrl,
+      schema: t.schema,
+      args: [...FAST_LEASE_ARGS, "--concurrency", "2", "--shutdown-grace-ms", "60000"],
+    });
+    await worker.ready();
+    // Would run a minute; it stops when its signal aborts.
+    const [enqueued] = await t.conveyor.enqueueMany([{ job: "test.ledger", payload: { trackStart: true, sleepMs: 60_000 } }]);
+    const jobId = enqueued!.id;
+    await waitFor("the worker to start the job", async () => (await t.db.ledger({ pid: worker.pid, event: "start" })).length === 1, 20_000);
+
+    worker.signal("SIGTERM");
+    await worker.waitForLog("waiting for running jobs before shutdown", 10_000);
+    const secondAt = Date.now();
+    worker.signal("SIGTERM");
+    // Not killed by the signal (Node's default for an unhandled one), and far inside the 60 s grace.
+    expect(await worker.waitForExit(15_000)).toEqual({ code: 0, signal: null });
+    expect(Date.now() - secondAt).toBeLessThan(10_000);
+
+    const executions = await t.db.executions(jobId);
+    expect(executions.map((e) => ({ attempt: e.attempt, outcome: e.outcome }))).toEqual([{ attempt: 1, outcome: "interrupted" }]);
+    expect(await t.db.job(jobId)).toMatchObject({ status: "queued", attempts: 0 });
+  }, 60_000);
+
+  it("lets a program exit as soon as it has stopped its worker and closed the client", async () => {
+    const t = (current = await ledgerSchema());
+    const child = new JsonLinesProcess(resolve(REPO_ROOT, "test/fixtures/stop-and-exit.mjs"), [t.databaseUrl, t.schema]);
+    try {
+      expect(await child.next(30_000)).toEqual({ stopped: true });
+      const stoppedAt = Date.now();
+      // Nothing left to wait for: a timer of the grace period (30 s) or a pooled socket would hold the process.
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    } finally {
+      child.child.kill("SIGKILL");
+    }
   }, 60_000);
 });

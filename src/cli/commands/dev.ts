@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import type { Conveyor } from "../../client/conveyor.js";
+import type { Worker } from "../../worker/worker.js";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { listenApi } from "../api-server.js";
 import { devAdminKey } from "../dev-admin-key.js";
@@ -44,7 +45,8 @@ export function registerDev(program: Command): void {
         // Listen for Ctrl-C before anything starts: one that arrives during
         // startup then stops the stack as soon as it is up, instead of killing
         // the process halfway.
-        const stopSignal = untilSignal(log, "shutting down gracefully");
+        let worker: Worker | null = null;
+        const stopSignal = untilSignal(log, "shutting down gracefully", () => void worker?.stop({ graceMs: 0 }));
         const receiver = await startWebhookReceiver({
           secret: webhookSecret,
           dir: resolve(process.cwd(), ".conveyor", "webhooks"),
@@ -55,7 +57,7 @@ export function registerDev(program: Command): void {
           try {
             const admin = await devAdminKey(conveyor, process.env.CONVEYOR_ADMIN_KEY);
             if (options.demo && options.jobs === EXAMPLE_JOBS) await enqueueDemo(conveyor, log, receiver.url);
-            const worker = conveyor.worker({ concurrency: options.concurrency, shutdownGraceMs: 10_000, logger: log });
+            worker = conveyor.worker({ concurrency: options.concurrency, shutdownGraceMs: 10_000, logger: log });
             // A handler's stray promise rejecting after it returned must not take the whole stack down.
             process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection (ignored)"));
             await worker.start();
