@@ -102,7 +102,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
  * grace + this. Jobs not handed back by then come back when their leases
  * expire.
  */
-export const SHUTDOWN_CLEANUP_MS = 5_000;
+export const SHUTDOWN_CLEANUP_MS = 3_000;
 /** Worker: most jobs taken in one claim statement. */
 export const DEFAULT_CLAIM_BATCH_SIZE = 100;
 /**
