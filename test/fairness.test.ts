@@ -64,7 +64,7 @@ describe("the fast claim", () => {
     try {
       await client.query(`PREPARE fast_claim(text, int, text[], text[], float8, uuid[]) AS ${jobClaim.text}`);
       await client.query("SET plan_cache_mode = force_custom_plan");
-      const { rows } = await client.query(`EXPLAIN EXECUTE fast_claim('w', 10, '{work}', NULL, 60000, '${freshExecutionIds(10)}')`);
+      const { rows } = await client.query(`EXPLAIN EXECUTE fast_claim('w', 10, '{work}', NULL, 60000, '${freshExecutionIds(10, Date.now())}')`);
       const plan = rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n");
       expect(plan).toContain("jobs_ready_idx");
       expect(plan).toMatch(/InitPlan/);

@@ -220,7 +220,7 @@ describe("plans with many finished jobs", () => {
   it("the claim reads the ready index, never a scan of the jobs table", async () => {
     await fillWithFinishedJobs();
     for (const queues of [null, ["q1"]]) {
-      const nodes = await explain(bindQueries(test.schema).jobClaim.text, ["w", 100, ["noop"], queues, 60_000, freshExecutionIds(100)]);
+      const nodes = await explain(bindQueries(test.schema).jobClaim.text, ["w", 100, ["noop"], queues, 60_000, freshExecutionIds(100, Date.now())]);
       const onJobs = nodes.filter((node) => node["Relation Name"] === "jobs");
       expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
       expect(onJobs.map((node) => node["Index Name"]), JSON.stringify(onJobs)).toEqual(

@@ -150,7 +150,7 @@ describe("statements prepared once per connection", () => {
       if (stats === "after ANALYZE") await sql(t.conveyor, "ANALYZE {{schema}}.jobs, {{schema}}.job_executions");
       const queries = bindQueries(t.schema);
       // With them, the claim a worker over every queue prepares on its own connection (claim-store.ts).
-      const statements = { ...valuesFor(t.schema), jobClaimAllQueues: ["w2", 100, ["noop"], null, 60_000, freshExecutionIds(100)] };
+      const statements = { ...valuesFor(t.schema), jobClaimAllQueues: ["w2", 100, ["noop"], null, 60_000, freshExecutionIds(100, Date.now())] };
       for (const [name, values] of Object.entries(statements)) {
         const nodes = await genericPlan(name, queries[name as keyof typeof queries].text, values);
         expect(wholeScans(nodes), `${name} ${stats}: ${JSON.stringify(nodes)}`).toEqual([]);
@@ -184,7 +184,7 @@ describe("statements planned for their values", () => {
     [null, "jobClaimAllQueues", "force_generic_plan"],
   ] as const) {
     it(`a worker ${queues ? "bound to named queues" : "over every queue"} prepares ${statement} on a connection of its own, planned with ${mode}`, async () => {
-      const claims = new ClaimStore(t.conveyor.pool, t.schema, queues);
+      const claims = new ClaimStore(t.conveyor.pool, t.schema, queues, t.conveyor.clock);
       try {
         const names = await namesSent(() => claims.jobClaim("w3", 1, ["noop"], queues, 60_000), claims.pool);
         expect(names).toEqual([bindQueries(t.schema)[statement].name]);

@@ -8,6 +8,7 @@ import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/qu
 import { isJobStatus, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
 import { CronStore } from "../store/cron-store.js";
+import { DatabaseClock } from "../store/database-clock.js";
 import type { Pool, Queryable } from "../store/db.js";
 import { type JobInsertRow, JobStore } from "../store/job-store.js";
 import { withTransaction } from "../store/transaction.js";
@@ -66,12 +67,15 @@ export class Conveyor {
   readonly options: ResolvedConveyorOptions;
   /** The store: every statement Conveyor runs. Exposed for the CLI, HTTP layer and tests. */
   readonly store: JobStore;
+  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
+  readonly clock: DatabaseClock;
   private readonly retention: RetentionStore;
   private readonly limits: QueueLimits;
 
   constructor(options: ConveyorOptions) {
     this.options = resolveConveyorOptions(options);
     this.store = new JobStore(this.options.pool, this.options.schema);
+    this.clock = new DatabaseClock(this.options.pool, this.options.schema);
     this.retention = new RetentionStore(this.options.pool, this.options.schema);
     this.limits = new QueueLimits(this.options.pool, this.options.schema);
   }
@@ -107,7 +111,7 @@ export class Conveyor {
   async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const { tx, ...rest } = options;
-    const row = await prepareInsert(this.definitionOf(job), payload, rest);
+    const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.clock.now());
     return (await this.insertWithRetry([row], tx))[0]!;
   }
 
@@ -181,11 +185,12 @@ export class Conveyor {
 
   /** Validate and encode items [from, to), naming a bad one by its index in the whole call. */
   private async prepareRows(items: readonly EnqueueManyItem[], from: number, to: number): Promise<JobInsertRow[]> {
+    await this.clock.now(); // measured before the first id, then kept fresh in the background
     const rows: JobInsertRow[] = [];
     for (let index = from; index < to; index++) {
       const { job, payload, ...rest } = items[index]!;
       try {
-        rows.push(await prepareInsert(this.definitionOf(job), payload, rest));
+        rows.push(await prepareInsert(this.definitionOf(job), payload, rest, this.clock.nowKnown()));
       } catch (error) {
         if (error instanceof ValidationError) {
           throw new ValidationError(`jobs[${index}]: ${error.message}`, error.issues.map((i) => ({ ...i, path: `jobs.${index}.${i.path}` })));

@@ -61,6 +61,8 @@ export async function prepareInsert(
   definition: AnyJobDefinition,
   payload: unknown,
   options: Omit<EnqueueOptions, "tx">,
+  /** When the id is made, by the database's clock (DatabaseClock). */
+  nowMs: number,
 ): Promise<JobInsertRow> {
   const { runAt, delayMs } = options;
   if (runAt !== undefined && delayMs !== undefined) {
@@ -80,7 +82,7 @@ export async function prepareInsert(
   const unique = resolveUniqueOption(options.unique, options.priority !== undefined);
   const parsed = await validatePayload(definition.schema, payload, definition.kind);
   return {
-    id: uuidv7(),
+    id: uuidv7(nowMs),
     tenant,
     queue,
     kind: definition.kind,

@@ -208,6 +208,12 @@ export const MAX_CONCURRENCY_LIMIT = 1_000_000;
 export const MAX_RATE_LIMIT_COUNT = 1_000_000;
 /** Queue rate limit: the longest window accepted (one day; the column is an int of ms). */
 export const MAX_RATE_INTERVAL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How often a client re-measures the offset between its clock and the
+ * database server's (one tiny query), which its ids are made from
+ * (store/database-clock.ts): every minute.
+ */
+export const CLOCK_RESYNC_MS = 60_000;
 /** Worker: how often it re-reads which queues are limited and whether tenants have caps (one small query). */
 export const CLAIM_RESTRICTIONS_REFRESH_MS = 1_000;
 /**

@@ -1,5 +1,6 @@
 import { CLAIM_MIN_FRESH_IDS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
+import type { DatabaseClock } from "./database-clock.js";
 import { createPlanModePool, type Pool, type Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
 import { bindQueries, type BoundQuery } from "./queries.js";
@@ -26,8 +27,13 @@ export class ClaimStore {
   /** Fresh execution ids the next claim sends, at most its limit (see jobClaim). */
   private nextIds = Number.POSITIVE_INFINITY;
 
-  /** `queues`: the worker's, fixed for its life; null for every queue. */
-  constructor(base: Pool, schema: string, queues: readonly string[] | null) {
+  /** `queues`: the worker's, fixed for its life; null for every queue. `clock` makes the execution ids. */
+  constructor(
+    base: Pool,
+    schema: string,
+    queues: readonly string[] | null,
+    private readonly clock: DatabaseClock,
+  ) {
     const { jobClaim, jobClaimAllQueues } = bindQueries(schema);
     const allQueues = queues === null;
     this.pool = createPlanModePool(base, "conveyor-claims", allQueues ? "force_generic_plan" : "force_custom_plan");
@@ -35,7 +41,7 @@ export class ClaimStore {
   }
 
   async jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    const jobs = await runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs, Math.min(limit, this.nextIds));
+    const jobs = await runJobClaim(this.pool, this.claim, workerId, limit, kinds, queues, leaseMs, this.clock.nowKnown(), Math.min(limit, this.nextIds));
     // All it asked for: more may be waiting, so the next claim sends a full set.
     // Fewer: the ready jobs ran out, so the next sends ids for twice as many as this one took.
     this.nextIds = jobs.length === limit ? Number.POSITIVE_INFINITY : Math.max(CLAIM_MIN_FRESH_IDS, 2 * jobs.length);
@@ -49,7 +55,8 @@ export class ClaimStore {
 
 /**
  * Claim up to `limit` ready jobs with `claim` (sql/claims.ts jobClaim) on
- * `db`, sending `ids` fresh execution ids (the claim makes any more it needs).
+ * `db`, sending `ids` fresh execution ids made at `nowMs` (the claim makes
+ * any more it needs).
  */
 export async function runJobClaim(
   db: Queryable,
@@ -59,8 +66,9 @@ export async function runJobClaim(
   kinds: readonly string[],
   queues: readonly string[] | null,
   leaseMs: number,
+  nowMs: number,
   ids = limit,
 ): Promise<ClaimedJob[]> {
-  const { rows } = await runQuery(db, claim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(ids)]);
+  const { rows } = await runQuery(db, claim, [workerId, limit, kinds, queues, leaseMs, freshExecutionIds(ids, nowMs)]);
   return rows.map(rowToClaimedJob);
 }

@@ -314,7 +314,7 @@ export class JobStore {
 
   /** Claim up to `limit` ready jobs, planned for these values (a worker claims through its ClaimStore instead). */
   jobClaim(workerId: string, limit: number, kinds: readonly string[], queues: readonly string[] | null, leaseMs: number): Promise<ClaimedJob[]> {
-    return runJobClaim(this.pool, this.q.jobClaim, workerId, limit, kinds, queues, leaseMs);
+    return runJobClaim(this.pool, this.q.jobClaim, workerId, limit, kinds, queues, leaseMs, Date.now());
   }
 
   /** Renew leases; returns the jobs still held (with their cancel flag), renewed unless their row was busy. Missing ones were lost. */

@@ -1,5 +1,6 @@
 import { CLAIM_LOCK_TIMEOUT_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
+import type { DatabaseClock } from "./database-clock.js";
 import type { Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
 import { bindQueries, type Queries } from "./queries.js";
@@ -30,6 +31,8 @@ export class LimitedClaimStore {
   constructor(
     private readonly pool: Queryable,
     schema: string,
+    /** Makes the execution ids. */
+    private readonly clock: DatabaseClock,
   ) {
     this.q = bindQueries(schema);
   }
@@ -42,7 +45,7 @@ export class LimitedClaimStore {
       request.kinds,
       queue,
       request.leaseMs,
-      freshExecutionIds(request.limit),
+      freshExecutionIds(request.limit, this.clock.nowKnown()),
       CLAIM_LOCK_TIMEOUT_MS,
     ]);
     return rows.map(rowToClaimedJob);
@@ -59,7 +62,7 @@ export class LimitedClaimStore {
       request.kinds,
       request.queues,
       request.leaseMs,
-      freshExecutionIds(request.limit),
+      freshExecutionIds(request.limit, this.clock.nowKnown()),
       CLAIM_LOCK_TIMEOUT_MS,
     ]);
     return rows.map(rowToClaimedJob);

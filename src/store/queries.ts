@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
 import * as claims from "./sql/claims.js";
+import * as clock from "./sql/clock.js";
 import * as cron from "./sql/cron.js";
 import * as claimsLimited from "./sql/claims-limited.js";
 import * as deadLetters from "./sql/dead-letters.js";
@@ -19,6 +20,7 @@ import * as workers from "./sql/workers.js";
 const SOURCES = {
   ...jobs,
   ...claims,
+  ...clock,
   ...deadLetters,
   ...workers,
   ...apiKeys,

@@ -128,7 +128,7 @@ export class CronScheduler {
         const payload = JSON.stringify(schedule.payload);
         for (const tick of ticks) {
           rows.push({
-            id: uuidv7(),
+            id: uuidv7(now.getTime()), // the database's clock, as every id's
             tenant: schedule.tenant,
             queue: schedule.queue,
             kind: schedule.kind,

@@ -90,10 +90,10 @@ export class Worker {
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     const schema = conveyor.options.schema;
-    this.claimStore = new ClaimStore(conveyor.pool, schema, this.options.queues);
+    this.claimStore = new ClaimStore(conveyor.pool, schema, this.options.queues, conveyor.clock);
     this.claims = new ClaimChooser(
       this.claimStore,
-      new LimitedClaimStore(conveyor.pool, schema),
+      new LimitedClaimStore(conveyor.pool, schema, conveyor.clock),
       new QueueSettingsStore(conveyor.pool, schema),
       this.options.fairness,
       (cap) => {
@@ -123,6 +123,7 @@ export class Worker {
       throw error;
     }
     await this.register();
+    await this.conveyor.clock.now(); // execution ids follow the database's clock from the first claim on
     if (this.options.fairness === "tenant") await this.ensureTenantIndex();
     if (this.options.listen) {
       const config = (this.conveyor.pool as unknown as { options: pg.ClientConfig }).options;

@@ -29,9 +29,9 @@ describe("claim commits", () => {
   }
 
   const claims = [
-    ["the fast claim", "jobClaim", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10)]],
-    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10)]],
-    ["the limited queue's claim", "jobClaimFromLimitedQueue", "limited", ["w1", 10, ["k"], "limited", 60_000, freshExecutionIds(10)]],
+    ["the fast claim", "jobClaim", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10, Date.now())]],
+    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10, Date.now())]],
+    ["the limited queue's claim", "jobClaimFromLimitedQueue", "limited", ["w1", 10, ["k"], "limited", 60_000, freshExecutionIds(10, Date.now())]],
   ] as const;
 
   for (const [label, name, queue, values] of claims) {

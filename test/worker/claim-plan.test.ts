@@ -25,7 +25,7 @@ function nodes(node: PlanNode): PlanNode[] {
 /** The plan of the CTE that picks the rows to claim. */
 async function claimablePlan(t: TestConveyor): Promise<PlanNode> {
   const text = jobClaim.replaceAll("{{schema}}", `"${t.schema}"`);
-  const { rows } = await t.conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${text}`, ["w1", LIMIT, ["plan.a", "plan.b"], null, 60_000, freshExecutionIds(LIMIT)]);
+  const { rows } = await t.conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${text}`, ["w1", LIMIT, ["plan.a", "plan.b"], null, 60_000, freshExecutionIds(LIMIT, Date.now())]);
   const root = (rows[0]["QUERY PLAN"] as Array<{ Plan: PlanNode }>)[0]!.Plan;
   const cte = nodes(root).find((node) => node["Subplan Name"] === "CTE claimable");
   if (!cte) throw new Error(`no claimable CTE in the plan: ${JSON.stringify(root)}`);

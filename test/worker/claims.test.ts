@@ -27,7 +27,7 @@ let t: TestConveyor;
 let claims: ClaimStore;
 beforeAll(async () => {
   t = await createTestConveyor({ jobs: [noop], logger: silent });
-  claims = new ClaimStore(t.conveyor.pool, t.schema, null);
+  claims = new ClaimStore(t.conveyor.pool, t.schema, null, t.conveyor.clock);
 });
 afterAll(async () => {
   await claims?.close();
@@ -51,7 +51,7 @@ describe("claim restrictions", () => {
         return claims.jobClaim(...args);
       },
     } as ClaimStore;
-    const limited = new LimitedClaimStore(t.conveyor.pool, t.schema);
+    const limited = new LimitedClaimStore(t.conveyor.pool, t.schema, t.conveyor.clock);
     const chooser = new ClaimChooser(store, limited, settings, "off", () => {});
     const request = { workerId: "w", limit: 5, kinds: ["noop"], queues: null, leaseMs: 60_000 };
 
