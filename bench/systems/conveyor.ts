@@ -1,4 +1,4 @@
-import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor";
+import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor-jobs";
 import pino from "pino";
 import { z } from "zod";
 import { chunkRanges } from "../lib/chunks.js";

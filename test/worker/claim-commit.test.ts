@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLAIM_LOCK_TIMEOUT_MS } from "../../src/core/defaults.js";
 import { freshExecutionIds } from "../../src/store/execution-ids.js";
 import { bindQueries } from "../../src/store/queries.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "../helpers/database.js";
@@ -30,8 +31,13 @@ describe("claim commits", () => {
 
   const claims = [
     ["the fast claim", "jobClaim", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10, Date.now())]],
-    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10, Date.now())]],
-    ["the limited queue's claim", "jobClaimFromLimitedQueue", "limited", ["w1", 10, ["k"], "limited", 60_000, freshExecutionIds(10, Date.now())]],
+    ["the tenant-fair claim", "jobClaimFair", "default", ["w1", 10, ["k"], null, 60_000, freshExecutionIds(10, Date.now()), CLAIM_LOCK_TIMEOUT_MS]],
+    [
+      "the limited queue's claim",
+      "jobClaimFromLimitedQueue",
+      "limited",
+      ["w1", 10, ["k"], "limited", 60_000, freshExecutionIds(10, Date.now()), CLAIM_LOCK_TIMEOUT_MS],
+    ],
   ] as const;
 
   for (const [label, name, queue, values] of claims) {
