@@ -3,8 +3,9 @@
  * lock, a queue cap in one test and a tenant cap in the other, and stays
  * frozen well past its lease. The other workers must keep completing jobs
  * of the capped queue (tenant) and of the uncapped one the whole time, the
- * cap must never be exceeded, and after SIGCONT every job finishes and the
- * judge passes. Issue 29: a capped claim used to be BEGIN, lock the
+ * cap must never be exceeded, a second into the freeze the victim's
+ * backends must hold no cap lock (the server finished its claim), and after
+ * SIGCONT every job finishes and the judge passes. Issue 29: a capped claim used to be BEGIN, lock the
  * settings row FOR UPDATE, claim, COMMIT, four round trips with the lock
  * held between them, so a worker frozen inside one kept the lock (its
  * backend `idle in transaction`) and every other worker's capped claims,
@@ -127,7 +128,7 @@ async function freezeHoldingCapLock(r: ChaosRun, victim: CliProcess, application
       tries += 1;
       const seen = rows[0]!;
       if (seen.query.includes(scenario.claimFunction)) {
-        return { caught: true, how: `inside its one claim call (${seen.state})`, tries, ms: Date.now() - started };
+        return { caught: true, how: `in its one claim call (backend ${seen.state} as the probe read it)`, tries, ms: Date.now() - started };
       }
       await sleep(300);
       const { rows: still } = await probe.query<{ state: string; query: string }>(HOLDERS, [application, relation]);
@@ -192,11 +193,15 @@ describe("chaos: a worker frozen holding a cap's lock", () => {
         await sleep(1_500); // every worker busy in both classes
 
         const caught = await freezeHoldingCapLock(r, victim, application, scenario);
+        let heldWhileFrozen: Array<{ state: string; query: string }> = [];
         let frozenAt: Date;
         let resumedAt: Date;
         try {
           frozenAt = await dbNow(r);
           const until = Date.now() + FREEZE_MS;
+          // The server finishes a claim whatever its client does: a second into the freeze, the victim holds no cap lock.
+          await sleep(1_000);
+          heldWhileFrozen = await r.q<{ state: string; query: string }>(HOLDERS, [application, `${r.s}.${scenario.settingsTable}`]);
           while (Date.now() < until) {
             for (const w of others) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
             await sleep(500);
@@ -260,6 +265,7 @@ describe("chaos: a worker frozen holding a cap's lock", () => {
           expect(slice.capped, `capped jobs completed by the other workers in ${when}`).toBeGreaterThanOrEqual(MIN_PER_SLICE);
           expect(slice.free, `uncapped jobs completed by the other workers in ${when}`).toBeGreaterThanOrEqual(MIN_PER_SLICE);
         }
+        expect(heldWhileFrozen, "cap locks the frozen victim's backends still held a second into the freeze").toEqual([]);
         expect(peak, "capped attempts running at once").toBeLessThanOrEqual(CAP);
         expect(verdict.violations).toEqual([]);
         expect(r.logProblems()).toEqual([]);
