@@ -19,8 +19,8 @@ import { describe, expect, it } from "vitest";
 import { JsonLinesProcess, REPO_ROOT, requireBuild } from "../helpers/child-process.js";
 import { waitForProcessGone } from "../helpers/processes.js";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { DedicatedPostgres, type StopMode } from "./dedicated-postgres.js";
-import { type ChaosDatabase, ChaosRun, chaosFile, createChaosDatabase } from "./harness.js";
+import type { StopMode } from "./dedicated-postgres.js";
+import { type ChaosRun, chaosFile, onDedicatedServer } from "./harness.js";
 
 const JOBS = 200_000;
 /** The fault waits for the call's COPY statement number this (or later). */
@@ -125,28 +125,17 @@ describe("chaos: an enqueueMany by COPY loses its connection", () => {
   }, 120_000);
 
   it(`rejects with a DatabaseError, writes nothing and crashes nothing when PostgreSQL restarts mid-COPY (fast, immediate)`, async () => {
-    let server: DedicatedPostgres | null = null;
-    let database: ChaosDatabase | null = null;
-    let r: ChaosRun | null = null;
-    try {
-      server = await new DedicatedPostgres().start();
-      database = await createChaosDatabase(server.url);
-      r = await new ChaosRun("copy-restart", database.url).setup();
-      const run = r;
-      for (const mode of ["fast", "immediate"] as StopMode[]) {
-        const outcome = await copyUnderFault(run, () => server!.restartAfter(mode, 1_000));
-        console.log(
-          `[chaos] copy-restart (${mode}): server stopped in COPY statement ${outcome.statements} at row ${outcome.rowsBefore}; ` +
-            `${outcome.settled.event} after ${outcome.settled.ms} ms: ${outcome.settled.className}: ${outcome.settled.message}`,
-        );
-        expectTypedRejection(outcome);
-        const rows = await waitFor("the restarted server to answer", () => jobRows(run).then((n) => ({ n })), 30_000, 200);
-        expect(rows.n, "rows the rejected batch left").toBe(0);
-      }
-    } finally {
-      await r?.cleanup();
-      await database?.drop().catch(() => {});
-      await server?.cleanup();
+    await onDedicatedServer("copy-restart", async (run, server) => {
+    for (const mode of ["fast", "immediate"] as StopMode[]) {
+      const outcome = await copyUnderFault(run, () => server.restartAfter(mode, 1_000));
+      console.log(
+        `[chaos] copy-restart (${mode}): server stopped in COPY statement ${outcome.statements} at row ${outcome.rowsBefore}; ` +
+          `${outcome.settled.event} after ${outcome.settled.ms} ms: ${outcome.settled.className}: ${outcome.settled.message}`,
+      );
+      expectTypedRejection(outcome);
+      const rows = await waitFor("the restarted server to answer", () => jobRows(run).then((n) => ({ n })), 30_000, 200);
+      expect(rows.n, "rows the rejected batch left").toBe(0);
     }
+    });
   }, 180_000);
 });

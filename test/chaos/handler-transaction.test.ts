@@ -28,8 +28,8 @@
 import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { waitFor } from "../worker-processes/process-helpers.js";
-import { DedicatedPostgres, type StopMode } from "./dedicated-postgres.js";
-import { between, type ChaosDatabase, ChaosRun, chaosFile, createChaosDatabase, sleep, summary } from "./harness.js";
+import type { StopMode } from "./dedicated-postgres.js";
+import { between, type ChaosRun, chaosFile, onDedicatedServer, sleep, summary } from "./harness.js";
 
 const WORKERS = 3;
 const ARGS = ["--concurrency", "4", "--lease-ms", "10000", "--heartbeat-ms", "1000", "--reclaim-interval-ms", "500", "--poll-interval-ms", "100"];
@@ -121,58 +121,47 @@ describe("chaos: the connection under a handler's ctx.transaction dies", () => {
   }, 120_000);
 
   it("(b) survives PostgreSQL restarts (fast, immediate) with handler transactions open", async () => {
-    let server: DedicatedPostgres | null = null;
-    let database: ChaosDatabase | null = null;
-    let r: ChaosRun | null = null;
-    try {
-      server = await new DedicatedPostgres().start();
-      database = await createChaosDatabase(server.url);
-      r = await new ChaosRun("handler-transaction-restart", database.url).setup();
-      const run = r;
-      const workers = Array.from({ length: WORKERS }, () => run.spawn(ARGS));
-      await Promise.all(workers.map((w) => w.ready()));
-      let enqueued = 0;
-      const work = async (n: number) => {
-        await run.enqueue(
-          Array.from({ length: n }, () => ({
-            job: "chaos.work" as const,
-            payload: { sleepMs: between(0, 20), inTransaction: true, txIdleMs: between(100, 300) },
-          })),
-        );
-        enqueued += n;
-      };
-      await work(300);
-      const outages: string[] = [];
-      const modes: StopMode[] = ["fast", "immediate"];
-      for (const mode of modes) {
-        // Work in hand for every restart, however fast the machine drains.
-        const [ready] = await run.q<{ n: number }>(`SELECT count(*)::int AS n FROM ${run.s}.jobs WHERE status IN ('queued', 'retrying')`);
-        if (ready!.n < 100) await work(200);
-        // Restart while handler transactions are open.
-        const open = await waitFor(
-          "handler transactions open",
-          async () => {
-            for (const w of workers) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
-            const rows = await run.q<{ pid: number }>(IDLE_HANDLER_TRANSACTIONS);
-            return rows.length >= 2 ? rows.length : null;
-          },
-          30_000,
-          20,
-        );
-        const downAt = Date.now();
-        await server.restartAfter(mode, 1_000);
-        outages.push(`${mode} with ${open} handler transactions open, ${((Date.now() - downAt) / 1000).toFixed(1)} s`);
-        // Long enough for every worker to notice and reconnect.
-        await sleep(2_000);
-        expectAlive(workers);
-      }
-      expect((await run.statusCounts()).succeeded ?? 0).toBeLessThan(enqueued); // work was left after the last restart
-      await finish(run, workers, "handler-transaction (restart)", `2 restarts (${outages.join("; ")})`);
-    } finally {
-      await r?.cleanup();
-      await database?.drop().catch(() => {});
-      await server?.cleanup();
+    await onDedicatedServer("handler-transaction-restart", async (run, server) => {
+    const workers = Array.from({ length: WORKERS }, () => run.spawn(ARGS));
+    await Promise.all(workers.map((w) => w.ready()));
+    let enqueued = 0;
+    const work = async (n: number) => {
+      await run.enqueue(
+        Array.from({ length: n }, () => ({
+          job: "chaos.work" as const,
+          payload: { sleepMs: between(0, 20), inTransaction: true, txIdleMs: between(100, 300) },
+        })),
+      );
+      enqueued += n;
+    };
+    await work(300);
+    const outages: string[] = [];
+    const modes: StopMode[] = ["fast", "immediate"];
+    for (const mode of modes) {
+      // Work in hand for every restart, however fast the machine drains.
+      const [ready] = await run.q<{ n: number }>(`SELECT count(*)::int AS n FROM ${run.s}.jobs WHERE status IN ('queued', 'retrying')`);
+      if (ready!.n < 100) await work(200);
+      // Restart while handler transactions are open.
+      const open = await waitFor(
+        "handler transactions open",
+        async () => {
+          for (const w of workers) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
+          const rows = await run.q<{ pid: number }>(IDLE_HANDLER_TRANSACTIONS);
+          return rows.length >= 2 ? rows.length : null;
+        },
+        30_000,
+        20,
+      );
+      const downAt = Date.now();
+      await server.restartAfter(mode, 1_000);
+      outages.push(`${mode} with ${open} handler transactions open, ${((Date.now() - downAt) / 1000).toFixed(1)} s`);
+      // Long enough for every worker to notice and reconnect.
+      await sleep(2_000);
+      expectAlive(workers);
     }
+    expect((await run.statusCounts()).succeeded ?? 0).toBeLessThan(enqueued); // work was left after the last restart
+    await finish(run, workers, "handler-transaction (restart)", `2 restarts (${outages.join("; ")})`);
+    });
   }, 180_000);
 
   it("(c) survives idle_in_transaction_session_timeout ending handler transactions, poison jobs included", async () => {

@@ -13,6 +13,7 @@ import { Conveyor } from "../../src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type CliProcess, killAllWorkers, spawnWorker, waitFor } from "../worker-processes/process-helpers.js";
+import { DedicatedPostgres } from "./dedicated-postgres.js";
 import { FaultProxy } from "./fault-proxy.js";
 import { describeDuplicates, type JudgeOptions, judge, type Query, type Verdict } from "./judge.js";
 
@@ -343,4 +344,26 @@ function fileScenario(proxied: boolean): ProxiedChaosFile {
       return run;
     },
   };
+}
+
+/**
+ * Run `work` on a scenario run of its own, in a database of its own, on a
+ * PostgreSQL server of its own (a scenario that restarts the server must not
+ * restart everyone's). The run, the database and the server are stopped and
+ * removed afterwards, whatever happened.
+ */
+export async function onDedicatedServer<T>(name: string, work: (r: ChaosRun, server: DedicatedPostgres) => Promise<T>): Promise<T> {
+  let server: DedicatedPostgres | null = null;
+  let database: ChaosDatabase | null = null;
+  let run: ChaosRun | null = null;
+  try {
+    server = await new DedicatedPostgres().start();
+    database = await createChaosDatabase(server.url);
+    run = await new ChaosRun(name, database.url).setup();
+    return await work(run, server);
+  } finally {
+    await run?.cleanup();
+    await database?.drop().catch(() => {});
+    await server?.cleanup();
+  }
 }
