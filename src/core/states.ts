@@ -1,5 +1,5 @@
 /**
- * Job states. See the lifecycle in the README:
+ * Job states. See the lifecycle in docs/jobs.md:
  *
  *   queued ─▶ running ─▶ succeeded
  *     ▲         ├────▶ retrying ─(run_at ≤ now)─▶ running

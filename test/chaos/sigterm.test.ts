@@ -149,7 +149,7 @@ describe("chaos: SIGTERM", () => {
       );
       expect(job!.status).toBe("cancelled");
       expect(executions).toEqual([{ outcome: "cancelled" }]);
-      // The execution is recorded as a cancelled attempt, which counts (README: outcomes table).
+      // The execution is recorded as a cancelled attempt, which counts (docs/jobs.md: the job lifecycle table).
       expect(job!.attempts).toBe(1);
       expect(verdict.violations).toEqual([]);
     } finally {

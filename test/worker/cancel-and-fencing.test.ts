@@ -130,7 +130,7 @@ describe("cancellation and fencing", () => {
     try {
       const [a, b] = await Promise.all([conveyor.enqueue(held, {}), conveyor.enqueue(held, {})]);
       const [jobA, jobB] = await Promise.all([running(a.id), running(b.id)]);
-      // What a handler's transaction does to fence an effect (README): lock the job row, and keep it.
+      // What a handler's transaction does to fence an effect (docs/reliability.md, What is not promised): lock the job row, and keep it.
       await holder.query("BEGIN");
       await holder.query(`SELECT 1 FROM "${conveyor.options.schema}".jobs WHERE id = $1 FOR SHARE`, [a.id]);
       const heldLease = await leaseOf(a.id);
