@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { Batcher } from "../core/batcher.js";
 import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS } from "../core/defaults.js";
 import type { Job } from "../core/model.js";
 import type { AttemptEnd, JobStore } from "../store/job-store.js";
@@ -18,18 +19,25 @@ interface Pending<T> {
 
 type Success = { jobId: string; executionId: string; result: string | null };
 
+/** One outcome waiting to be written: a success, or any other end of an attempt. */
+type Outcome = { kind: "success"; pending: Pending<Success> } | { kind: "end"; pending: Pending<AttemptEnd> };
+
 /**
- * Writes attempt outcomes in batches: while one flush is in flight, new
- * outcomes queue up and go out together in the next, so a busy worker makes
- * one completion statement per round trip instead of one per job, and an
- * idle one adds no delay. Writes that fail because the database is away are
+ * Writes attempt outcomes in batches (core/batcher.ts): while one flush is
+ * in flight, new outcomes queue up and go out together in the next, so a
+ * busy worker makes one completion statement per round trip instead of one
+ * per job, and an idle one adds no delay. Writes that fail because the database is away are
  * retried with back-off until the job's lease would have expired (after that
  * another worker may own it, and the reclaim sweep takes over).
  */
 export class AttemptWriter {
-  private successes: Pending<Success>[] = [];
-  private ends: Pending<AttemptEnd>[] = [];
-  private flushing: Promise<void> | null = null;
+  // Each flush waits one macrotask turn first, so outcomes that finish
+  // together (a claimed batch of quick jobs) go out in one statement rather
+  // than one alone and the rest after it.
+  private readonly batcher = new Batcher<Outcome>(
+    (outcomes) => this.flush(outcomes),
+    () => new Promise<void>((resolve) => setImmediate(resolve)),
+  );
 
   constructor(
     private readonly store: JobStore,
@@ -38,41 +46,25 @@ export class AttemptWriter {
   ) {}
 
   complete(entry: Success, giveUpAt: number): Promise<WriteResult> {
-    return new Promise((resolve) => {
-      this.successes.push({ entry, giveUpAt, resolve });
-      this.kick();
-    });
+    return new Promise((resolve) => this.batcher.add({ kind: "success", pending: { entry, giveUpAt, resolve } }));
   }
 
   end(entry: AttemptEnd, giveUpAt: number): Promise<WriteResult> {
-    return new Promise((resolve) => {
-      this.ends.push({ entry, giveUpAt, resolve });
-      this.kick();
-    });
+    return new Promise((resolve) => this.batcher.add({ kind: "end", pending: { entry, giveUpAt, resolve } }));
   }
 
   /** Resolves once everything queued so far is written or given up. */
-  async drain(): Promise<void> {
-    while (this.flushing || this.successes.length > 0 || this.ends.length > 0) {
-      this.kick();
-      await this.flushing;
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+
+  private async flush(outcomes: Outcome[]): Promise<void> {
+    const successes: Pending<Success>[] = [];
+    const ends: Pending<AttemptEnd>[] = [];
+    for (const outcome of outcomes) {
+      if (outcome.kind === "success") successes.push(outcome.pending);
+      else ends.push(outcome.pending);
     }
-  }
-
-  private kick(): void {
-    if (this.flushing) return;
-    // Wait one macrotask turn before the first write, so outcomes that finish
-    // together (a claimed batch of quick jobs) go out in one statement
-    // rather than one alone and the rest after it.
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush()).finally(() => {
-      this.flushing = null;
-      if (this.successes.length > 0 || this.ends.length > 0) this.kick();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const successes = this.successes.splice(0);
-    const ends = this.ends.splice(0);
     await Promise.all([
       successes.length > 0 ? this.writeBatch("complete", successes, (batch) => this.writeSuccesses(batch)) : undefined,
       ends.length > 0 ? this.writeBatch("end", ends, (batch) => this.writeEnds(batch)) : undefined,
