@@ -2,50 +2,38 @@ import type { Logger } from "pino";
 import type { PruneResult } from "../client/prune.js";
 import { RETENTION_FIRST_SWEEP_MAX_MS } from "../core/defaults.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { Periodic } from "./periodic.js";
 
 /**
  * Every worker prunes old finished jobs and dead letters; there is no leader.
  * Concurrent prunes are safe and never wait on each other: each batch locks
- * its rows with SKIP LOCKED (see sql/retention.ts). Waits are jittered ±25% so
- * a fleet started together does not prune in lockstep. `stop()` ends a long
- * prune after the batch in flight.
+ * its rows with SKIP LOCKED (see sql/retention.ts). Runs on a jittered
+ * interval (Periodic). `stop()` ends a long prune after the batch in flight.
  */
 export class Pruner {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
   private readonly abort = new AbortController();
-  private sweeping: Promise<PruneResult> | null = null;
+  private readonly periodic: Periodic<PruneResult>;
 
   constructor(
     private readonly prune: (signal: AbortSignal) => Promise<PruneResult>,
     private readonly intervalMs: number,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.periodic = new Periodic(() => this.pruneAndReport(), intervalMs, (error) => {
+      this.metrics.databaseErrors.inc({ operation: "prune" });
+      this.log.warn({ err: (error as Error).message }, "prune failed; will retry");
+    });
+  }
 
   start(): void {
     // The first prune comes soon, so a worker that runs only briefly still prunes.
-    this.schedule(Math.min(this.intervalMs, RETENTION_FIRST_SWEEP_MAX_MS));
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.sweep()
-        .catch((error: unknown) => {
-          this.metrics.databaseErrors.inc({ operation: "prune" });
-          this.log.warn({ err: (error as Error).message }, "prune failed; will retry");
-        })
-        .finally(() => this.schedule(this.intervalMs));
-    }, delayMs * (0.75 + Math.random() * 0.5));
+    this.periodic.start(Math.min(this.intervalMs, RETENTION_FIRST_SWEEP_MAX_MS));
   }
 
   /** Prune now (one at a time: a call during a prune joins it); returns the rows deleted. */
   sweep(): Promise<PruneResult> {
-    this.sweeping ??= this.pruneAndReport().finally(() => {
-      this.sweeping = null;
-    });
-    return this.sweeping;
+    return this.periodic.runNow();
   }
 
   private async pruneAndReport(): Promise<PruneResult> {
@@ -58,10 +46,9 @@ export class Pruner {
     return result;
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+  /** Stop pruning: a prune in flight ends after its current batch. */
+  stop(): Promise<void> {
     this.abort.abort();
-    await this.sweeping?.catch(() => {});
+    return this.periodic.stop();
   }
 }

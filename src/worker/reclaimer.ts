@@ -2,48 +2,37 @@ import type { Logger } from "pino";
 import { RECLAIM_BATCH_SIZE } from "../core/defaults.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
+import { Periodic } from "./periodic.js";
 
 /**
  * Every worker sweeps for expired leases; there is no leader. Concurrent
  * sweeps are safe because each row is taken under FOR UPDATE SKIP LOCKED and
- * its expiry re-checked after locking (see jobReclaimExpired). The interval
- * is jittered ±25% so a fleet started together does not sweep in lockstep.
+ * its expiry re-checked after locking (see jobReclaimExpired). Runs on a
+ * jittered interval (Periodic).
  */
 export class Reclaimer {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-  private sweeping: Promise<number> | null = null;
+  private readonly periodic: Periodic<number>;
 
   constructor(
     private readonly store: JobStore,
     private readonly intervalMs: number,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.periodic = new Periodic(() => this.sweepAll(), intervalMs, (error) => {
+      this.metrics.databaseErrors.inc({ operation: "reclaim" });
+      this.log.warn({ err: (error as Error).message }, "reclaim sweep failed; will retry");
+    });
+  }
 
   start(): void {
     // First sweep soon after start: after a whole-fleet crash nobody else may be sweeping.
-    this.schedule(Math.min(this.intervalMs, 1_000));
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.sweep()
-        .catch((error: unknown) => {
-          this.metrics.databaseErrors.inc({ operation: "reclaim" });
-          this.log.warn({ err: (error as Error).message }, "reclaim sweep failed; will retry");
-        })
-        .finally(() => this.schedule(this.intervalMs * (0.75 + Math.random() * 0.5)));
-    }, delayMs);
+    this.periodic.start(Math.min(this.intervalMs, 1_000));
   }
 
   /** Reclaim every expired lease now, in batches; returns how many jobs were reclaimed. */
   sweep(): Promise<number> {
-    this.sweeping ??= this.sweepAll().finally(() => {
-      this.sweeping = null;
-    });
-    return this.sweeping;
+    return this.periodic.runNow();
   }
 
   private async sweepAll(): Promise<number> {
@@ -62,9 +51,7 @@ export class Reclaimer {
     }
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.sweeping?.catch(() => {});
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
