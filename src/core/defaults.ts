@@ -220,9 +220,9 @@ export const CLAIM_RESTRICTIONS_REFRESH_MS = 1_000;
  * Worker: fewest fresh execution ids a claim sends after a claim that found
  * fewer ready jobs than it asked for: it sends twice as many as that one took
  * (up to its limit), and makes its own for any row beyond them. After a claim
- * that got all it asked for, the next sends one per row of its limit. 200 ids
- * cost the worker about 0.1 ms, on an idle worker's path from enqueue to
- * handler, when one job was waiting.
+ * that got all it asked for, the next sends one per row of its limit. Ids
+ * are made on an idle worker's path from enqueue to handler, so it makes
+ * about as many as it will use.
  */
 export const CLAIM_MIN_FRESH_IDS = 16;
 /** Worker: claim order across tenants; "off" is the plain priority/run_at order (the fast path). */
@@ -230,12 +230,10 @@ export const DEFAULT_FAIRNESS = "off";
 
 /**
  * Most jobs one insert statement of `enqueueMany` carries; a larger call is
- * inserted in chunks of this size inside one transaction. One statement of
- * 100,000 took the server 24% longer than a hundred of 1,000 (1,645 against
- * 1,328 ms, pg_stat_statements): the notify trigger's transition table of
- * every new row outgrew work_mem and wrote 30 MB of temporary files, where
- * statements of 1,000 or 5,000 wrote none. Chunks also let the client
- * validate one while the server inserts another.
+ * inserted in chunks of this size inside one transaction. Much larger
+ * statements are slower: the notify trigger's transition table of every new
+ * row outgrows work_mem and spills to temporary files. Chunks also let the
+ * client validate one while the server inserts another.
  */
 export const ENQUEUE_CHUNK_ROWS = 5_000;
 
@@ -243,12 +241,10 @@ export const ENQUEUE_CHUNK_ROWS = 5_000;
  * `enqueueMany` of at least this many jobs, none with an idempotency key or
  * a unique key, and not in a caller's transaction, writes them by COPY
  * (JobStore.jobCopyMany), validated COPY_CHUNK_ROWS at a time while the
- * server inserts the chunks before. Two builds alternated, 100,000 jobs in
- * calls of one size, COPY against one INSERT of arrays per call (median
- * jobs/s, 6 to 8 rounds): calls of 1,000, 0.97-1.01x (the server's insert,
- * not the client, is then the longer part, so the overlap has little to
- * hide, and COPY costs two more round trips); of 2,000, 1.17x; of 5,000,
- * 1.61x; one call of 100,000, 1.32-1.43x (against INSERTs of 5,000).
+ * server inserts the chunks before. Below this size the server's insert,
+ * not the client's validation, is the longer part, so the overlap has
+ * little to hide and COPY's two extra round trips cost as much as it saves
+ * (docs/performance.md has the measurements).
  */
 export const COPY_MIN_ROWS = 2_000;
 /** Jobs validated and sent per step of a COPY (see COPY_MIN_ROWS). */

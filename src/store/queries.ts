@@ -44,10 +44,8 @@ type QueryName = {
  * The statements prepared once per connection on Conveyor's pool, whose plan
  * PostgreSQL may reuse (a generic plan, planned without the values) once it
  * has planned five for their values and found the reusable one no dearer.
- * Each is on every job's path, and planning was a large share of it
- * (PostgreSQL 15, EXPLAIN ANALYZE): 57 of a single enqueue's 200 µs of
- * server time, 0.8 of a batch of 1,000's 11 ms, 0.25 of a completion
- * batch's 2 ms. Their plans do not depend on the values: each finds its rows
+ * Each is on every job's path, and planning was a large share of it (over a
+ * quarter of a single enqueue's server time). Their plans do not depend on the values: each finds its rows
  * by key or through one partial index, whatever the arrays hold;
  * test/statement-plans.test.ts checks every one's generic plan on a filled
  * store, before and after ANALYZE.
@@ -57,8 +55,7 @@ type QueryName = {
  * (`$1 IS NULL OR tenant = $1`), and above all the claim. The claim's generic
  * plan cannot know its LIMIT; on a table never analyzed it read and sorted
  * every ready job, and for a worker bound to a small queue beside a deep one
- * it walked the deep queue's jobs (50-66 ms at 200,000 waiting, against
- * 0.14 ms planned for the names). The worker runs its claims on a connection
+ * it walked the deep queue's jobs. The worker runs its claims on a connection
  * of its own (claim-store.ts): planned once for a worker over every queue,
  * with a claim written so its plan cannot depend on the values
  * (jobClaimAllQueues), and for their values at every call otherwise.

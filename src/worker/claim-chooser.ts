@@ -77,9 +77,9 @@ export class ClaimChooser {
   /**
    * The restrictions as last read. Only the first claim waits for the read;
    * after that a stale view is refreshed beside the claim, which uses the
-   * view it has: awaited, the read added a round trip to one claim a second,
-   * which is where an idle worker's slowest 1% of enqueue-to-start times
-   * came from. A read that fails is tried again by the next claim.
+   * view it has: awaited, the read would add a round trip to one claim a
+   * second, and so to an idle worker's slowest enqueue-to-start times. A
+   * read that fails is tried again by the next claim.
    */
   private async current(): Promise<ClaimRestrictions> {
     if (this.readAt === Number.NEGATIVE_INFINITY) await (this.refreshing ?? this.refresh());

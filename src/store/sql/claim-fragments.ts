@@ -21,9 +21,8 @@ export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name 
 export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_attempts, current_execution_id, idempotency_key, waited_ms`;
 
 // COMMIT_WITHOUT_WAITING lets a claim commit without waiting for its WAL to
-// reach the disk. The wait was most of a claim on this machine (an fsync:
-// 0.5-1 ms of a 1.5 ms claim), and it lies on every job's path from enqueue
-// to handler. Nothing durable is given up: a claim lost in a server crash
+// reach the disk. That wait (an fsync) is most of a claim's time, and it lies
+// on every job's path from enqueue to handler. Nothing durable is given up: a claim lost in a server crash
 // leaves the job queued as it was, so it runs again (at least once, as after
 // any crash); the first worker's completion finds no execution of its own and
 // writes nothing (fenced). Every synchronous commit after it (enqueues,
@@ -31,8 +30,8 @@ export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_
 
 // Execution ids come from the worker ($6), paired with the claimed rows by
 // unnest(): generated here, by uuid_v7() (which draws on gen_random_uuid()),
-// they cost the server 3.7 µs a row, an eighth of a claim's time, where the
-// worker makes one in well under one. The worker's own claims send about
+// they would be a large share of the server's time per claimed row, where
+// the worker makes them for almost nothing. The worker's own claims send about
 // as many as the last claim took (CLAIM_MIN_FRESH_IDS), not one per row of
 // the limit, and the rare row beyond them takes uuid_v7().
 

@@ -7,16 +7,13 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 // The lease renewal never waits for a row lock: it skips rows another
 // transaction holds (SKIP LOCKED), as the claim and the reclaim sweep do. So
 // a completion batch can lock its rows in whatever order its plan reads
-// them: nothing it could wait on ever waits on it. (Before, the renewal and
-// the completion both locked in id order, with a separate locking step in
-// the completion, to keep them from deadlocking; that step was a sixth of a
-// completion's server time.) Two completions or failure batches never
+// them: nothing it could wait on ever waits on it. Two completions or failure batches never
 // deadlock each other: each matches only rows whose current execution is
 // its own in its snapshot, and a job can be its worker's in both snapshots
 // only if it was reassigned both ways at once, which time order rules out.
 // Batch statements find their rows with `id = ANY(array)`: joined to a CTE or
 // unnest() alone, the planner estimated a hash join over a sequential scan of
-// the whole jobs table (6 ms at 50,000 rows, growing with every finished job).
+// the whole jobs table, which grows with every finished job.
 // All lease times come from the database clock (now()), never a worker's.
 
 /**
@@ -51,8 +48,8 @@ function readyInClaimOrder(queueTest: string, limit: string): string {
  * The kind test is written `array_position(kinds, kind) IS NOT NULL`, not
  * `kind = ANY(kinds)`, so that the plan does not depend on table statistics:
  * before the first ANALYZE the planner guesses 0.5% of rows per listed kind,
- * estimates fewer ready rows than the LIMIT, and sorts every ready row
- * (measured at 1,000,000 waiting: 4.6 s, an on-disk sort, instead of 1.7 ms).
+ * estimates fewer ready rows than the LIMIT, and sorts every ready row (on
+ * disk, for a deep backlog).
  * The planner has no statistics for the function call and always estimates
  * it true for almost every row, so it walks jobs_ready_idx in claim order and
  * stops after $2 rows, before and after ANALYZE. The cost: a worker that
@@ -68,16 +65,15 @@ SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
  * jobClaim for a worker over every queue ($4 must be null), written so that
  * its plan does not depend on its values: the worker prepares it once on its
  * claim connection and runs it on that one plan (claim-store.ts), where
- * jobClaim is planned again at every call, 0.3-0.7 ms of a claim. The inner
+ * jobClaim is planned again at every call, a large share of a small claim. The inner
  * LIMIT is a constant, MAX_CLAIM_BATCH_SIZE, so the planner always sees at
  * most a thousand rows wanted in claim order and walks jobs_ready_idx; the
  * outer LIMIT $2 stops the walk, and so the locking, after $2 rows (the
  * executor pulls rows only as the outer LIMIT asks). With jobClaim's
  * `LIMIT $2` alone, a plan made without the values guessed a tenth of the
  * ready rows and, where the table's row estimate was stale (the tenant
- * index built while it was empty), read and sorted every ready job (15.8 ms
- * at 20,000 waiting, against 0.34 ms for this form; checked in
- * test/statement-plans.test.ts).
+ * index built while it was empty), read and sorted every ready job
+ * (test/statement-plans.test.ts checks this form's plan).
  * $1 worker_id, $2 limit (at most MAX_CLAIM_BATCH_SIZE), $3 kinds text[], $4 null, $5 lease_ms, $6 fresh execution ids uuid[]
  */
 export const jobClaimAllQueues = `
@@ -138,8 +134,7 @@ WITH finished AS (
 ), recorded AS (
   -- Only the executions of the jobs just completed (the fence held), looked
   -- up by one array: joined to done with e.id = ANY($2) beside it, each
-  -- of the nested loop's lookups re-read the whole array (1.2 ms of a 4.3 ms
-  -- completion of 100 jobs).
+  -- of the nested loop's lookups re-read the whole array.
   UPDATE {{schema}}.job_executions AS e SET outcome = 'succeeded', finished_at = now()
   WHERE e.id = ANY(ARRAY(SELECT execution_id FROM done))
 )
