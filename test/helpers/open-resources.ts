@@ -96,9 +96,12 @@ function trackPg(driver: typeof pg): void {
       super(...args);
       const pool = this as unknown as PoolInternals & pg.Pool;
       const site = creationSite();
+      // A pool that never connected holds nothing (a worker whose start() failed has one).
+      let connected = false;
+      pool.once("connect", () => (connected = true));
       trackResource({
         describe: () => `pg.Pool (application_name ${pool.options.application_name ?? "(none)"}, ${pool.totalCount} connection(s)) created at ${site}`,
-        isOpen: () => !pool.ending,
+        isOpen: () => connected && !pool.ending,
         close: () => pool.end(),
       });
     }
