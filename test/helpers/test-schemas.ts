@@ -114,14 +114,17 @@ export async function takeMigratedSchema(): Promise<string> {
   return migrateNew();
 }
 
-/** Drop the schema made ahead that no test took, and close the connection that made it. */
+/**
+ * Drop the schema made ahead that no test took, and close the connection
+ * that made it. Best effort: what cannot be dropped now, the run's teardown drops.
+ */
 export async function discardSchemaAhead(): Promise<void> {
   const pending = ahead;
   ahead = undefined;
   if (!admin) return;
   try {
     const schema = await pending?.catch(() => undefined);
-    if (schema) await admin.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+    if (schema) await admin.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).catch(() => {});
   } finally {
     const pool = admin;
     admin = undefined;
