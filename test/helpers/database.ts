@@ -5,8 +5,8 @@ import { Conveyor } from "../../src/client/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { quoteIdent } from "../../src/store/db.js";
 import { Worker } from "../../src/worker/worker.js";
-import { creationSite, trackResource } from "./open-resources.js";
-import { currentFileName, failuresSoFar, KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
+import { creationSite, currentFileName, failuresSoFar, trackResource } from "./open-resources.js";
+import { KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
 
 export { uniqueSchemaName };
 

@@ -1,5 +1,6 @@
 import { ChildProcess } from "node:child_process";
 import type pg from "pg";
+import type { RunnerTask, RunnerTestFile } from "vitest";
 
 /**
  * Things a test file opens and must close before it ends: pg pools and
@@ -11,6 +12,9 @@ import type pg from "pg";
  * pg and child processes are tracked wherever they are created (pg.Pool is
  * replaced by a subclass, pg.Client and ChildProcess have `connect`/`spawn`
  * wrapped), so a leak in product code shows up as well as one in a test.
+ *
+ * Also here, for the helpers: tasks to run when the file ends, and the
+ * running file with its failures so far.
  */
 export interface OpenResource {
   /** What it is, for the failure message: kind, name, where it was created. */
@@ -29,6 +33,20 @@ const REGISTRY = Symbol.for("conveyor.test.openResources");
 type Registry = { resources: Set<OpenResource>; childProcesses: boolean; pg: boolean };
 const registry: Registry = ((globalThis as Record<symbol, unknown>)[REGISTRY] as Registry | undefined) ??
   ((globalThis as Record<symbol, unknown>)[REGISTRY] = { resources: new Set<OpenResource>(), childProcesses: false, pg: false } as Registry);
+
+const fileEndTasks = new Set<() => Promise<void>>();
+
+/** Run `task` when the file ends, before its open resources are checked (helpers' own housekeeping). */
+export function atFileEnd(task: () => Promise<void>): void {
+  fileEndTasks.add(task);
+}
+
+/** Run and forget the tasks registered with `atFileEnd`. */
+export async function runFileEndTasks(): Promise<void> {
+  const tasks = [...fileEndTasks];
+  fileEndTasks.clear();
+  await Promise.all(tasks.map((task) => task()));
+}
 
 /** Track `resource` until it reports closed; returns a function that forgets it. */
 export function trackResource(resource: OpenResource): () => void {
@@ -141,4 +159,26 @@ function trackChildProcesses(): void {
     });
     return result;
   };
+}
+
+// ---------------------------------------------------------------------------
+// The running file and its failures, so a schema is kept when a test that used it failed.
+
+let currentFile: RunnerTestFile | undefined;
+
+/** Called by the per-file hooks with the file being run. */
+export function setCurrentFile(file: RunnerTestFile | undefined): void {
+  currentFile = file;
+}
+
+/** Failed tests (and hooks) in the running file so far; vitest marks a test failed before its afterEach hooks run. */
+export function failuresSoFar(): number {
+  const count = (task: RunnerTask): number =>
+    (task.result?.state === "fail" ? 1 : 0) + ("tasks" in task ? task.tasks.reduce((sum: number, child: RunnerTask) => sum + count(child), 0) : 0);
+  return currentFile ? count(currentFile) : 0;
+}
+
+/** The running file, relative to the repository, for messages. */
+export function currentFileName(): string {
+  return currentFile?.name ?? "(unknown file)";
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import type { RunnerTask, RunnerTestFile } from "vitest";
 import { inject } from "vitest";
 import { createPool, quoteIdent } from "../../src/store/db.js";
 import { migrate } from "../../src/store/migrate.js";
+import { atFileEnd } from "./open-resources.js";
 
 /**
  * Test schemas: their names, a migrated one made ahead of need, and which
@@ -46,35 +46,16 @@ export function parseSchemaName(name: string): { runId: string; startedAt: numbe
 }
 
 // ---------------------------------------------------------------------------
-// Failures in the running file, so a schema is kept when a test that used it failed.
-
-let currentFile: RunnerTestFile | undefined;
-
-/** Called by the per-file hooks with the file being run. */
-export function setCurrentFile(file: RunnerTestFile | undefined): void {
-  currentFile = file;
-}
-
-/** Failed tests (and hooks) in the running file so far; vitest marks a test failed before its afterEach hooks run. */
-export function failuresSoFar(): number {
-  const count = (task: RunnerTask): number =>
-    (task.result?.state === "fail" ? 1 : 0) + ("tasks" in task ? task.tasks.reduce((sum: number, child: RunnerTask) => sum + count(child), 0) : 0);
-  return currentFile ? count(currentFile) : 0;
-}
-
-/** The running file, relative to the repository, for messages. */
-export function currentFileName(): string {
-  return currentFile?.name ?? "(unknown file)";
-}
-
-// ---------------------------------------------------------------------------
 // One migrated schema made ahead of need.
 
 let admin: pg.Pool | undefined;
 let ahead: Promise<string> | undefined;
 
 function adminPool(): pg.Pool {
-  admin ??= createPool({ connectionString: inject("databaseUrl"), max: 1, applicationName: "conveyor-test-schemas", queryTimeoutMs: 0 });
+  if (!admin) {
+    admin = createPool({ connectionString: inject("databaseUrl"), max: 1, applicationName: "conveyor-test-schemas", queryTimeoutMs: 0 });
+    atFileEnd(discardSchemaAhead);
+  }
   return admin;
 }
 
