@@ -20,7 +20,10 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, "test/chaos/**"],
     // Starts embedded PostgreSQL (or checks DATABASE_URL) once for the whole run.
     globalSetup: ["test/helpers/global-setup.ts"],
-    // Files run in parallel, each in its own schema; tests that start real
+    // In every file: fails it if it leaves a worker, pool, connection or
+    // child process open, and migrates its first schema while it loads.
+    setupFiles: ["test/helpers/file-hooks.ts"],
+    // Files run in parallel, each in its own schemas; tests that start real
     // processes or insert 100,000 rows need far more than the 5 s default.
     testTimeout: 60_000,
     hookTimeout: 60_000,

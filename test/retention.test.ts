@@ -105,8 +105,8 @@ describe("conveyor.prune", () => {
       expect(results.reduce((sum, r) => sum + r.deadLetters, 0)).toBe(40);
       expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
     } finally {
-      // These share the schema: close their pools without dropping it.
-      await Promise.all(others.map((other) => other.conveyor.close()));
+      // These share the schema, which createTestConveyor leaves to its owner.
+      await Promise.all(others.map((other) => other.cleanup()));
     }
   });
 

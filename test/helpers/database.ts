@@ -1,25 +1,29 @@
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
 import { Conveyor } from "../../src/client/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { quoteIdent } from "../../src/store/db.js";
+import { Worker } from "../../src/worker/worker.js";
+import { creationSite, currentFileName, failuresSoFar, trackResource } from "./open-resources.js";
+import { KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
+
+export { uniqueSchemaName };
 
 /** The database every test uses: DATABASE_URL, or the embedded server the global setup started. */
 export function testDatabaseUrl(): string {
   return inject("databaseUrl");
 }
 
-/** A schema name no other test uses: `t_` and 12 hex digits. */
-export function uniqueSchemaName(): string {
-  return `t_${randomBytes(6).toString("hex")}`;
-}
-
 export interface TestConveyor {
   conveyor: Conveyor;
   schema: string;
-  /** Drop the schema and close the pool. Safe to call twice. */
+  /**
+   * Drop the schema and close the pool; safe to call twice. When a test of
+   * this file failed while the schema existed, the schema is kept for
+   * inspection instead (its name is printed); the next run drops it after a
+   * day. A schema passed in `options.schema` is the caller's and is left alone.
+   */
   cleanup(): Promise<void>;
 }
 
@@ -31,10 +35,17 @@ export interface TestConveyorSetup {
 /**
  * A client on a fresh schema of its own, migrated, with a silent logger and
  * a small pool (files run in parallel against one server). Options override
- * these defaults; call `cleanup` in `afterAll`/`afterEach`.
+ * these defaults; call `cleanup` in `afterAll`/`afterEach`, or the file fails
+ * (file-hooks.ts). With `options.schema` the schema is that one (the
+ * caller's), migrated here unless `setup.migrate` is false; without it, a
+ * schema migrated ahead of time is taken (test-schemas.ts), or a new name
+ * when `migrate` is false.
  */
 export async function createTestConveyor(options: Partial<ConveyorOptions> = {}, setup: TestConveyorSetup = {}): Promise<TestConveyor> {
-  const schema = options.schema ?? uniqueSchemaName();
+  const migrateHere = setup.migrate ?? true;
+  const schema = options.schema ?? (migrateHere ? await takeMigratedSchema() : uniqueSchemaName());
+  const failuresBefore = failuresSoFar();
+  const site = creationSite();
   const conveyor = new Conveyor({
     connectionString: options.pool ? undefined : testDatabaseUrl(),
     poolSize: 4,
@@ -46,12 +57,21 @@ export async function createTestConveyor(options: Partial<ConveyorOptions> = {},
   const cleanup = (): Promise<void> =>
     (cleaned ??= (async () => {
       try {
-        await conveyor.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+        if (options.schema !== undefined) return; // the caller's
+        if (failuresSoFar() > failuresBefore) await keepSchema(conveyor, schema);
+        else await conveyor.pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
       } finally {
+        untrack();
         await conveyor.close();
       }
     })());
-  if (setup.migrate ?? true) {
+  const untrack = trackResource({
+    describe: () => `createTestConveyor() at ${site} (schema ${schema}) was not cleaned up`,
+    isOpen: () => cleaned === undefined,
+    close: cleanup,
+    owner: true,
+  });
+  if (migrateHere && options.schema !== undefined) {
     try {
       await conveyor.migrate();
     } catch (error) {
@@ -60,6 +80,13 @@ export async function createTestConveyor(options: Partial<ConveyorOptions> = {},
     }
   }
   return { conveyor, schema, cleanup };
+}
+
+/** Leave `schema` for inspection, marked so the run's teardown does not drop it as a leftover. */
+async function keepSchema(conveyor: Conveyor, schema: string): Promise<void> {
+  const why = `${KEPT_COMMENT_PREFIX}a test in ${currentFileName()} failed`;
+  await conveyor.pool.query(`COMMENT ON SCHEMA ${quoteIdent(schema)} IS ${pg.escapeLiteral(why)}`).catch(() => {});
+  console.warn(`kept schema ${schema} for inspection (${why}); the first run a day from now drops it`);
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */
@@ -78,3 +105,18 @@ export async function countRows(conveyor: Conveyor, table: string, where = "true
   );
   return rows[0]!.count;
 }
+
+// A started worker must be stopped by the test that started it. Patched on
+// this file's copy of the class (modules are evaluated once per test file).
+const start = Worker.prototype.start;
+Worker.prototype.start = function (this: Worker) {
+  const worker = this as unknown as { id: string; state: string; stop(options: { graceMs: number }): Promise<void> };
+  const site = creationSite();
+  trackResource({
+    describe: () => `Worker ${worker.id} started at ${site} was not stopped`,
+    isOpen: () => worker.state === "running" || worker.state === "stopping",
+    close: () => worker.stop({ graceMs: 0 }),
+    owner: true, // of its listener connection and claim pools
+  });
+  return start.call(this);
+};
