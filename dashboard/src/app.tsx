@@ -39,9 +39,9 @@ export function App() {
 
   const [section = "", id] = route.path;
   let page;
-  if (section === "jobs" && id) page = <JobPage api={api} id={id} />;
+  if (section === "jobs" && id) page = <JobPage key={id} api={api} id={id} />; // keyed: another job never shows the last one's data while it loads
   else if (section === "jobs") page = <Jobs api={api} route={route} />;
-  else if (section === "dead-letters" && id) page = <DeadLetterPage api={api} id={id} />;
+  else if (section === "dead-letters" && id) page = <DeadLetterPage key={id} api={api} id={id} />;
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else page = <Overview api={api} />;
 
