@@ -1,54 +1,37 @@
-// The API's JSON shapes, from the server's own serialisers, so the two cannot drift.
-export type { ErrorJson, ExecutionJson, JobJson } from "../../src/http/serialize.js";
-export { JOB_STATUSES, type JobStatus } from "../../src/core/states.js";
-import type { ExecutionJson, JobJson } from "../../src/http/serialize.js";
+// The API's JSON shapes, named for the dashboard. Each one is read from the
+// types that scripts/openapi-types.mjs generates from the OpenAPI document
+// (api-types.ts, written by `npm run build`), so when a response schema
+// changes, the dashboard's type-check breaks instead of drifting from it.
+import type { paths } from "./api-types.js";
+export { JOB_STATUSES } from "../../src/core/states.js";
 
-export type JobWithExecutions = JobJson & { executions: ExecutionJson[] };
+/** The JSON body of an operation's 200 response (an error here: the operation has none). */
+type Ok<Operation extends { responses: { 200: { content: { "application/json": unknown } } } }> =
+  Operation["responses"][200]["content"]["application/json"];
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+/** `GET /v1/jobs`: a page of jobs. */
+export type JobPage = Ok<paths["/v1/jobs"]["get"]>;
+export type JobJson = JobPage["items"][number];
+export type JobStatus = JobJson["status"];
+export type ErrorJson = NonNullable<JobJson["lastError"]>;
 
-export interface DeadLetterJson {
-  id: string;
-  jobId: string;
-  tenant: string;
-  queue: string;
-  kind: string;
-  payload: unknown;
-  attempts: number;
-  maxAttempts: number;
-  reason: "attempts_exhausted" | "permanent_error";
-  lastError: { name: string; message: string } | null;
-  history: ExecutionJson[];
-  deadAt: string | null;
-}
+/** `GET /v1/jobs/{id}`: a job with its executions, one per attempt. */
+export type JobWithExecutions = Ok<paths["/v1/jobs/{id}"]["get"]>;
+export type ExecutionJson = JobWithExecutions["executions"][number];
 
-export interface QueueStatsJson {
-  queue: string;
-  counts: Record<"queued" | "running" | "retrying" | "succeeded" | "cancelled" | "dead", number>;
-  oldestReadyAgeMs: number | null;
-  paused: boolean;
-  concurrencyLimit: number | null;
-  rateLimit: { count: number; intervalMs: number } | null;
-}
+/** `GET /v1/dead-letters`: a page of dead letters. */
+export type DeadLetterPage = Ok<paths["/v1/dead-letters"]["get"]>;
+/** `GET /v1/dead-letters/{id}`. */
+export type DeadLetterJson = Ok<paths["/v1/dead-letters/{id}"]["get"]>;
 
-export interface WorkerJson {
-  id: string;
-  hostname: string;
-  pid: number;
-  queues: string[] | null;
-  kinds: string[];
-  concurrency: number;
-  startedAt: string | null;
-  lastSeenAt: string | null;
-  runningJobIds: string[];
-}
+/** `GET /v1/queues`. */
+export type QueueList = Ok<paths["/v1/queues"]["get"]>;
+export type QueueStatsJson = QueueList["items"][number];
 
-export interface ThroughputMinuteJson {
-  minute: string;
-  enqueued: number;
-  succeeded: number;
-  failed: number;
-}
+/** `GET /v1/workers`. */
+export type WorkerList = Ok<paths["/v1/workers"]["get"]>;
+export type WorkerJson = WorkerList["items"][number];
+
+/** `GET /v1/stats/throughput` (hidden from the OpenAPI document; typed from its route schema). */
+export type Throughput = Ok<paths["/v1/stats/throughput"]["get"]>;
+export type ThroughputMinuteJson = Throughput["minutes"][number];

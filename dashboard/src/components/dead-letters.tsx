@@ -3,7 +3,7 @@ import { type Api, ApiError, query } from "../api.js";
 import { ago, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
-import type { DeadLetterJson, Page } from "../types.js";
+import type { DeadLetterJson, DeadLetterPage } from "../types.js";
 import { Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 
@@ -14,7 +14,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
   const kind = route.params.get("kind") ?? "";
   const cursor = route.params.get("cursor") ?? "";
   const { data, error, updatedAt } = usePoll(
-    () => api.get<Page<DeadLetterJson>>(`/v1/dead-letters${query({ kind, cursor, limit: 50 })}`),
+    () => api.get<DeadLetterPage>(`/v1/dead-letters${query({ kind, cursor, limit: 50 })}`),
     REFRESH_MS,
     [api, kind, cursor],
   );

@@ -3,7 +3,7 @@ import { type Api, query } from "../api.js";
 import { ago, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
-import { JOB_STATUSES, type JobJson, type Page, type QueueStatsJson } from "../types.js";
+import { JOB_STATUSES, type JobJson, type JobPage, type QueueList } from "../types.js";
 import { Badge, Problem, StoredError, Updated } from "./common.js";
 import { ProgressHint } from "./job-output.js";
 
@@ -21,7 +21,7 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
   };
   const { data, error, updatedAt } = usePoll(
     () =>
-      api.get<Page<JobJson>>(
+      api.get<JobPage>(
         `/v1/jobs${query({ status: filter.status, kind: filter.kind, queue: filter.queue, tenant: filter.tenant, cursor: filter.cursor, limit: PAGE_SIZE })}`,
       ),
     REFRESH_MS,
@@ -163,7 +163,7 @@ function useChoices(api: Api): { kinds: string[]; queues: string[] } {
           })
           .catch(() => [] as string[]),
         api
-          .get<{ items: QueueStatsJson[] }>("/v1/queues")
+          .get<QueueList>("/v1/queues")
           .then((answer) => answer.items.map((item) => item.queue))
           .catch(() => [] as string[]),
       ]);

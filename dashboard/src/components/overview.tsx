@@ -2,7 +2,7 @@ import type { Api } from "../api.js";
 import { ago, formatDuration, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
-import { JOB_STATUSES, type QueueStatsJson, type ThroughputMinuteJson, type WorkerJson } from "../types.js";
+import { JOB_STATUSES, type QueueList, type QueueStatsJson, type Throughput, type ThroughputMinuteJson, type WorkerJson, type WorkerList } from "../types.js";
 import { ThroughputChart } from "./chart.js";
 import { Badge, Problem, Updated } from "./common.js";
 
@@ -19,9 +19,9 @@ export function Overview({ api }: { api: Api }) {
   const { data, error, updatedAt } = usePoll<OverviewData>(
     async () => {
       const [queues, workers, throughput] = await Promise.all([
-        api.get<{ items: QueueStatsJson[] }>("/v1/queues"),
-        api.get<{ items: WorkerJson[] }>("/v1/workers"),
-        api.get<{ minutes: ThroughputMinuteJson[] }>("/v1/stats/throughput"),
+        api.get<QueueList>("/v1/queues"),
+        api.get<WorkerList>("/v1/workers"),
+        api.get<Throughput>("/v1/stats/throughput"),
       ]);
       return { queues: queues.items, workers: workers.items, minutes: throughput.minutes };
     },
