@@ -13,7 +13,8 @@ import {
 import { uuidv7 } from "../core/ids.js";
 import type { CronStore } from "../store/cron-store.js";
 import type { Pool } from "../store/db.js";
-import type { JobInsertRow, JobStore } from "../store/job-store.js";
+import type { JobInsertRow } from "../store/job-insert-row.js";
+import type { JobStore } from "../store/job-store.js";
 import { withTransaction } from "../store/transaction.js";
 import { WakeSignal } from "./wake-signal.js";
 
