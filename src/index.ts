@@ -26,7 +26,8 @@ export type {
   JobInfo,
   PayloadInput,
 } from "./client/define-job.js";
-export type { EnqueuedJob, EnqueueOptions } from "./client/enqueue.js";
+export type { EnqueueOptions } from "./client/enqueue.js";
+export type { EnqueuedJob } from "./client/enqueued-job.js";
 export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./client/schedules.js";
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions } from "./client/options.js";

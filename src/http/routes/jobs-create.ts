@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { EnqueuedJob, EnqueueOptions } from "../../client/enqueue.js";
+import type { EnqueueOptions } from "../../client/enqueue.js";
+import type { EnqueuedJob } from "../../client/enqueued-job.js";
 import { ConflictError, UniqueJobConflictError } from "../../core/errors.js";
 import { withTransaction } from "../../store/transaction.js";
 import type { RouteContext } from "../context.js";
