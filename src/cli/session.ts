@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { AnyJobDefinition } from "../client/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import { Conveyor } from "../client/conveyor.js";
 import { openDatabase } from "./database.js";
 import { cliLogger } from "./logger.js";

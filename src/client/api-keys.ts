@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import { ApiKeyStore, type ApiKeyRecord } from "../store/api-key-store.js";
 import type { Conveyor } from "./conveyor.js";
-import { checkTenant } from "./validate.js";
+import { checkTenant } from "../core/validate.js";
 
 export type { ApiKeyRecord } from "../store/api-key-store.js";
 

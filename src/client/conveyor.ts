@@ -17,12 +17,13 @@ import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "
 import { RetentionStore } from "../store/retention-store.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
+import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
-import { type PruneOptions, type PruneResult, pruneInBatches, resolvePruneOptions } from "./prune.js";
+import type { PruneOptions, PruneResult } from "../core/retention.js";
+import { pruneInBatches, resolvePruneOptions } from "./prune.js";
 import { QueueLimits } from "./queue-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */

@@ -7,7 +7,7 @@ import type { UniqueOptions } from "../core/unique.js";
 import type { Queryable } from "../store/db.js";
 import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
 import type { JobStore } from "../store/job-store.js";
-import type { AnyJobDefinition } from "./define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { idempotencyConflict, RetryableEnqueue } from "./enqueue-race.js";
 import { insertUniqueJob } from "./enqueue-unique.js";
@@ -21,7 +21,7 @@ import {
   checkRunAt,
   checkTenant,
   validatePayload,
-} from "./validate.js";
+} from "../core/validate.js";
 
 /** Options for one enqueue. Unset fields come from the job definition. */
 export interface EnqueueOptions {

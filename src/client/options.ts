@@ -3,8 +3,8 @@ import pino from "pino";
 import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { createPool, type Pool } from "../store/db.js";
-import type { AnyJobDefinition } from "./define-job.js";
-import { collectSchedules } from "./schedules.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import { collectSchedules } from "../core/schedules.js";
 
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */

@@ -1,15 +1,7 @@
 import pg from "pg";
 import { CONNECT_TIMEOUT_MS } from "../core/defaults.js";
 
-/**
- * The one thing Conveyor needs from a database connection: run a statement
- * with bound values. A `pg.Pool`, a `pg.Client` inside the caller's
- * transaction, or any driver wrapper with this shape will do; that is what
- * makes enqueueing inside your own transaction work.
- */
-export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
-}
+export type { Queryable } from "../core/queryable.js";
 
 /** A pool the library can check clients out of (LISTEN and migrations need a dedicated connection). */
 export type Pool = pg.Pool;

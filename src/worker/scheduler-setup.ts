@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
-import { collectSchedules } from "../client/schedules.js";
+import { collectSchedules } from "../core/schedules.js";
 import { CronStore } from "../store/cron-store.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { ResolvedWorkerOptions } from "./options.js";

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Counter } from "prom-client";
-import type { AnyJobDefinition } from "../client/define-job.js";
-import { type ResolvedCronSchedule, schedulePayload } from "../client/schedules.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import { type ResolvedCronSchedule, schedulePayload } from "../core/schedules.js";
 import { type CronExpression, cronTickKey, dueTicks, parseCron } from "../core/cron.js";
 import {
   CRON_CHECK_INTERVAL_MS,

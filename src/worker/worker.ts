@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { Conveyor } from "../client/conveyor.js";
-import type { AnyJobDefinition } from "../client/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
