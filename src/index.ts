@@ -8,14 +8,14 @@
  * that lost the lease writes nothing; the *dead-letter queue* keeps jobs
  * that will not succeed, with their history.
  */
-export { Conveyor } from "./client/conveyor.js";
+export { Conveyor } from "./conveyor.js";
 export type {
   CancelOutcome,
   EnqueueManyItem,
   ListDeadLettersFilter,
   ListJobsFilter,
   TenantScope,
-} from "./client/conveyor.js";
+} from "./client/conveyor-client.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,

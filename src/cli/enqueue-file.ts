@@ -1,7 +1,8 @@
 import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
-import type { Conveyor, EnqueueManyItem } from "../client/conveyor.js";
+import type { EnqueueManyItem } from "../client/conveyor-client.js";
+import type { Conveyor } from "../conveyor.js";
 import { ConfigError, ValidationError } from "../core/errors.js";
 import { checkOut } from "../store/db.js";
 import { parseJsonBody } from "../http/json-body.js";

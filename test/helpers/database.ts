@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
-import { Conveyor } from "../../src/client/conveyor.js";
+import { clientInternals, type ConveyorClient } from "../../src/client/conveyor-client.js";
+import { Conveyor } from "../../src/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
-import { quoteIdent } from "../../src/store/db.js";
+import { type ConnectionConfig, quoteIdent } from "../../src/store/db.js";
+import type { JobStore } from "../../src/store/job-store.js";
 
 /** The database every test uses: DATABASE_URL, or the embedded server the global setup started. */
 export function testDatabaseUrl(): string {
@@ -60,6 +62,16 @@ export async function createTestConveyor(options: Partial<ConveyorOptions> = {},
     }
   }
   return { conveyor, schema, cleanup };
+}
+
+/** The store behind a client (no longer a public member of Conveyor). */
+export function storeOf(conveyor: ConveyorClient): JobStore {
+  return clientInternals(conveyor).store;
+}
+
+/** How a client's connections are made, as a worker's claim connection is. */
+export function connectionOf(conveyor: ConveyorClient): ConnectionConfig {
+  return clientInternals(conveyor).connection;
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import type { Conveyor } from "../../client/conveyor.js";
+import type { Conveyor } from "../../conveyor.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../../core/errors.js";
 import type { JobWithExecutions } from "../../core/model.js";
