@@ -1,7 +1,7 @@
 // The API's JSON shapes, from the server's own serialisers, so the two cannot drift.
-export type { ErrorJson, ExecutionJson, JobJson } from "../../src/http/serialize.js";
+export type { ErrorJson, ExecutionJson, JobJson } from "../../src/wire/serialize.js";
 export { JOB_STATUSES, type JobStatus } from "../../src/core/states.js";
-import type { ExecutionJson, JobJson } from "../../src/http/serialize.js";
+import type { ExecutionJson, JobJson } from "../../src/wire/serialize.js";
 
 export type JobWithExecutions = JobJson & { executions: ExecutionJson[] };
 
