@@ -9,7 +9,11 @@ import { collectSchedules } from "../core/schedules.js";
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
   connectionString?: string;
-  /** A `pg.Pool` you own (Conveyor never closes it). */
+  /**
+   * A `pg.Pool` you own (Conveyor never closes it). The connections a worker
+   * opens beside it (LISTEN, claims) are made with the config this pool was
+   * created with.
+   */
   pool?: Pool;
   /** Job kinds this client knows: enqueue by kind name checks against them, workers run them. */
   jobs?: readonly AnyJobDefinition[];
