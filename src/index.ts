@@ -8,15 +8,15 @@
  * that lost the lease writes nothing; the *dead-letter queue* keeps jobs
  * that will not succeed, with their history.
  */
-export { Conveyor } from "./client/conveyor.js";
+export { Conveyor } from "./conveyor.js";
 export type {
   CancelOutcome,
   EnqueueManyItem,
   ListDeadLettersFilter,
   ListJobsFilter,
   TenantScope,
-} from "./client/conveyor.js";
-export { defineJob } from "./client/define-job.js";
+} from "./client/conveyor-client.js";
+export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
   JobContext,
@@ -25,12 +25,13 @@ export type {
   JobHandler,
   JobInfo,
   PayloadInput,
-} from "./client/define-job.js";
-export type { EnqueuedJob, EnqueueOptions } from "./client/enqueue.js";
-export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./client/schedules.js";
+} from "./core/define-job.js";
+export type { EnqueueOptions } from "./client/enqueue.js";
+export type { EnqueuedJob } from "./client/enqueued-job.js";
+export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./core/schedules.js";
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions } from "./client/options.js";
-export type { PruneOptions, PruneResult } from "./client/prune.js";
+export type { PruneOptions, PruneResult } from "./core/retention.js";
 export type { BackoffPolicy } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
 export * as defaults from "./core/defaults.js";
@@ -58,7 +59,7 @@ export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/stat
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";
 export { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "./core/unique.js";
 export type { UniqueConflictMode, UniqueOptions, UniqueOutcome, UniqueState } from "./core/unique.js";
-export type { Queryable } from "./store/db.js";
+export type { Queryable } from "./core/queryable.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
 export { LeaseLostError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
 import { ValidationError } from "../src/core/errors.js";
-import { connectTestClient, countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { connectTestClient, countRows, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, anyValue, item } from "./helpers/jobs.js";
 
 // enqueueMany of COPY_MIN_ROWS jobs or more, without keys and outside a
@@ -26,7 +26,7 @@ afterAll(async () => {
   await test.cleanup();
 });
 
-const copies = () => vi.spyOn(test.conveyor.store, "jobCopyMany");
+const copies = () => vi.spyOn(storeOf(test.conveyor), "jobCopyMany");
 const items = (count: number, queue = "bulk") => Array.from({ length: count }, (_, n) => ({ job: item, payload: { n }, queue }));
 
 /** No client of the pool is checked out, and one more statement runs: nothing was left mid-transaction. */

@@ -4,7 +4,7 @@ import { MAX_PROGRESS_BYTES } from "../src/core/defaults.js";
 import { Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
 import { HandlerStore } from "../src/store/handler-store.js";
 import { ProgressReporter } from "../src/worker/progress-reporter.js";
-import { createTestConveyor } from "./helpers/database.js";
+import { createTestConveyor, storeOf } from "./helpers/database.js";
 import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
 
 /** A promise a test resolves, to hold a handler at a point it chooses. */
@@ -131,8 +131,8 @@ describe("ctx.progress", () => {
     // The lease runs out while the handler is parked; the sweep reclaims the
     // job and another worker claims it: it has a new execution id now.
     await sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    expect(await conveyor.store.jobReclaimExpired(10)).toHaveLength(1);
-    const [claimed] = await conveyor.store.jobClaim("the-new-owner", 1, ["stale"], null, 600_000);
+    expect(await storeOf(conveyor).jobReclaimExpired(10)).toHaveLength(1);
+    const [claimed] = await storeOf(conveyor).jobClaim("the-new-owner", 1, ["stale"], null, 600_000);
     expect(claimed!.id).toBe(id);
 
     gateFor(id).release();
@@ -141,7 +141,7 @@ describe("ctx.progress", () => {
     const job = await conveyor.getJob(id);
     expect(job).toMatchObject({ status: "running", lockedBy: "the-new-owner", progress: null, progressUpdatedAt: null });
     // Let the new owner finish, so the job ends as it would.
-    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 
   it("refuses a value that is not JSON or is larger than MAX_PROGRESS_BYTES, naming progress", async () => {
@@ -190,7 +190,7 @@ describe("ctx.progress", () => {
     await sql(conveyor, `ALTER FUNCTION {{schema}}.log_progress() SET search_path = "${conveyor.options.schema}"`);
     await sql(conveyor, `CREATE TRIGGER log_progress AFTER UPDATE OF progress ON {{schema}}.jobs FOR EACH ROW EXECUTE FUNCTION {{schema}}.log_progress()`);
     const { id } = await conveyor.enqueue(echo, { value: null });
-    const [claimed] = await conveyor.store.jobClaim("direct", 1, ["echo"], null, 600_000);
+    const [claimed] = await storeOf(conveyor).jobClaim("direct", 1, ["echo"], null, 600_000);
     const reporter = new ProgressReporter(new HandlerStore(conveyor.pool, conveyor.options.schema), id, claimed!.executionId, 0, silent, () => {
       throw new Error("not fenced");
     });
@@ -215,6 +215,6 @@ describe("ctx.progress", () => {
     expect((await conveyor.getJob(id))!.progress).toEqual({ n: 99 });
     await reporter.close();
     expect(await reporter.report({ n: 100 })).toBe(false); // after the attempt ended
-    await conveyor.store.jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 });

@@ -19,7 +19,7 @@ import { ClaimStore } from "../src/store/claim-store.js";
 import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { tenantIndexEnsure } from "../src/store/tenant-index-store.js";
 import { bindQueries } from "../src/store/queries.js";
-import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { connectionOf, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -53,7 +53,7 @@ beforeAll(async () => {
      INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, finished_at, outcome)
      SELECT {{schema}}.uuid_v7(), id, 1, 'filler', now(), 'succeeded' FROM finished`,
   );
-  const claimed = await conveyor.store.jobClaim("w", HELD, ["noop"], null, 60_000);
+  const claimed = await storeOf(conveyor).jobClaim("w", HELD, ["noop"], null, 60_000);
   held = { jobIds: claimed.map((job) => job.id), executionIds: claimed.map((job) => job.executionId) };
 }, 60_000);
 
@@ -184,7 +184,7 @@ describe("statements planned for their values", () => {
     [null, "jobClaimAllQueues", "force_generic_plan"],
   ] as const) {
     it(`a worker ${queues ? "bound to named queues" : "over every queue"} prepares ${statement} on a connection of its own, planned with ${mode}`, async () => {
-      const claims = new ClaimStore(t.conveyor.pool, t.schema, queues, t.conveyor.clock);
+      const claims = new ClaimStore(connectionOf(t.conveyor), t.schema, queues, t.conveyor.clock);
       try {
         const names = await namesSent(() => claims.jobClaim("w3", 1, ["noop"], queues, 60_000), claims.pool);
         expect(names).toEqual([bindQueries(t.schema)[statement].name]);
@@ -197,7 +197,7 @@ describe("statements planned for their values", () => {
   }
 
   it("a claim on Conveyor's pool is sent unnamed", async () => {
-    expect(await namesSent(() => t.conveyor.store.jobClaim("w3", 1, ["noop"], null, 60_000))).toEqual([undefined]);
+    expect(await namesSent(() => storeOf(t.conveyor).jobClaim("w3", 1, ["noop"], null, 60_000))).toEqual([undefined]);
   });
 
   it("statements with optional filters are sent unnamed", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 
 // Migration 007 leaves room on job_executions pages so that ending an
 // attempt (no indexed column changes) is a HOT update: no index writes.
@@ -27,10 +27,10 @@ describe("storage settings", () => {
     await conveyor.pool.query(
       `INSERT INTO "${schema}".jobs (id, tenant, queue, kind, payload, max_attempts) SELECT gen_random_uuid(), 't', 'q', 'k', '{}', 1 FROM generate_series(1, 300)`,
     );
-    const claimed = await conveyor.store.jobClaim("w1", 300, ["k"], null, 60_000);
+    const claimed = await storeOf(conveyor).jobClaim("w1", 300, ["k"], null, 60_000);
     expect(claimed).toHaveLength(300);
     const before = await conveyor.pool.query(`SELECT id, ctid::text AS ctid FROM "${schema}".job_executions ORDER BY id`);
-    await conveyor.store.jobComplete(claimed.map((job) => ({ jobId: job.id, executionId: job.executionId, result: null })));
+    await storeOf(conveyor).jobComplete(claimed.map((job) => ({ jobId: job.id, executionId: job.executionId, result: null })));
     const after = await conveyor.pool.query(`SELECT id, ctid::text AS ctid, outcome FROM "${schema}".job_executions ORDER BY id`);
     expect(after.rows.every((row) => row.outcome === "succeeded")).toBe(true);
     // A HOT update puts the new version on the same page: the same block number in ctid (block,item).

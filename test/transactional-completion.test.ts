@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Conveyor, ConflictError, defineJob, LeaseLostError, type Worker } from "../src/index.js";
-import { createTestConveyor } from "./helpers/database.js";
+import { createTestConveyor, storeOf } from "./helpers/database.js";
 import { silent, sql, waitFor } from "./worker/support.js";
 
 /** A promise a test resolves, to hold a handler at a point it chooses. */
@@ -150,7 +150,7 @@ describe("ctx.transaction", () => {
     // The lease runs out while the first owner is parked; the sweep returns
     // the job to the queue and a second worker takes it and runs it to the end.
     await sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    expect(await conveyor.store.jobReclaimExpired(10)).toHaveLength(1);
+    expect(await storeOf(conveyor).jobReclaimExpired(10)).toHaveLength(1);
     await startWorker("w-live");
     const done = await finished(id);
     expect(done).toMatchObject({ status: "succeeded", result: { by: "w-live", attempt: 2 } });

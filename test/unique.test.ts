@@ -1,9 +1,9 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Conveyor } from "../src/client/conveyor.js";
+import { Conveyor } from "../src/conveyor.js";
 import { ConflictError, UniqueJobConflictError, ValidationError } from "../src/core/errors.js";
 import type { ClaimedJob } from "../src/core/model.js";
-import { countRows, createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
+import { countRows, createTestConveyor, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 import { allTestJobs, counters, item } from "./helpers/jobs.js";
 
 // Each test gets a fresh schema: the row counts below are exact.
@@ -18,7 +18,7 @@ afterEach(async () => {
 const sql = (text: string, values: unknown[] = []) => test.conveyor.pool.query(text.replaceAll("{{schema}}", `"${test.schema}"`), values);
 
 /** Claim every ready job as the worker would (the same statement), with a lease of `leaseMs`. */
-const claimAll = (leaseMs = 60_000): Promise<ClaimedJob[]> => test.conveyor.store.jobClaim("test-worker", 100, ["item", "counters"], null, leaseMs);
+const claimAll = (leaseMs = 60_000): Promise<ClaimedJob[]> => storeOf(test.conveyor).jobClaim("test-worker", 100, ["item", "counters"], null, leaseMs);
 
 const getJob = async (id: string) => (await test.conveyor.getJob(id))!;
 
@@ -152,7 +152,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, key);
     const [claimed] = await claimAll();
     expect((await test.conveyor.getJob(job.id))!.uniqueKey).toBe("k"); // running is one of the default states
-    await test.conveyor.store.jobComplete([{ jobId: job.id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(test.conveyor).jobComplete([{ jobId: job.id, executionId: claimed!.executionId, result: null }]);
     expect(await getJob(job.id)).toMatchObject({ status: "succeeded", uniqueKey: null });
     expect(await test.conveyor.enqueue(item, { n: 2 }, key)).toMatchObject({ created: true, uniqueKey: "k" });
   });
@@ -161,7 +161,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, key);
     let [claimed] = await claimAll();
     const fail = (permanent: boolean) =>
-      test.conveyor.store.jobEndAttempts([
+      storeOf(test.conveyor).jobEndAttempts([
         { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, delayMs: 0, permanent },
       ]);
     expect((await fail(false))[0]).toMatchObject({ status: "retrying", uniqueKey: "k" });
@@ -178,7 +178,7 @@ describe("unique keys are released when the job leaves its states", () => {
   it("on retry, when retrying is not one of its states", async () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, { unique: { key: "k", states: ["queued", "running"] } });
     const [claimed] = await claimAll();
-    const [ended] = await test.conveyor.store.jobEndAttempts([
+    const [ended] = await storeOf(test.conveyor).jobEndAttempts([
       { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, delayMs: 60_000, permanent: false },
     ]);
     expect(ended).toMatchObject({ status: "retrying", uniqueKey: null });
@@ -196,7 +196,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const living = await test.conveyor.enqueue(item, { n: 2 }, { unique: { key: "other" } });
     await claimAll(500);
     await sql("UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second'");
-    const reclaimed = await test.conveyor.store.jobReclaimExpired(100);
+    const reclaimed = await storeOf(test.conveyor).jobReclaimExpired(100);
     expect(reclaimed.find((job) => job.id === dying.id)).toMatchObject({ status: "dead", uniqueKey: null });
     expect(reclaimed.find((job) => job.id === living.id)).toMatchObject({ status: "retrying", uniqueKey: "other" });
     expect((await test.conveyor.enqueue(item, { n: 3 }, key)).created).toBe(true);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../src/index.js";
 import { uuidv7 } from "../src/core/ids.js";
 import { bindQueries } from "../src/store/queries.js";
-import { connectTestClient, createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
+import { connectTestClient, createTestConveyor, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 import { emptyPayload, silent } from "./worker/support.js";
 
 // Migration 009: an enqueue Conveyor commits itself, while another of its
@@ -66,7 +66,7 @@ describe("wake-ups after commit", () => {
     };
     try {
       await work();
-      await t.conveyor.store.drainWakeUps();
+      await storeOf(t.conveyor).drainWakeUps();
     } finally {
       pool.query = original;
     }

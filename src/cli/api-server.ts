@@ -1,4 +1,4 @@
-import type { Conveyor } from "../client/conveyor.js";
+import type { Conveyor } from "../conveyor.js";
 import { ConfigError } from "../core/errors.js";
 import type { ApiServer, ApiServerOptions } from "../http/server.js";
 

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { API_KEY_PREFIX, ApiKeys, hashApiKey } from "../client/api-keys.js";
-import type { Conveyor } from "../client/conveyor.js";
+import type { Conveyor } from "../conveyor.js";
 import { DEFAULT_TENANT } from "../core/defaults.js";
 import { ConfigError, ConveyorError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";

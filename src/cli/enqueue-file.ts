@@ -1,11 +1,12 @@
 import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
-import type { Conveyor, EnqueueManyItem } from "../client/conveyor.js";
+import type { EnqueueManyItem } from "../client/conveyor-client.js";
+import type { Conveyor } from "../conveyor.js";
 import { ConfigError, ValidationError } from "../core/errors.js";
 import { checkOut } from "../store/db.js";
-import { parseJsonBody } from "../http/json-body.js";
-import { batchJobItem } from "../http/schemas.js";
+import { batchJobItem } from "../wire/job-request.js";
+import { parseStrictJson } from "../wire/strict-json.js";
 import { ProgressBar } from "./progress.js";
 
 /** Jobs per `enqueueMany` statement while streaming a file. */
@@ -128,7 +129,7 @@ function openInput(path: string): { stream: Readable; bytesRead: () => number } 
 function parseLine(line: string, where: string, defaults: LineDefaults): EnqueueManyItem {
   let value: unknown;
   try {
-    value = parseJsonBody(Buffer.from(line, "utf8"));
+    value = parseStrictJson(Buffer.from(line, "utf8"));
   } catch (error) {
     throw new ValidationError(`${where}: ${(error as Error).message.replace(/^request body /, "line ")}`);
   }

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Conveyor } from "../client/conveyor.js";
+import type { Conveyor } from "../conveyor.js";
 import { serveMetrics } from "../metrics/metrics-server.js";
 import type { Worker, WorkerOptions } from "../worker/worker.js";
 import { untilSignal } from "./session.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { AnyJobDefinition } from "../client/define-job.js";
-import { Conveyor } from "../client/conveyor.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import { Conveyor } from "../conveyor.js";
 import { openDatabase } from "./database.js";
 import { cliLogger } from "./logger.js";
 import { loadJobs } from "./load-jobs.js";

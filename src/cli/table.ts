@@ -1,4 +1,4 @@
-import { isoOrNull } from "../http/serialize.js";
+import { isoOrNull } from "../wire/serialize.js";
 
 /**
  * Human output for the CLI: aligned columns, two spaces apart, headers in

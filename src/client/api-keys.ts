@@ -3,8 +3,8 @@ import { DEFAULT_TENANT, MAX_NAME_LENGTH } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import { ApiKeyStore, type ApiKeyRecord } from "../store/api-key-store.js";
-import type { Conveyor } from "./conveyor.js";
-import { checkTenant } from "./validate.js";
+import type { ConveyorClient } from "./conveyor-client.js";
+import { checkTenant } from "../core/validate.js";
 
 export type { ApiKeyRecord } from "../store/api-key-store.js";
 
@@ -37,7 +37,7 @@ export interface CreateApiKeyOptions {
 export class ApiKeys {
   private readonly store: ApiKeyStore;
 
-  constructor(conveyor: Conveyor) {
+  constructor(conveyor: ConveyorClient) {
     this.store = new ApiKeyStore(conveyor.pool, conveyor.options.schema);
   }
 

@@ -1,7 +1,8 @@
 import { ConflictError, UniqueJobConflictError } from "../core/errors.js";
 import type { Queryable } from "../store/db.js";
-import type { JobInsertRow, JobStore, UniqueInsert } from "../store/job-store.js";
-import type { EnqueuedJob } from "./enqueue.js";
+import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
+import type { JobStore } from "../store/job-store.js";
+import type { EnqueuedJob } from "./enqueued-job.js";
 import { idempotencyConflict, RetryableEnqueue, withEnqueueRetry } from "./enqueue-race.js";
 
 /**

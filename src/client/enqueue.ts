@@ -3,10 +3,12 @@ import { ValidationError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
 import type { Job } from "../core/model.js";
-import type { UniqueOptions, UniqueOutcome } from "../core/unique.js";
+import type { UniqueOptions } from "../core/unique.js";
 import type { Queryable } from "../store/db.js";
-import type { JobInsertRow, JobStore, UniqueInsert } from "../store/job-store.js";
-import type { AnyJobDefinition } from "./define-job.js";
+import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
+import type { JobStore } from "../store/job-store.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import type { EnqueuedJob } from "./enqueued-job.js";
 import { idempotencyConflict, RetryableEnqueue } from "./enqueue-race.js";
 import { insertUniqueJob } from "./enqueue-unique.js";
 import { resolveUniqueOption } from "./unique-options.js";
@@ -19,7 +21,7 @@ import {
   checkRunAt,
   checkTenant,
   validatePayload,
-} from "./validate.js";
+} from "../core/validate.js";
 
 /** Options for one enqueue. Unset fields come from the job definition. */
 export interface EnqueueOptions {
@@ -47,14 +49,6 @@ export interface EnqueueOptions {
   /** Run inside your transaction: any client with `query(text, values)`. The job exists only if it commits. */
   tx?: Queryable;
 }
-
-/**
- * The job as stored, and whether this call created it (false: an idempotency
- * key or a unique key returned an existing job). `unique` is what the unique
- * key did ("created", "kept", "replaced"); absent when the enqueue had no
- * `unique` option, or when its idempotency key answered first.
- */
-export type EnqueuedJob<P = unknown> = Job<P> & { created: boolean; unique?: UniqueOutcome };
 
 /** One enqueue request after validation: the row to insert. */
 export async function prepareInsert(

@@ -2,14 +2,18 @@ import type { Logger } from "pino";
 import pino from "pino";
 import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
-import { createPool, type Pool } from "../store/db.js";
-import type { AnyJobDefinition } from "./define-job.js";
-import { collectSchedules } from "./schedules.js";
+import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfig, poolOf } from "../store/db.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import { collectSchedules } from "../core/schedules.js";
 
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
   connectionString?: string;
-  /** A `pg.Pool` you own (Conveyor never closes it). */
+  /**
+   * A `pg.Pool` you own (Conveyor never closes it). The connections a worker
+   * opens beside it (LISTEN, claims) are made with the config this pool was
+   * created with.
+   */
   pool?: Pool;
   /** Job kinds this client knows: enqueue by kind name checks against them, workers run them. */
   jobs?: readonly AnyJobDefinition[];
@@ -38,7 +42,14 @@ export interface ResolvedConveyorOptions {
 // Schema names end up in NOTIFY channel names (max 63 bytes) as "<schema>:jobs".
 const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 
-export function resolveConveyorOptions(options: ConveyorOptions): ResolvedConveyorOptions {
+/**
+ * Check and freeze the client's options, and resolve how its connections are
+ * made: `connection` is handed to what opens connections beside the pool (a
+ * worker's LISTEN and claim connections), so none of them reads a pool's
+ * settings back. For a pool Conveyor creates, the settings it creates it
+ * with; for a pool you pass, that pool's (see `poolConnectionConfig`).
+ */
+export function resolveConveyorOptions(options: ConveyorOptions): { options: ResolvedConveyorOptions; connection: ConnectionConfig } {
   if (options.pool && options.connectionString) throw new ConfigError("give either connectionString or pool, not both");
   if (!options.pool && !options.connectionString) throw new ConfigError("connectionString or pool is required");
   const schema = options.schema ?? DEFAULT_SCHEMA;
@@ -57,17 +68,16 @@ export function resolveConveyorOptions(options: ConveyorOptions): ResolvedConvey
     jobs.set(definition.kind, definition);
   }
   collectSchedules(jobs.values()); // refuses one cron schedule name used by two kinds
-  const pool = options.pool ?? createPool({
-      connectionString: options.connectionString!,
-      max: poolSize,
-      applicationName: "conveyor",
-      queryTimeoutMs,
-    });
-  return Object.freeze({
+  const connection = options.pool
+    ? poolConnectionConfig(options.pool)
+    : connectionConfig({ connectionString: options.connectionString!, applicationName: "conveyor", queryTimeoutMs });
+  const pool = options.pool ?? poolOf(connection, poolSize);
+  const resolved: ResolvedConveyorOptions = Object.freeze({
     pool,
     ownsPool: !options.pool,
     jobs,
     schema,
     logger: options.logger ?? pino({ level: "info" }),
   });
+  return { options: resolved, connection };
 }

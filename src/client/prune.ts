@@ -1,27 +1,7 @@
 import { RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
-import { resolveRetentionPolicy, type RetentionPolicy } from "../core/retention.js";
+import { type PruneOptions, type PruneResult, resolveRetentionPolicy, type RetentionPolicy } from "../core/retention.js";
 import type { RetentionStore } from "../store/retention-store.js";
-
-/** What `conveyor.prune()` deletes. */
-export interface PruneOptions {
-  /** Delete succeeded and cancelled jobs that finished longer ago than this. Default `DEFAULT_RETENTION_FINISHED_MS` (7 days). */
-  finishedMs?: number;
-  /** Delete dead letters (with their dead jobs) older than this. Default `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days). */
-  deadLetterMs?: number;
-  /** Rows per delete statement, 1..10,000. Default `DEFAULT_RETENTION_BATCH_SIZE` (1,000). */
-  batchSize?: number;
-  /** Stop between batches once aborted; the counts so far are returned. */
-  signal?: AbortSignal;
-}
-
-/** Rows a prune deleted. Executions went with their jobs and are not counted. */
-export interface PruneResult {
-  /** Succeeded and cancelled jobs deleted. */
-  jobs: number;
-  /** Dead-letter entries deleted, each with its dead job. */
-  deadLetters: number;
-}
 
 /** Check `prune` options, refusing a bad one with a ValidationError that names it. */
 export function resolvePruneOptions(options: PruneOptions): RetentionPolicy {

@@ -4,7 +4,7 @@ import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/qu
 import type { Pool } from "../store/db.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { tenantIndexEnsure } from "../store/tenant-index-store.js";
-import { checkName, checkTenant } from "./validate.js";
+import { checkName, checkTenant } from "../core/validate.js";
 
 function refuse(path: string, message: string): never {
   throw new ValidationError(`${path} ${message}`, [{ path, message }]);

@@ -2,7 +2,7 @@ import type { WorkerInfo } from "../core/model.js";
 import type { RateLimit } from "../core/queue-settings.js";
 import { QueueSettingsStore } from "../store/queue-settings-store.js";
 import { QueueStore, type QueueStats } from "../store/queue-store.js";
-import type { Conveyor, TenantScope } from "./conveyor.js";
+import type { ConveyorClient, TenantScope } from "./conveyor-client.js";
 
 export type { QueueStats } from "../store/queue-store.js";
 
@@ -25,7 +25,7 @@ export class QueueOverview {
   private readonly store: QueueStore;
   private readonly settings: QueueSettingsStore;
 
-  constructor(conveyor: Conveyor) {
+  constructor(conveyor: ConveyorClient) {
     this.store = new QueueStore(conveyor.pool, conveyor.options.schema);
     this.settings = new QueueSettingsStore(conveyor.pool, conveyor.options.schema);
   }

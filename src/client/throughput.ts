@@ -1,5 +1,5 @@
 import { StatsStore, type ThroughputMinute } from "../store/stats-store.js";
-import type { Conveyor, TenantScope } from "./conveyor.js";
+import type { ConveyorClient, TenantScope } from "./conveyor-client.js";
 
 export type { ThroughputMinute } from "../store/stats-store.js";
 
@@ -13,7 +13,7 @@ export type { ThroughputMinute } from "../store/stats-store.js";
 export class Throughput {
   private readonly store: StatsStore;
 
-  constructor(conveyor: Conveyor) {
+  constructor(conveyor: ConveyorClient) {
     this.store = new StatsStore(conveyor.pool, conveyor.options.schema);
   }
 

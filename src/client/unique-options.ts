@@ -1,7 +1,7 @@
 import { DEFAULT_UNIQUE_ON_CONFLICT, DEFAULT_UNIQUE_STATES, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
 import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES, type UniqueConflictMode, type UniqueState } from "../core/unique.js";
-import type { UniqueInsert } from "../store/job-store.js";
+import type { UniqueInsert } from "../store/job-insert-row.js";
 
 function refuse(path: string, message: string): never {
   throw new ValidationError(`${path} ${message}`, [{ path, message }]);

@@ -6,6 +6,26 @@ import {
   MAX_RETENTION_BATCH_SIZE,
 } from "./defaults.js";
 
+/** What `conveyor.prune()` deletes. */
+export interface PruneOptions {
+  /** Delete succeeded and cancelled jobs that finished longer ago than this. Default `DEFAULT_RETENTION_FINISHED_MS` (7 days). */
+  finishedMs?: number;
+  /** Delete dead letters (with their dead jobs) older than this. Default `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days). */
+  deadLetterMs?: number;
+  /** Rows per delete statement, 1..10,000. Default `DEFAULT_RETENTION_BATCH_SIZE` (1,000). */
+  batchSize?: number;
+  /** Stop between batches once aborted; the counts so far are returned. */
+  signal?: AbortSignal;
+}
+
+/** Rows a prune deleted. Executions went with their jobs and are not counted. */
+export interface PruneResult {
+  /** Succeeded and cancelled jobs deleted. */
+  jobs: number;
+  /** Dead-letter entries deleted, each with its dead job. */
+  deadLetters: number;
+}
+
 /** What one prune deletes: ages and batch size, validated. */
 export interface RetentionPolicy {
   /** Succeeded/cancelled jobs finished longer ago than this are deleted. */

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { ApiKeys } from "../client/api-keys.js";
 import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../core/defaults.js";
-import type { Conveyor } from "../client/conveyor.js";
+import type { ConveyorClient } from "../client/conveyor-client.js";
 import { QueueOverview } from "../client/queue-overview.js";
 import { authenticateWith } from "./auth.js";
 import { installDashboard } from "./dashboard.js";
@@ -39,7 +39,7 @@ export type ConveyorApp = FastifyInstance & { conveyorMetrics: ApiMetrics };
  * const app = await buildApp(new Conveyor({ connectionString, jobs }), { bodyLimit: 2 * 1024 * 1024 });
  * const response = await app.inject({ method: "GET", url: "/healthz" });
  */
-export async function buildApp(conveyor: Conveyor, options: ApiOptions = {}): Promise<ConveyorApp> {
+export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {}): Promise<ConveyorApp> {
   const resolved = resolveApiOptions(options, conveyor.logger);
   const limits = { bodyLimit: resolved.bodyLimit, timeoutMs: resolved.requestTimeoutMs };
   const app = Fastify({

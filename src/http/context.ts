@@ -1,11 +1,11 @@
-import type { Conveyor } from "../client/conveyor.js";
+import type { ConveyorClient } from "../client/conveyor-client.js";
 import type { QueueOverview } from "../client/queue-overview.js";
 import type { ApiMetrics } from "./metrics.js";
 import type { KindDocs } from "./openapi.js";
 
 /** What route modules need: the client, read-only overviews, metrics, and the kinds for documentation. */
 export interface RouteContext {
-  conveyor: Conveyor;
+  conveyor: ConveyorClient;
   overview: QueueOverview;
   metrics: ApiMetrics;
   kinds: KindDocs;

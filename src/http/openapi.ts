@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
-import type { AnyJobDefinition } from "../client/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import { payloadJsonSchema, reanchorRefs } from "./payload-schema.js";
 
 /** Security requirement of every `/v1` route in the OpenAPI document. */

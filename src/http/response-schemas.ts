@@ -8,7 +8,7 @@ import { toJsonSchema } from "./validation.js";
 // with plain JSON.stringify, so payloads round-trip exactly whatever their shape.
 
 const isoTime = z.iso.datetime({ offset: true });
-// Serializing never throws on a stored row (see serialize.ts): a time no JavaScript Date holds comes out as null.
+// Serializing never throws on a stored row (see wire/serialize.ts): a time no JavaScript Date holds comes out as null.
 const storedTime = isoTime.nullable().describe("ISO 8601; null only for a stored time outside what a JavaScript Date holds");
 const errorShape = z.object({ name: z.string(), message: z.string() }).nullable();
 

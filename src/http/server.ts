@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from "../core/defaults.js";
-import type { Conveyor } from "../client/conveyor.js";
+import type { ConveyorClient } from "../client/conveyor-client.js";
 import { buildApp, type ConveyorApp } from "./app.js";
 import type { ApiOptions } from "./options.js";
 
@@ -30,7 +30,7 @@ export interface ApiServer {
  * console.log(server.url);
  * await server.close();
  */
-export async function startApiServer(conveyor: Conveyor, options: ApiServerOptions = {}): Promise<ApiServer> {
+export async function startApiServer(conveyor: ConveyorClient, options: ApiServerOptions = {}): Promise<ApiServer> {
   const { port = DEFAULT_API_PORT, host = DEFAULT_API_HOST, ...appOptions } = options;
   const app = await buildApp(conveyor, appOptions);
   await app.listen({ port, host });

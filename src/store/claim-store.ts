@@ -1,7 +1,7 @@
 import { CLAIM_MIN_FRESH_IDS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import type { DatabaseClock } from "./database-clock.js";
-import { createPlanModePool, type Pool, type Queryable } from "./db.js";
+import { type ConnectionConfig, createPlanModePool, type Pool, type Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
 import { bindQueries, type BoundQuery } from "./queries.js";
 import { rowToClaimedJob } from "./rows.js";
@@ -27,16 +27,20 @@ export class ClaimStore {
   /** Fresh execution ids the next claim sends, at most its limit (see jobClaim). */
   private nextIds = Number.POSITIVE_INFINITY;
 
-  /** `queues`: the worker's, fixed for its life; null for every queue. `clock` makes the execution ids. */
+  /**
+   * `connection`: how the client's connections are made (its own connection
+   * is made the same way). `queues`: the worker's, fixed for its life; null
+   * for every queue. `clock` makes the execution ids.
+   */
   constructor(
-    base: Pool,
+    connection: ConnectionConfig,
     schema: string,
     queues: readonly string[] | null,
     private readonly clock: DatabaseClock,
   ) {
     const { jobClaim, jobClaimAllQueues } = bindQueries(schema);
     const allQueues = queues === null;
-    this.pool = createPlanModePool(base, "conveyor-claims", allQueues ? "force_generic_plan" : "force_custom_plan");
+    this.pool = createPlanModePool(connection, "conveyor-claims", allQueues ? "force_generic_plan" : "force_custom_plan");
     this.claim = { ...(allQueues ? jobClaimAllQueues : jobClaim), prepared: true };
   }
 

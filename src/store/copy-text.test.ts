@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { copyLines, copyText, runAtMicros, timestampFromMicros } from "./copy-text.js";
-import type { JobInsertRow } from "./job-store.js";
+import type { JobInsertRow } from "./job-insert-row.js";
 
 const row = (over: Partial<JobInsertRow> = {}): JobInsertRow => ({
   id: "01890a5d-ac96-774b-bcce-b302099a8057",

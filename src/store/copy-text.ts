@@ -1,4 +1,4 @@
-import type { JobInsertRow } from "./job-store.js";
+import type { JobInsertRow } from "./job-insert-row.js";
 
 // Rows for `COPY … FROM STDIN` in PostgreSQL's text format: one line per row,
 // columns separated by tabs, \N for NULL, and a backslash escaping the four
@@ -32,12 +32,10 @@ export function runAtMicros(row: JobInsertRow, nowMicros: number): number {
   return row.delayMs !== null ? nowMicros + Math.round(row.delayMs * 1000) : nowMicros;
 }
 
-/** The columns every COPY line carries, in order (see `copyLines`). */
-export const COPY_COLUMNS = "id, tenant, queue, kind, payload, priority, max_attempts, run_at";
-
 /**
- * COPY text lines for rows without an idempotency key or a unique key (the
- * COPY path cannot settle conflicts; those rows go through INSERT).
+ * COPY text lines, columns in the order of COPY_COLUMNS (sql/copy-columns.ts),
+ * for rows without an idempotency key or a unique key (the COPY path cannot
+ * settle conflicts; those rows go through INSERT).
  */
 export function copyLines(rows: readonly JobInsertRow[], nowMicros: number): string {
   const now = timestampFromMicros(nowMicros);

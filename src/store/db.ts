@@ -1,15 +1,7 @@
 import pg from "pg";
 import { CONNECT_TIMEOUT_MS } from "../core/defaults.js";
 
-/**
- * The one thing Conveyor needs from a database connection: run a statement
- * with bound values. A `pg.Pool`, a `pg.Client` inside the caller's
- * transaction, or any driver wrapper with this shape will do; that is what
- * makes enqueueing inside your own transaction work.
- */
-export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
-}
+export type { Queryable } from "../core/queryable.js";
 
 /** A pool the library can check clients out of (LISTEN and migrations need a dedicated connection). */
 export type Pool = pg.Pool;
@@ -24,12 +16,25 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-export interface PoolOptions {
+/**
+ * The settings of a new connection to the database, as pg takes them. The
+ * client resolves them once (`connectionConfig` for a pool it creates,
+ * `poolConnectionConfig` for one it is given) and hands them to whatever
+ * opens connections beside its pool (a worker's LISTEN connection and its
+ * claim connection).
+ */
+export type ConnectionConfig = Readonly<pg.PoolConfig>;
+
+/** What a pool Conveyor creates connects with. */
+export interface ConnectionOptions {
   connectionString: string;
-  max: number;
   applicationName: string;
   /** Client-side deadline of every statement on the pool, in ms; 0 for none. */
   queryTimeoutMs: number;
+}
+
+export interface PoolOptions extends ConnectionOptions {
+  max: number;
 }
 
 /**
@@ -51,10 +56,10 @@ export const SESSION_SETTINGS = [
   "SET tcp_user_timeout = 30000",
 ].join("; ");
 
-export function createPool(options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
+/** How the connections of a pool Conveyor creates are made (`createPool`), and the connections it opens beside that pool. */
+export function connectionConfig(options: ConnectionOptions): ConnectionConfig {
+  return {
     connectionString: options.connectionString,
-    max: options.max,
     application_name: options.applicationName,
     types,
     // Notice dead peers (a host that vanished) instead of waiting on them forever.
@@ -70,7 +75,27 @@ export function createPool(options: PoolOptions): pg.Pool {
     // Plans are left at PostgreSQL's default (plan_cache_mode auto): which
     // statements may reuse a plan is decided per statement (queries.ts).
     onConnect: (client: pg.ClientBase) => client.query(SESSION_SETTINGS),
-  });
+  };
+}
+
+/**
+ * The connection settings of a pool the caller made: the config it was
+ * created with, which pg-pool keeps as the pool's `options` (a public
+ * member of `pg.Pool` in @types/pg, so read without a cast). Read once, by
+ * the client, when it is given a pool: the connections Conveyor opens
+ * beside that pool are made as the pool's own are, as they always were.
+ */
+export function poolConnectionConfig(pool: pg.Pool): ConnectionConfig {
+  return pool.options;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  return poolOf(connectionConfig(options), options.max);
+}
+
+/** A pool of up to `max` connections made with `connection`. */
+export function poolOf(connection: ConnectionConfig, max: number): pg.Pool {
+  const pool = new pg.Pool({ ...connection, max });
   // An idle client whose server went away emits 'error' on the pool; without a
   // listener Node would crash the process. The next query reconnects.
   pool.on("error", () => {});
@@ -78,20 +103,23 @@ export function createPool(options: PoolOptions): pg.Pool {
 }
 
 /**
- * A pool of one connection, configured as `base` is (a pool Conveyor made or
- * the caller's), whose session plans the statements prepared on it as
- * `planCacheMode` says: "force_custom_plan" plans every call for its values
- * (parsed once, planned each time), "force_generic_plan" plans once. For the
- * worker's claims (claim-store.ts).
+ * A pool of one connection, made with `connection` (the client's: of a pool
+ * Conveyor made or the caller's), whose session plans the statements
+ * prepared on it as `planCacheMode` says: "force_custom_plan" plans every
+ * call for its values (parsed once, planned each time),
+ * "force_generic_plan" plans once. For the worker's claims (claim-store.ts).
  */
-export function createPlanModePool(base: pg.Pool, applicationName: string, planCacheMode: "force_custom_plan" | "force_generic_plan"): pg.Pool {
-  const options = (base as unknown as { options: pg.PoolConfig }).options;
+export function createPlanModePool(
+  connection: ConnectionConfig,
+  applicationName: string,
+  planCacheMode: "force_custom_plan" | "force_generic_plan",
+): pg.Pool {
   const pool = new pg.Pool({
-    ...options,
+    ...connection,
     max: 1,
     application_name: applicationName,
     onConnect: async (client: pg.ClientBase) => {
-      await options.onConnect?.(client);
+      await connection.onConnect?.(client);
       await client.query(`SET plan_cache_mode = ${planCacheMode}`);
     },
   });

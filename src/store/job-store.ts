@@ -1,6 +1,5 @@
 import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
-import type { UniqueConflictMode, UniqueState } from "../core/unique.js";
 import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
@@ -12,33 +11,8 @@ import { QueueWaker } from "./queue-waker.js";
 import { translatePgError } from "./pg-errors.js";
 import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
+import type { JobInsertRow, UniqueInsert } from "./job-insert-row.js";
 import { insertedJobAt, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
-
-/** One row of `jobInsertMany`, columns already validated and encoded. */
-export interface JobInsertRow {
-  id: string;
-  tenant: string;
-  queue: string;
-  kind: string;
-  /** JSON text. */
-  payload: string;
-  priority: number;
-  maxAttempts: number;
-  runAt: Date | null;
-  delayMs: number | null;
-  idempotencyKey: string | null;
-  /** The unique-key settings, resolved; null for an ordinary job. */
-  unique: UniqueInsert | null;
-}
-
-/** A unique key as `jobInsertUnique` takes it. */
-export interface UniqueInsert {
-  key: string;
-  states: readonly UniqueState[];
-  onConflict: UniqueConflictMode;
-  /** A replacement also sets the priority (the caller gave one). */
-  replacePriority: boolean;
-}
 
 export interface JobListFilter {
   tenant?: string | null;

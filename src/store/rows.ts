@@ -1,5 +1,5 @@
 import type { ClaimedJob, DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
-import type { JobInsertRow } from "./job-store.js";
+import type { JobInsertRow } from "./job-insert-row.js";
 
 // Row shapes as pg returns them (jsonb parsed, timestamptz as Date, int8 as number).
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { JobContext, JobInfo } from "../client/define-job.js";
+import type { JobContext, JobInfo } from "../core/define-job.js";
 import { parseCronTickKey } from "../core/cron.js";
 import type { Queryable } from "../store/db.js";
 import type { AttemptTools, HandlerTools } from "./handler-tools.js";

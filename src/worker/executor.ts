@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { AnyJobDefinition } from "../client/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import { retryDelayMs } from "../core/backoff.js";
 import { PermanentError, RetryAfter } from "../core/errors.js";
 import { encodeJson } from "../core/json.js";

@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS } from "../core/defaults.js";
-import { quoteIdent } from "../store/db.js";
+import { type ConnectionConfig, quoteIdent } from "../store/db.js";
 
 /** Answer within this time or the LISTEN connection counts as dead (a black-holed socket never errors). */
 const PING_TIMEOUT_MS = 5_000;
@@ -21,7 +21,7 @@ export class NotificationListener {
   connects = 0;
 
   constructor(
-    private readonly connectionConfig: pg.ClientConfig,
+    private readonly connectionConfig: ConnectionConfig,
     private readonly schema: string,
     private readonly onNotify: (queue: string) => void,
     private readonly log: Logger,

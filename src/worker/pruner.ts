@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { PruneResult } from "../client/prune.js";
+import type { PruneResult } from "../core/retention.js";
 import { RETENTION_FIRST_SWEEP_MAX_MS } from "../core/defaults.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { Periodic } from "./periodic.js";

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Counter } from "prom-client";
-import type { AnyJobDefinition } from "../client/define-job.js";
-import { type ResolvedCronSchedule, schedulePayload } from "../client/schedules.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
+import { type ResolvedCronSchedule, schedulePayload } from "../core/schedules.js";
 import { type CronExpression, cronTickKey, dueTicks, parseCron } from "../core/cron.js";
 import {
   CRON_CHECK_INTERVAL_MS,
@@ -13,7 +13,8 @@ import {
 import { uuidv7 } from "../core/ids.js";
 import type { CronStore } from "../store/cron-store.js";
 import type { Pool } from "../store/db.js";
-import type { JobInsertRow, JobStore } from "../store/job-store.js";
+import type { JobInsertRow } from "../store/job-insert-row.js";
+import type { JobStore } from "../store/job-store.js";
 import { withTransaction } from "../store/transaction.js";
 import { WakeSignal } from "./wake-signal.js";
 

@@ -1,8 +1,6 @@
 import { hostname } from "node:os";
-import type pg from "pg";
 import type { Logger } from "pino";
-import type { Conveyor } from "../client/conveyor.js";
-import type { AnyJobDefinition } from "../client/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
@@ -27,6 +25,7 @@ import type { CronScheduler } from "./scheduler.js";
 import { RunningJob } from "./running-job.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
+import type { WorkerDeps } from "./worker-deps.js";
 
 export type { WorkerOptions } from "./options.js";
 
@@ -63,21 +62,22 @@ export class Worker {
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private readonly untrackActiveJobs: () => void;
 
+  /** Made by `conveyor.worker(options)`, which passes the client's deps. */
   constructor(
-    private readonly conveyor: Conveyor,
+    private readonly deps: WorkerDeps,
     options: WorkerOptions = {},
   ) {
-    this.definitions = conveyor.jobs;
-    this.options = resolveWorkerOptions(options, [...conveyor.jobs.keys()]);
+    this.definitions = deps.jobs;
+    this.options = resolveWorkerOptions(options, [...deps.jobs.keys()]);
     this.metrics = options.metrics ?? new WorkerMetrics();
     this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
-    this.log = (options.logger ?? conveyor.logger).child({ workerId: this.options.id });
-    this.store = conveyor.store;
+    this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
+    this.store = deps.store;
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
-    this.scheduler = createScheduler(conveyor, this.options, this.log, this.metrics);
-    this.tools = new HandlerTools(new HandlerStore(conveyor.pool, this.store.schema), this.options.progressIntervalMs, this.metrics);
+    this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
+    this.tools = new HandlerTools(new HandlerStore(deps.pool, deps.schema), this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
     this.executorDeps = {
       writer: this.writer,
@@ -88,13 +88,13 @@ export class Worker {
       tools: this.tools,
     };
     const retention = this.options.retention;
-    this.pruner = retention && new Pruner((signal) => conveyor.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
-    const schema = conveyor.options.schema;
-    this.claimStore = new ClaimStore(conveyor.pool, schema, this.options.queues, conveyor.clock);
+    this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
+    const { pool, schema, clock } = deps;
+    this.claimStore = new ClaimStore(deps.connection, schema, this.options.queues, clock);
     this.claims = new ClaimChooser(
       this.claimStore,
-      new LimitedClaimStore(conveyor.pool, schema, conveyor.clock),
-      new QueueSettingsStore(conveyor.pool, schema),
+      new LimitedClaimStore(pool, schema, clock),
+      new QueueSettingsStore(pool, schema),
       this.options.fairness,
       (cap) => {
         this.metrics.claimLockTimeouts.inc({ cap });
@@ -123,11 +123,10 @@ export class Worker {
       throw error;
     }
     await this.register();
-    await this.conveyor.clock.now(); // execution ids follow the database's clock from the first claim on
+    await this.deps.clock.now(); // execution ids follow the database's clock from the first claim on
     if (this.options.fairness === "tenant") await this.ensureTenantIndex();
     if (this.options.listen) {
-      const config = (this.conveyor.pool as unknown as { options: pg.ClientConfig }).options;
-      this.listener = new NotificationListener(config, this.store.schema, (queue) => this.onNotification(queue), this.log);
+      this.listener = new NotificationListener(this.deps.connection, this.deps.schema, (queue) => this.onNotification(queue), this.log);
       await this.listener.start();
     }
     this.leases.start();
@@ -228,7 +227,7 @@ export class Worker {
    */
   private async ensureTenantIndex(): Promise<void> {
     try {
-      if (await tenantIndexEnsure(this.conveyor.pool, this.store.schema)) this.log.info("built the tenant index for fair claims");
+      if (await tenantIndexEnsure(this.deps.pool, this.deps.schema)) this.log.info("built the tenant index for fair claims");
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, "could not build the tenant index; fair claims read every ready job until a worker builds it");
     }

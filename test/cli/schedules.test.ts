@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../../src/index.js";
-import { scheduleJson } from "../../src/http/schedule-json.js";
+import { scheduleJson } from "../../src/wire/schedule-json.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { runCli, silent, stderrLines } from "./support.js";
 

@@ -1,9 +1,11 @@
 import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
-import { Conveyor } from "../../src/client/conveyor.js";
+import { clientInternals, type ConveyorClient } from "../../src/client/conveyor-client.js";
+import { Conveyor } from "../../src/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
-import { quoteIdent } from "../../src/store/db.js";
+import { type ConnectionConfig, quoteIdent } from "../../src/store/db.js";
+import type { JobStore } from "../../src/store/job-store.js";
 import { Worker } from "../../src/worker/worker.js";
 import { creationSite, currentFileName, failuresSoFar, trackResource } from "./open-resources.js";
 import { KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
@@ -87,6 +89,16 @@ async function keepSchema(conveyor: Conveyor, schema: string): Promise<void> {
   const why = `${KEPT_COMMENT_PREFIX}a test in ${currentFileName()} failed`;
   await conveyor.pool.query(`COMMENT ON SCHEMA ${quoteIdent(schema)} IS ${pg.escapeLiteral(why)}`).catch(() => {});
   console.warn(`kept schema ${schema} for inspection (${why}); the first run a day from now drops it`);
+}
+
+/** The store behind a client (no longer a public member of Conveyor). */
+export function storeOf(conveyor: ConveyorClient): JobStore {
+  return clientInternals(conveyor).store;
+}
+
+/** How a client's connections are made, as a worker's claim connection is. */
+export function connectionOf(conveyor: ConveyorClient): ConnectionConfig {
+  return clientInternals(conveyor).connection;
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */

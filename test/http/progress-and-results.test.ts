@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { AnyJobDefinition } from "../../src/client/define-job.js";
+import type { AnyJobDefinition } from "../../src/core/define-job.js";
 import { defineJob, type Worker } from "../../src/index.js";
 import { allJobs, type ApiTest, call, createApiTest, JOB_FIELDS, waitFor } from "./support.js";
 

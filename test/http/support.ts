@@ -3,7 +3,7 @@ import pino from "pino";
 import { expect } from "vitest";
 import { z } from "zod";
 import { ApiKeys } from "../../src/client/api-keys.js";
-import type { AnyJobDefinition } from "../../src/client/define-job.js";
+import type { AnyJobDefinition } from "../../src/core/define-job.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { Conveyor, defineJob, PermanentError } from "../../src/index.js";
 import { buildApp, type ConveyorApp } from "../../src/http/app.js";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLAIM_LOCK_TIMEOUT_MS } from "../../src/core/defaults.js";
 import { freshExecutionIds } from "../../src/store/execution-ids.js";
 import { bindQueries } from "../../src/store/queries.js";
-import { connectTestClient, createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { connectTestClient, createTestConveyor, storeOf, type TestConveyor } from "../helpers/database.js";
 import { sql } from "./support.js";
 
 // Claims commit without waiting for the WAL flush (see claim-fragments.ts):
@@ -60,7 +60,7 @@ describe("claim commits", () => {
   it("leaves the pooled connection committing synchronously after a claim", async () => {
     await enqueue("default");
     // poolSize 1: the claim and the SHOW run on the same connection.
-    const claimed = await t.conveyor.store.jobClaim("w1", 10, ["k"], null, 60_000);
+    const claimed = await storeOf(t.conveyor).jobClaim("w1", 10, ["k"], null, 60_000);
     expect(claimed).toHaveLength(1);
     const { rows } = await t.conveyor.pool.query("SHOW synchronous_commit");
     expect(rows[0].synchronous_commit).toBe("on");

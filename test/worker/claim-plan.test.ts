@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshExecutionIds } from "../../src/store/execution-ids.js";
 import { jobClaim } from "../../src/store/sql/claims.js";
-import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { createTestConveyor, storeOf, type TestConveyor } from "../helpers/database.js";
 import { sql } from "./support.js";
 
 // The claim must walk the ready index in claim order and stop at its LIMIT
@@ -68,7 +68,7 @@ describe("claim plan", () => {
   });
 
   it("claims the first jobs in priority order, only of the kinds asked for", async () => {
-    const claimed = await t.conveyor.store.jobClaim("w1", 50, ["plan.a"], null, 60_000);
+    const claimed = await storeOf(t.conveyor).jobClaim("w1", 50, ["plan.a"], null, 60_000);
     expect(claimed).toHaveLength(50);
     expect(claimed.every((job) => job.kind === "plan.a")).toBe(true);
     const priorities = await t.conveyor.pool.query<{ priority: number }>(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
-import { createTestConveyor } from "../helpers/database.js";
+import { createTestConveyor, storeOf } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
@@ -21,7 +21,7 @@ describe("reclaim sweep races", () => {
   /** Claim one job with a lease that is already over by the time we look. */
   async function claimExpired() {
     const { id } = await conveyor.enqueue(noop, {});
-    const [job] = await conveyor.store.jobClaim("racer", 1, ["noop"], null, 1);
+    const [job] = await storeOf(conveyor).jobClaim("racer", 1, ["noop"], null, 1);
     expect(job!.id).toBe(id);
     await sql(conveyor, `SELECT pg_sleep(0.01)`);
     return job!;
@@ -39,12 +39,12 @@ describe("reclaim sweep races", () => {
       );
       expect(rowCount).toBe(1);
       // Pause point: the completion is written, not committed. The sweep runs now.
-      expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+      expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
       await other.query("COMMIT");
     } finally {
       other.release();
     }
-    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     const after = await conveyor.getJob(job.id);
     expect(after!.status).toBe("succeeded");
     expect(after!.executions.map((e) => e.outcome)).toEqual(["running"]); // the sweep wrote no lease_expired
@@ -59,25 +59,25 @@ describe("reclaim sweep races", () => {
         `UPDATE "${conveyor.options.schema}".jobs SET lease_expires_at = now() + interval '1 minute' WHERE id = $1 AND current_execution_id = $2`,
         [job.id, job.executionId],
       );
-      expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+      expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
       await other.query("COMMIT");
     } finally {
       other.release();
     }
-    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.executionId });
-    await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
   it("a re-claimed job is not reclaimed under its new owner", async () => {
     const job = await claimExpired();
-    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(1);
-    const [again] = await conveyor.store.jobClaim("second-owner", 1, ["noop"], null, 60_000);
+    expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(1);
+    const [again] = await storeOf(conveyor).jobClaim("second-owner", 1, ["noop"], null, 60_000);
     expect(again!.id).toBe(job.id);
-    expect(await conveyor.store.jobReclaimExpired(100)).toHaveLength(0);
+    expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     // The first owner's late completion is fenced.
-    expect((await conveyor.store.jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
-    const written = await conveyor.store.jobComplete([{ jobId: job.id, executionId: again!.executionId, result: null }]);
+    expect((await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
+    const written = await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: again!.executionId, result: null }]);
     expect(written.size).toBe(1);
     const done = await conveyor.getJob(job.id);
     expect(done!.executions.map((e) => [e.workerId, e.outcome])).toEqual([["racer", "lease_expired"], ["second-owner", "succeeded"]]);
@@ -86,10 +86,10 @@ describe("reclaim sweep races", () => {
   it("concurrent sweeps reclaim each expired job exactly once, and spent attempts go to the dead-letter queue", async () => {
     await sql(conveyor, `DELETE FROM {{schema}}.jobs`);
     await conveyor.enqueueMany(Array.from({ length: 300 }, () => ({ job: noop, payload: {} })));
-    expect(await conveyor.store.jobClaim("crashed", 300, ["noop"], null, 1)).toHaveLength(300);
+    expect(await storeOf(conveyor).jobClaim("crashed", 300, ["noop"], null, 1)).toHaveLength(300);
     await sql(conveyor, `SELECT pg_sleep(0.01)`);
-    const sweeps = await Promise.all(Array.from({ length: 6 }, () => conveyor.store.jobReclaimExpired(40)));
-    const again = await conveyor.store.jobReclaimExpired(1000);
+    const sweeps = await Promise.all(Array.from({ length: 6 }, () => storeOf(conveyor).jobReclaimExpired(40)));
+    const again = await storeOf(conveyor).jobReclaimExpired(1000);
     const reclaimed = [...sweeps.flat(), ...again].map((job) => job.id);
     expect(reclaimed).toHaveLength(300);
     expect(new Set(reclaimed).size).toBe(300);
@@ -97,9 +97,9 @@ describe("reclaim sweep races", () => {
     expect(rows).toEqual([{ outcome: "lease_expired", n: 300 }]);
 
     // Second crash: attempts (2) are spent now, so the sweep dead-letters them, atomically with history.
-    expect(await conveyor.store.jobClaim("crashed-again", 300, ["noop"], null, 1)).toHaveLength(300);
+    expect(await storeOf(conveyor).jobClaim("crashed-again", 300, ["noop"], null, 1)).toHaveLength(300);
     await sql(conveyor, `SELECT pg_sleep(0.01)`);
-    const buried = (await Promise.all([conveyor.store.jobReclaimExpired(1000), conveyor.store.jobReclaimExpired(1000)])).flat();
+    const buried = (await Promise.all([storeOf(conveyor).jobReclaimExpired(1000), storeOf(conveyor).jobReclaimExpired(1000)])).flat();
     expect(buried).toHaveLength(300);
     expect(buried.every((job) => job.status === "dead")).toBe(true);
     const { rows: letters } = await sql(conveyor, `SELECT count(*)::int AS n, min(jsonb_array_length(history))::int AS h FROM {{schema}}.dead_letter_jobs`);

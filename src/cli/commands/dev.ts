@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { Logger } from "pino";
-import type { Conveyor } from "../../client/conveyor.js";
+import type { Conveyor } from "../../conveyor.js";
 import type { Worker } from "../../worker/worker.js";
 import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { listenApi } from "../api-server.js";

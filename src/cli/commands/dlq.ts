@@ -2,7 +2,7 @@ import { type Command, Option } from "commander";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { NotFoundError } from "../../core/errors.js";
 import type { DeadLetter } from "../../core/model.js";
-import { deadLetterJson, jobJson } from "../../http/serialize.js";
+import { deadLetterJson, jobJson } from "../../wire/serialize.js";
 import { listLimit, uuid } from "../arguments.js";
 import { withSession } from "../session.js";
 import { formatFacts, formatTable, isoOrDash, printJson } from "../table.js";

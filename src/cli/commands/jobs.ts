@@ -1,11 +1,11 @@
 import { type Command, Option } from "commander";
-import type { Conveyor } from "../../client/conveyor.js";
+import type { Conveyor } from "../../conveyor.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../../core/errors.js";
 import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
-import { parseJsonBody } from "../../http/json-body.js";
-import { executionJson, jobJson } from "../../http/serialize.js";
+import { executionJson, jobJson } from "../../wire/serialize.js";
+import { parseStrictJson } from "../../wire/strict-json.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
 import { EXAMPLE_JOBS } from "../examples.js";
 import { enqueueFile } from "../enqueue-file.js";
@@ -177,7 +177,7 @@ async function enqueueLines(conveyor: Conveyor, options: EnqueueOptions): Promis
 
 function parsePayload(text: string): unknown {
   try {
-    return parseJsonBody(Buffer.from(text, "utf8"));
+    return parseStrictJson(Buffer.from(text, "utf8"));
   } catch (error) {
     const message = (error as Error).message;
     throw new ValidationError(message.startsWith("request body ") ? `payload ${message.slice("request body ".length)}` : `payload: ${message}`);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { scheduleJson } from "../../http/schedule-json.js";
+import { scheduleJson } from "../../wire/schedule-json.js";
 import { withSession } from "../session.js";
 import { formatTable, isoOrDash, printJson } from "../table.js";
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { QueueOverview } from "../../client/queue-overview.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
-import { workerJson } from "../../http/serialize.js";
+import { workerJson } from "../../wire/serialize.js";
 import { withSession } from "../session.js";
 import { formatTable, humanDuration, isoOrDash, printJson } from "../table.js";
 

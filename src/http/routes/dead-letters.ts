@@ -5,7 +5,7 @@ import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { deadLetterListQuery, idParams } from "../schemas.js";
-import { deadLetterJson, jobJson } from "../serialize.js";
+import { deadLetterJson, jobJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 

@@ -1,13 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { EnqueuedJob, EnqueueOptions } from "../../client/enqueue.js";
+import type { EnqueueOptions } from "../../client/enqueue.js";
+import type { EnqueuedJob } from "../../client/enqueued-job.js";
 import { ConflictError, UniqueJobConflictError } from "../../core/errors.js";
 import { withTransaction } from "../../store/transaction.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
-import { type BatchJobItem, type BatchOutcome, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
-import { jobJson } from "../serialize.js";
+import { type BatchOutcome, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
+import type { BatchJobItem } from "../../wire/job-request.js";
+import { jobJson } from "../../wire/serialize.js";
 import { writeTenant } from "../tenancy.js";
 import { UNIQUE_OUTCOME_HEADER, uniqueConflictProblem } from "../unique-conflict.js";
 import { routeSchema, toJsonSchema } from "../validation.js";

@@ -5,7 +5,7 @@ import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { idParams, jobListQuery } from "../schemas.js";
-import { executionJson, jobJson } from "../serialize.js";
+import { executionJson, jobJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 

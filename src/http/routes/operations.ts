@@ -4,7 +4,7 @@ import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { tenantQuery } from "../schemas.js";
-import { workerJson } from "../serialize.js";
+import { workerJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";
-import { scheduleJson } from "../schedule-json.js";
+import { scheduleJson } from "../../wire/schedule-json.js";
 import { tenantQuery } from "../schemas.js";
 import { readScope } from "../tenancy.js";
 import { routeSchema, toJsonSchema } from "../validation.js";

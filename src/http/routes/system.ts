@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Conveyor } from "../../client/conveyor.js";
+import type { ConveyorClient } from "../../client/conveyor-client.js";
 import { READ_ONLY_RETRY_AFTER_S } from "../../core/defaults.js";
 import type { SchemaStatus } from "../../store/migrate.js";
 import type { RouteContext } from "../context.js";
@@ -80,7 +80,7 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
 }
 
 /** The schema's migration state; 503 when the database cannot be asked. */
-async function schemaState(conveyor: Conveyor, request: FastifyRequest): Promise<SchemaStatus> {
+async function schemaState(conveyor: ConveyorClient, request: FastifyRequest): Promise<SchemaStatus> {
   try {
     return await conveyor.schemaStatus();
   } catch (error) {

@@ -1,4 +1,4 @@
-import { COPY_COLUMNS } from "../copy-text.js";
+import { COPY_COLUMNS } from "./copy-columns.js";
 import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
 

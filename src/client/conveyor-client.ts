@@ -9,18 +9,20 @@ import { isJobStatus, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
 import { CronStore } from "../store/cron-store.js";
 import { DatabaseClock } from "../store/database-clock.js";
-import type { Pool, Queryable } from "../store/db.js";
-import { type JobInsertRow, JobStore } from "../store/job-store.js";
+import type { ConnectionConfig, Pool, Queryable } from "../store/db.js";
+import type { JobInsertRow } from "../store/job-insert-row.js";
+import { JobStore } from "../store/job-store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import { RetentionStore } from "../store/retention-store.js";
-import { Worker, type WorkerOptions } from "../worker/worker.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import type { AnyJobDefinition, PayloadInput } from "./define-job.js";
-import { type EnqueuedJob, type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
+import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
+import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
+import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
-import { type PruneOptions, type PruneResult, pruneInBatches, resolvePruneOptions } from "./prune.js";
+import type { PruneOptions, PruneResult } from "../core/retention.js";
+import { pruneInBatches, resolvePruneOptions } from "./prune.js";
 import { QueueLimits } from "./queue-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
@@ -55,26 +57,43 @@ export type EnqueueManyItem = {
 export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal";
 
 /**
- * The Conveyor client: enqueue, inspect, cancel, manage dead letters, and
- * create workers. One per process is typical; it holds a connection pool.
- *
- * @example
- * const conveyor = new Conveyor({ connectionString: process.env.DATABASE_URL, jobs: [sendEmail] });
- * await conveyor.migrate();
- * const job = await conveyor.enqueue(sendEmail, { to: "ada@example.com", subject: "Hi" });
+ * What the layers above the client need from it and its users do not: the
+ * store (workers write through the same one, tests read through it) and how its
+ * connections are made (workers open theirs the same way). Not exported
+ * from the package; `clientInternals` reads it.
  */
-export class Conveyor {
-  readonly options: ResolvedConveyorOptions;
-  /** The store: every statement Conveyor runs. Exposed for the CLI, HTTP layer and tests. */
+export interface ClientInternals {
   readonly store: JobStore;
+  readonly connection: ConnectionConfig;
+}
+
+const internals = new WeakMap<ConveyorClient, ClientInternals>();
+
+/** The store and connection settings behind a client, for the layers above it (see ClientInternals). */
+export function clientInternals(client: ConveyorClient): ClientInternals {
+  return internals.get(client)!;
+}
+
+/**
+ * The client half of Conveyor: enqueue, inspect, cancel, manage dead
+ * letters, queues and schedules. It holds a connection pool. Users make a
+ * `Conveyor` (src/conveyor.ts), which is this client and also makes
+ * workers; this class knows nothing of workers, so the worker can be built
+ * from what the client resolved without importing it.
+ */
+export class ConveyorClient {
+  readonly options: ResolvedConveyorOptions;
   /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
   readonly clock: DatabaseClock;
+  private readonly store: JobStore;
   private readonly retention: RetentionStore;
   private readonly limits: QueueLimits;
 
   constructor(options: ConveyorOptions) {
-    this.options = resolveConveyorOptions(options);
+    const resolved = resolveConveyorOptions(options);
+    this.options = resolved.options;
     this.store = new JobStore(this.options.pool, this.options.schema);
+    internals.set(this, { store: this.store, connection: resolved.connection });
     this.clock = new DatabaseClock(this.options.pool, this.options.schema);
     this.retention = new RetentionStore(this.options.pool, this.options.schema);
     this.limits = new QueueLimits(this.options.pool, this.options.schema);
@@ -360,11 +379,6 @@ export class Conveyor {
   /** Every tenant with a setting. */
   listTenantSettings(): Promise<TenantSettings[]> {
     return this.limits.listTenantSettings();
-  }
-
-  /** Create a worker for this client's job kinds. Call `start()` on it. */
-  worker(options: WorkerOptions = {}): Worker {
-    return new Worker(this, options);
   }
 
   /**

@@ -1,16 +1,16 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Logger } from "pino";
-import { type BackoffPolicy, type ResolvedBackoff, resolveBackoff } from "../core/backoff.js";
+import { type BackoffPolicy, type ResolvedBackoff, resolveBackoff } from "./backoff.js";
 import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE,
   DEFAULT_TIMEOUT_MS,
-} from "../core/defaults.js";
-import { ConfigError } from "../core/errors.js";
-import type { RetryAfter } from "../core/errors.js";
+} from "./defaults.js";
+import { ConfigError } from "./errors.js";
+import type { RetryAfter } from "./errors.js";
 import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./schedules.js";
-import type { Queryable } from "../store/db.js";
+import type { Queryable } from "./queryable.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */

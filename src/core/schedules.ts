@@ -4,16 +4,16 @@
  * against the kind's schema.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { type CronMissedPolicy, parseCron } from "../core/cron.js";
+import { type CronMissedPolicy, parseCron } from "./cron.js";
 import {
   DEFAULT_CRON_CATCH_UP_LIMIT,
   DEFAULT_CRON_MISSED_POLICY,
   DEFAULT_CRON_TIMEZONE,
   DEFAULT_TENANT,
   MAX_CRON_CATCH_UP_LIMIT,
-} from "../core/defaults.js";
-import { ConfigError, ValidationError } from "../core/errors.js";
-import { encodeJson } from "../core/json.js";
+} from "./defaults.js";
+import { ConfigError, ValidationError } from "./errors.js";
+import { encodeJson } from "./json.js";
 import { checkName, checkPriority, checkTenant, validatePayload } from "./validate.js";
 
 /** What to do with ticks missed while no worker ran the schedule (after downtime). */

@@ -10,8 +10,8 @@ import {
   MIN_PRIORITY,
   MIN_RUN_AT_MS,
   NAME_PATTERN,
-} from "../core/defaults.js";
-import { ConfigError, ValidationError, type ValidationIssue } from "../core/errors.js";
+} from "./defaults.js";
+import { ConfigError, ValidationError, type ValidationIssue } from "./errors.js";
 
 type ErrorClass = new (message: string) => Error;
 
