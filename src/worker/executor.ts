@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
-import { retryDelayMs } from "../core/backoff.js";
-import { PermanentError, RetryAfter } from "../core/errors.js";
+import { type AttemptEnding, decideOutcome, type OutcomeDecision, type OutcomeInputs } from "../core/outcome.js";
 import { encodeJson } from "../core/json.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { AttemptEnd } from "../store/job-store.js";
 import { JobTimeoutError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
@@ -46,54 +46,58 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
   deps.metrics.duration.observe({ kind, outcome }, seconds);
 }
 
-/** Write the attempt's outcome; returns the outcome label for metrics. */
+/**
+ * Write the attempt's outcome as decideOutcome (core/outcome.ts) decides it;
+ * returns the outcome label for metrics.
+ */
 async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
-  if (settled.kind === "returned") {
+  const inputs: OutcomeInputs = { attempt: running.job.attempts, maxAttempts: running.job.maxAttempts, backoff: definition.backoff };
+  const decision = decideOutcome(endingOf(settled), inputs);
+  if (decision.nextStatus === null) {
+    deps.metrics.fencedWrites.inc({ operation: "run" });
+    attempt.log.warn({ reason: settled.kind === "forced" ? settled.end.reason.message : undefined }, "lease lost while running; this attempt writes nothing");
+    return "lease_lost";
+  }
+  if (decision.nextStatus === "succeeded" && settled.kind === "returned") {
     const { value } = settled;
-    if (value instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", value, value.delayMs), "retry_after", deps, attempt);
     let result: string | null;
     try {
       result = value === undefined ? null : encodeJson(value, "result");
     } catch (error) {
-      return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, attempt);
+      // A result that cannot be stored fails the attempt, as if the handler had thrown the encoding error.
+      return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error, attempt);
     }
     const written = await deps.writer.complete({ jobId: running.job.id, executionId: running.executionId, result }, running.leaseDeadline);
     return report(written, "succeeded", deps, attempt);
   }
-  if (settled.kind === "forced") {
-    const { end: forced } = settled;
-    if (forced.kind === "lease_lost") {
-      deps.metrics.fencedWrites.inc({ operation: "run" });
-      attempt.log.warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
-      return "lease_lost";
-    }
-    if (forced.kind === "shutdown") return report(await endAttempt(deps, running, "interrupted", forced.reason, 0), "interrupted", deps, attempt);
-    return report(await endAttempt(deps, running, "timeout", forced.reason, backoff(definition, running)), "timeout", deps, attempt);
+  if (settled.kind === "threw" && decision.outcome === "failed" && decision.deadReason !== "permanent_error") {
+    attempt.log.warn({ err: toStoredError(settled.error) }, "attempt failed");
   }
-  const { error } = settled;
-  if (error instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", error, error.delayMs), "retry_after", deps, attempt);
-  if (error instanceof PermanentError) return report(await endAttempt(deps, running, "failed", error, 0, true), "failed", deps, attempt);
-  attempt.log.warn({ err: toStoredError(error) }, "attempt failed");
-  return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, attempt);
+  return endAttempt(deps, running, decision, recordedError(settled), attempt);
 }
 
-function backoff(definition: AnyJobDefinition, running: RunningJob): number {
-  return retryDelayMs(definition.backoff, running.job.attempts);
+function endingOf(settled: Settled): AttemptEnding {
+  return settled.kind === "forced" ? { kind: "forced", reason: settled.end.kind } : settled;
 }
 
-/** Write an attempt's end other than success. Whatever was thrown is recorded, `null` and `undefined` included. */
-function endAttempt(
-  deps: ExecutorDeps,
-  running: RunningJob,
-  outcome: "failed" | "timeout" | "retry_after" | "interrupted",
-  error: unknown,
-  delayMs: number,
-  permanent = false,
-): Promise<WriteResult> {
-  return deps.writer.end(
-    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), delayMs, permanent },
+/** What is stored as the attempt's error: whatever was thrown (`null` and `undefined` included), the returned RetryAfter, or why it was forced. */
+function recordedError(settled: Settled): unknown {
+  if (settled.kind === "returned") return settled.value;
+  if (settled.kind === "threw") return settled.error;
+  return settled.end.reason;
+}
+
+/** Write an attempt's end other than success; returns the outcome label for metrics. */
+async function endAttempt(deps: ExecutorDeps, running: RunningJob, decision: OutcomeDecision, error: unknown, attempt: AttemptLog): Promise<string> {
+  // record() took the ends that write nothing (lease lost) or a success; lease_expired is the reclaim sweep's alone.
+  const outcome = decision.outcome as AttemptEnd["outcome"];
+  const nextStatus = decision.nextStatus as AttemptEnd["nextStatus"];
+  const { delayMs, countsAttempt, deadReason } = decision;
+  const written = await deps.writer.end(
+    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), nextStatus, delayMs, countsAttempt, deadReason },
     running.leaseDeadline,
   );
+  return report(written, outcome, deps, attempt);
 }
 
 function report(written: WriteResult, outcome: string, deps: ExecutorDeps, attempt: AttemptLog): string {
