@@ -7,9 +7,8 @@ import type { AttemptEnd } from "../store/job-store.js";
 import { JobTimeoutError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
-import { reportCommitted } from "./committed-outcome.js";
 import { toStoredError } from "./errors-to-store.js";
-import type { RunningJob, Settled } from "./running-job.js";
+import type { Attempt, Settled } from "./attempt.js";
 
 /** What the executor needs of its worker: one object per worker, shared by every attempt. */
 export interface ExecutorDeps extends ContextDeps {
@@ -26,7 +25,7 @@ type AttemptLog = { readonly log: Logger };
  * the handler does (throw a non-Error, never settle, reject later) ends as
  * a recorded outcome or, when the lease was lost, as no write at all.
  */
-export async function executeAttempt(definition: AnyJobDefinition, running: RunningJob, deps: ExecutorDeps): Promise<void> {
+export async function executeAttempt(definition: AnyJobDefinition, running: Attempt, deps: ExecutorDeps): Promise<void> {
   const context = new AttemptContext(running, deps);
   const started = performance.now();
   const timer =
@@ -35,12 +34,17 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
       : undefined;
   const settled = await running.run(definition.handler, context);
   clearTimeout(timer);
-  running.phase = "writing";
-  const tools = context.usedTools;
-  if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+  running.startWriting();
+  let outcome: string;
+  try {
+    const tools = context.usedTools;
+    if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+    // A ctx.transaction that committed already completed the job: write nothing more.
+    outcome = running.committed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
+  } finally {
+    running.finish();
+  }
   const seconds = (performance.now() - started) / 1000;
-  // A ctx.transaction that committed already completed the job: write nothing more.
-  const outcome = tools?.completed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
   const kind = running.job.kind;
   deps.metrics.completed.inc({ kind, outcome });
   deps.metrics.duration.observe({ kind, outcome }, seconds);
@@ -50,7 +54,7 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
  * Write the attempt's outcome as decideOutcome (core/outcome.ts) decides it;
  * returns the outcome label for metrics.
  */
-async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
+async function record(definition: AnyJobDefinition, running: Attempt, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
   const inputs: OutcomeInputs = { attempt: running.job.attempts, maxAttempts: running.job.maxAttempts, backoff: definition.backoff };
   const decision = decideOutcome(endingOf(settled), inputs);
   if (decision.nextStatus === null) {
@@ -88,7 +92,7 @@ function recordedError(settled: Settled): unknown {
 }
 
 /** Write an attempt's end other than success; returns the outcome label for metrics. */
-async function endAttempt(deps: ExecutorDeps, running: RunningJob, decision: OutcomeDecision, error: unknown, attempt: AttemptLog): Promise<string> {
+async function endAttempt(deps: ExecutorDeps, running: Attempt, decision: OutcomeDecision, error: unknown, attempt: AttemptLog): Promise<string> {
   // record() took the ends that write nothing (lease lost) or a success; lease_expired is the reclaim sweep's alone.
   const outcome = decision.outcome as AttemptEnd["outcome"];
   const nextStatus = decision.nextStatus as AttemptEnd["nextStatus"];
@@ -112,4 +116,22 @@ function report(written: WriteResult, outcome: string, deps: ExecutorDeps, attem
   }
   if (status === "cancelled") return "cancelled";
   return outcome;
+}
+
+/**
+ * The end of an attempt whose `ctx.transaction` committed: the job is
+ * already succeeded, with the transaction's result, in the database. What
+ * the handler did afterwards cannot undo that, so it is logged, never
+ * recorded (a failure written now would contradict committed side effects).
+ * Returns the outcome label for metrics.
+ */
+function reportCommitted(settled: Settled, log: Logger): "succeeded" {
+  if (settled.kind === "threw") {
+    log.warn({ err: toStoredError(settled.error) }, "handler threw after its transaction committed; the job stays succeeded");
+  } else if (settled.kind === "forced") {
+    log.warn({ reason: settled.end.reason.message }, `attempt ended (${settled.end.kind}) after its transaction committed; the job stays succeeded`);
+  } else if (settled.value !== undefined) {
+    log.debug("handler returned a value after its transaction committed; the transaction's result is the one kept");
+  }
+  return "succeeded";
 }
