@@ -75,7 +75,7 @@ function valuesFor(schema: string): Record<string, unknown[]> {
     queuesWake: [channel, ["deep"]],
     jobHeartbeat: [jobIds, executionIds, 60_000],
     jobComplete: [jobIds, executionIds, jobIds.map(() => null)],
-    jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => false)],
+    jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => "retrying"), jobIds.map(() => true), jobIds.map(() => null)],
     jobReclaimExpired: [100, '{"message":"lease expired"}'],
   };
 }

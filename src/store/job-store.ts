@@ -1,5 +1,6 @@
 import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
+import type { DeadReason } from "../core/outcome.js";
 import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
@@ -24,17 +25,24 @@ export interface JobListFilter {
   limit: number;
 }
 
-/** How one attempt that did not succeed ended, as the worker reports it. */
+/**
+ * One attempt that did not succeed, as the worker decided it
+ * (decideOutcome in core/outcome.ts); jobEndAttempts applies it as given,
+ * except that a requested cancel turns it into `cancelled`.
+ */
 export interface AttemptEnd {
   jobId: string;
   executionId: string;
   outcome: Extract<ExecutionOutcome, "failed" | "timeout" | "retry_after" | "interrupted">;
   /** JSON text of a StoredError, or null. */
   error: string | null;
-  /** Delay before the job may run again. */
+  nextStatus: "retrying" | "queued" | "dead";
+  /** Delay before the job may run again (`retrying`, `queued`). */
   delayMs: number;
-  /** Skip remaining attempts: straight to the dead-letter queue. */
-  permanent: boolean;
+  /** False: the attempt is given back (attempts - 1). */
+  countsAttempt: boolean;
+  /** Set when `nextStatus` is `dead`. */
+  deadReason: DeadReason | null;
 }
 
 export interface HeldJob {
@@ -318,7 +326,9 @@ export class JobStore {
       ends.map((e) => e.outcome),
       ends.map((e) => e.error),
       ends.map((e) => e.delayMs),
-      ends.map((e) => e.permanent),
+      ends.map((e) => e.nextStatus),
+      ends.map((e) => e.countsAttempt),
+      ends.map((e) => e.deadReason),
     ]);
     return rows.map(rowToJob);
   }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../core/model.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { HandlerTools } from "./handler-tools.js";
-import { RunningJob } from "./running-job.js";
+import { Attempt } from "./attempt.js";
 
 const claimed: ClaimedJob = {
   id: "job-1",
@@ -18,8 +18,8 @@ const claimed: ClaimedJob = {
   waitedMs: 3,
 };
 
-function contextFor(renewed: RunningJob[] = []) {
-  const running = new RunningJob(claimed, performance.now(), 60_000);
+function contextFor(renewed: Attempt[] = []) {
+  const running = new Attempt(claimed, performance.now(), 60_000);
   const deps: ContextDeps = {
     log: pino({ level: "silent" }),
     workerId: "worker-a",
@@ -53,7 +53,7 @@ describe("AttemptContext", () => {
   });
 
   it("works destructured, as handlers take it", async () => {
-    const renewed: RunningJob[] = [];
+    const renewed: Attempt[] = [];
     const { running, context } = contextFor(renewed);
     const { payload, job, signal, heartbeat, progress, transaction } = context;
     expect(payload).toBe(claimed.payload);

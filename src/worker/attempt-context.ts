@@ -3,14 +3,14 @@ import type { JobContext, JobInfo } from "../core/define-job.js";
 import { parseCronTickKey } from "../core/cron.js";
 import type { Queryable } from "../store/db.js";
 import type { AttemptTools, HandlerTools } from "./handler-tools.js";
-import type { RunningJob } from "./running-job.js";
+import type { Attempt } from "./attempt.js";
 
 /** What every attempt's context of one worker shares. */
 export interface ContextDeps {
   log: Logger;
   workerId: string;
   /** Renew one job's lease now (ctx.heartbeat). */
-  renew(running: RunningJob): Promise<boolean>;
+  renew(running: Attempt): Promise<boolean>;
   /** ctx.progress and ctx.transaction. */
   tools: HandlerTools;
 }
@@ -32,7 +32,7 @@ export class AttemptContext implements JobContext<unknown> {
   #transaction: (<T>(work: (tx: Queryable) => Promise<T>) => Promise<T>) | undefined;
 
   constructor(
-    private readonly running: RunningJob,
+    private readonly running: Attempt,
     private readonly deps: ContextDeps,
   ) {
     this.payload = running.job.payload;

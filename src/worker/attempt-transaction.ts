@@ -5,7 +5,7 @@ import type { HandlerStore } from "../store/handler-store.js";
 import { translatePgError } from "../store/pg-errors.js";
 import { rollback } from "../store/transaction.js";
 import { LeaseLostError } from "./abort-reasons.js";
-import type { RunningJob } from "./running-job.js";
+import type { Attempt } from "./attempt.js";
 
 /**
  * `ctx.transaction()` for one attempt: BEGIN on a connection of Conveyor's
@@ -17,21 +17,17 @@ import type { RunningJob } from "./running-job.js";
  * src/store/sql/transactional-completion.ts.
  */
 export class AttemptTransaction {
-  private state: "idle" | "open" | "committed" = "idle";
+  /** A transaction of this attempt is open (one at a time). Whether one committed is the attempt's phase. */
+  private open = false;
   /** The completion statement and COMMIT, while they are on their way. */
   private finishing: Promise<unknown> | null = null;
 
   constructor(
     private readonly store: HandlerStore,
-    private readonly running: RunningJob,
+    private readonly running: Attempt,
     /** Write pending progress before the completion (fenced writes after it would match nothing). */
     private readonly beforeComplete: () => Promise<void>,
   ) {}
-
-  /** True once a transaction committed: the job is succeeded and the executor must write no outcome. */
-  get committed(): boolean {
-    return this.state === "committed";
-  }
 
   /** Wait for a completion already sent (a few round trips), not for a callback still running. */
   async settled(): Promise<void> {
@@ -39,13 +35,13 @@ export class AttemptTransaction {
   }
 
   async run<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    if (this.state === "open") throw new ConflictError("ctx.transaction: this attempt already has a transaction open; await it first");
-    if (this.state === "committed") {
+    if (this.open) throw new ConflictError("ctx.transaction: this attempt already has a transaction open; await it first");
+    if (this.running.committed) {
       throw new ConflictError("ctx.transaction: this attempt already completed the job in a transaction; a job completes once");
     }
     const signal = this.running.signal;
     signal.throwIfAborted();
-    this.state = "open";
+    this.open = true;
     try {
       const client = await this.store.connect();
       let broken: Error | undefined;
@@ -71,7 +67,7 @@ export class AttemptTransaction {
       }
     } finally {
       // A failed or refused transaction leaves the job running and ours: the handler may try again.
-      if (this.state === "open") this.state = "idle";
+      this.open = false;
     }
   }
 
@@ -82,21 +78,20 @@ export class AttemptTransaction {
         "the transaction was rolled back: this attempt no longer owns the job (its lease expired and it was reclaimed, or it finished elsewhere)",
       );
       // As a failed heartbeat would: abort the handler and write nothing more for this attempt.
-      if (this.running.phase === "running") this.running.force({ kind: "lease_lost", reason: lost });
+      if (this.running.holdsLease) this.running.force({ kind: "lease_lost", reason: lost });
       throw lost;
     }
     // The job row is locked by us until COMMIT. From here the job leaves
     // `running` in the database, so the lease keeper must stop renewing it
     // and must not take the missing row for a lost lease.
-    const phase = this.running.phase;
-    this.running.phase = "writing";
+    this.running.beginCommit();
     try {
       this.running.signal.throwIfAborted();
       await translated(() => client.query("COMMIT"));
       // Set here, not after the caller resumes, so whoever awaits `settled()` sees it.
-      this.state = "committed";
+      this.running.commitSucceeded();
     } catch (error) {
-      this.running.phase = phase;
+      this.running.commitFailed();
       throw error;
     }
   }

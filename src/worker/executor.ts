@@ -1,15 +1,14 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
-import { retryDelayMs } from "../core/backoff.js";
-import { PermanentError, RetryAfter } from "../core/errors.js";
+import { type AttemptEnding, decideOutcome, type OutcomeDecision, type OutcomeInputs } from "../core/outcome.js";
 import { encodeJson } from "../core/json.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { AttemptEnd } from "../store/job-store.js";
 import { JobTimeoutError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
-import { reportCommitted } from "./committed-outcome.js";
 import { toStoredError } from "./errors-to-store.js";
-import type { RunningJob, Settled } from "./running-job.js";
+import type { Attempt, Settled } from "./attempt.js";
 
 /** What the executor needs of its worker: one object per worker, shared by every attempt. */
 export interface ExecutorDeps extends ContextDeps {
@@ -26,7 +25,7 @@ type AttemptLog = { readonly log: Logger };
  * the handler does (throw a non-Error, never settle, reject later) ends as
  * a recorded outcome or, when the lease was lost, as no write at all.
  */
-export async function executeAttempt(definition: AnyJobDefinition, running: RunningJob, deps: ExecutorDeps): Promise<void> {
+export async function executeAttempt(definition: AnyJobDefinition, running: Attempt, deps: ExecutorDeps): Promise<void> {
   const context = new AttemptContext(running, deps);
   const started = performance.now();
   const timer =
@@ -35,65 +34,74 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Runn
       : undefined;
   const settled = await running.run(definition.handler, context);
   clearTimeout(timer);
-  running.phase = "writing";
-  const tools = context.usedTools;
-  if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+  running.startWriting();
+  let outcome: string;
+  try {
+    const tools = context.usedTools;
+    if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+    // A ctx.transaction that committed already completed the job: write nothing more.
+    outcome = running.committed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
+  } finally {
+    running.finish();
+  }
   const seconds = (performance.now() - started) / 1000;
-  // A ctx.transaction that committed already completed the job: write nothing more.
-  const outcome = tools?.completed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
   const kind = running.job.kind;
   deps.metrics.completed.inc({ kind, outcome });
   deps.metrics.duration.observe({ kind, outcome }, seconds);
 }
 
-/** Write the attempt's outcome; returns the outcome label for metrics. */
-async function record(definition: AnyJobDefinition, running: RunningJob, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
-  if (settled.kind === "returned") {
+/**
+ * Write the attempt's outcome as decideOutcome (core/outcome.ts) decides it;
+ * returns the outcome label for metrics.
+ */
+async function record(definition: AnyJobDefinition, running: Attempt, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
+  const inputs: OutcomeInputs = { attempt: running.job.attempts, maxAttempts: running.job.maxAttempts, backoff: definition.backoff };
+  const decision = decideOutcome(endingOf(settled), inputs);
+  if (decision.nextStatus === null) {
+    deps.metrics.fencedWrites.inc({ operation: "run" });
+    attempt.log.warn({ reason: settled.kind === "forced" ? settled.end.reason.message : undefined }, "lease lost while running; this attempt writes nothing");
+    return "lease_lost";
+  }
+  if (decision.nextStatus === "succeeded" && settled.kind === "returned") {
     const { value } = settled;
-    if (value instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", value, value.delayMs), "retry_after", deps, attempt);
     let result: string | null;
     try {
       result = value === undefined ? null : encodeJson(value, "result");
     } catch (error) {
-      return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, attempt);
+      // A result that cannot be stored fails the attempt, as if the handler had thrown the encoding error.
+      return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error, attempt);
     }
     const written = await deps.writer.complete({ jobId: running.job.id, executionId: running.executionId, result }, running.leaseDeadline);
     return report(written, "succeeded", deps, attempt);
   }
-  if (settled.kind === "forced") {
-    const { end: forced } = settled;
-    if (forced.kind === "lease_lost") {
-      deps.metrics.fencedWrites.inc({ operation: "run" });
-      attempt.log.warn({ reason: forced.reason.message }, "lease lost while running; this attempt writes nothing");
-      return "lease_lost";
-    }
-    if (forced.kind === "shutdown") return report(await endAttempt(deps, running, "interrupted", forced.reason, 0), "interrupted", deps, attempt);
-    return report(await endAttempt(deps, running, "timeout", forced.reason, backoff(definition, running)), "timeout", deps, attempt);
+  if (settled.kind === "threw" && decision.outcome === "failed" && decision.deadReason !== "permanent_error") {
+    attempt.log.warn({ err: toStoredError(settled.error) }, "attempt failed");
   }
-  const { error } = settled;
-  if (error instanceof RetryAfter) return report(await endAttempt(deps, running, "retry_after", error, error.delayMs), "retry_after", deps, attempt);
-  if (error instanceof PermanentError) return report(await endAttempt(deps, running, "failed", error, 0, true), "failed", deps, attempt);
-  attempt.log.warn({ err: toStoredError(error) }, "attempt failed");
-  return report(await endAttempt(deps, running, "failed", error, backoff(definition, running)), "failed", deps, attempt);
+  return endAttempt(deps, running, decision, recordedError(settled), attempt);
 }
 
-function backoff(definition: AnyJobDefinition, running: RunningJob): number {
-  return retryDelayMs(definition.backoff, running.job.attempts);
+function endingOf(settled: Settled): AttemptEnding {
+  return settled.kind === "forced" ? { kind: "forced", reason: settled.end.kind } : settled;
 }
 
-/** Write an attempt's end other than success. Whatever was thrown is recorded, `null` and `undefined` included. */
-function endAttempt(
-  deps: ExecutorDeps,
-  running: RunningJob,
-  outcome: "failed" | "timeout" | "retry_after" | "interrupted",
-  error: unknown,
-  delayMs: number,
-  permanent = false,
-): Promise<WriteResult> {
-  return deps.writer.end(
-    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), delayMs, permanent },
+/** What is stored as the attempt's error: whatever was thrown (`null` and `undefined` included), the returned RetryAfter, or why it was forced. */
+function recordedError(settled: Settled): unknown {
+  if (settled.kind === "returned") return settled.value;
+  if (settled.kind === "threw") return settled.error;
+  return settled.end.reason;
+}
+
+/** Write an attempt's end other than success; returns the outcome label for metrics. */
+async function endAttempt(deps: ExecutorDeps, running: Attempt, decision: OutcomeDecision, error: unknown, attempt: AttemptLog): Promise<string> {
+  // record() took the ends that write nothing (lease lost) or a success; lease_expired is the reclaim sweep's alone.
+  const outcome = decision.outcome as AttemptEnd["outcome"];
+  const nextStatus = decision.nextStatus as AttemptEnd["nextStatus"];
+  const { delayMs, countsAttempt, deadReason } = decision;
+  const written = await deps.writer.end(
+    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), nextStatus, delayMs, countsAttempt, deadReason },
     running.leaseDeadline,
   );
+  return report(written, outcome, deps, attempt);
 }
 
 function report(written: WriteResult, outcome: string, deps: ExecutorDeps, attempt: AttemptLog): string {
@@ -108,4 +116,22 @@ function report(written: WriteResult, outcome: string, deps: ExecutorDeps, attem
   }
   if (status === "cancelled") return "cancelled";
   return outcome;
+}
+
+/**
+ * The end of an attempt whose `ctx.transaction` committed: the job is
+ * already succeeded, with the transaction's result, in the database. What
+ * the handler did afterwards cannot undo that, so it is logged, never
+ * recorded (a failure written now would contradict committed side effects).
+ * Returns the outcome label for metrics.
+ */
+function reportCommitted(settled: Settled, log: Logger): "succeeded" {
+  if (settled.kind === "threw") {
+    log.warn({ err: toStoredError(settled.error) }, "handler threw after its transaction committed; the job stays succeeded");
+  } else if (settled.kind === "forced") {
+    log.warn({ reason: settled.end.reason.message }, `attempt ended (${settled.end.kind}) after its transaction committed; the job stays succeeded`);
+  } else if (settled.value !== undefined) {
+    log.debug("handler returned a value after its transaction committed; the transaction's result is the one kept");
+  }
+  return "succeeded";
 }

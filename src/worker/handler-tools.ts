@@ -5,7 +5,7 @@ import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { LeaseLostError } from "./abort-reasons.js";
 import { AttemptTransaction } from "./attempt-transaction.js";
 import { ProgressReporter } from "./progress-reporter.js";
-import type { RunningJob } from "./running-job.js";
+import type { Attempt } from "./attempt.js";
 
 /** What `HandlerTools` gives one attempt: the context functions, and what the executor asks at the end. */
 export interface AttemptTools {
@@ -17,8 +17,6 @@ export interface AttemptTools {
    * transactional completion already on its way.
    */
   finish(leaseLost: boolean): Promise<void>;
-  /** True when a `ctx.transaction` committed: the job is succeeded and no outcome must be written. */
-  readonly completed: boolean;
 }
 
 /**
@@ -32,7 +30,7 @@ export class HandlerTools {
     private readonly metrics: WorkerMetrics,
   ) {}
 
-  forAttempt(running: RunningJob, log: () => Logger): AttemptTools {
+  forAttempt(running: Attempt, log: () => Logger): AttemptTools {
     // Each built on first use: a handler that reports progress seldom opens a transaction too.
     let reporter: ProgressReporter | null = null;
     let transaction: AttemptTransaction | null = null;
@@ -41,7 +39,7 @@ export class HandlerTools {
         this.metrics.fencedWrites.inc({ operation: "progress" });
         // Fenced while the handler still runs: the lease was lost, as a
         // heartbeat would find. Stop the handler the same way.
-        if (running.phase === "running") {
+        if (running.holdsLease) {
           running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours") });
         }
       }));
@@ -52,10 +50,7 @@ export class HandlerTools {
       transaction: (work) => transactionOf().run(work),
       async finish(leaseLost) {
         if (transaction) await transaction.settled();
-        if (reporter) await reporter.close(leaseLost || (transaction?.committed ?? false));
-      },
-      get completed() {
-        return transaction?.committed ?? false;
+        if (reporter) await reporter.close(leaseLost || running.committed);
       },
     };
   }

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { JobCancelledError, LeaseLostError } from "./abort-reasons.js";
-import type { RunningJob } from "./running-job.js";
+import type { Attempt } from "./attempt.js";
 
 /**
  * Renews the leases of every job this worker runs with one statement per
@@ -19,7 +19,7 @@ export class LeaseKeeper {
 
   constructor(
     private readonly store: JobStore,
-    private readonly running: ReadonlyMap<string, RunningJob>,
+    private readonly running: ReadonlyMap<string, Attempt>,
     private readonly leaseMs: number,
     private readonly heartbeatMs: number,
     private readonly metrics: WorkerMetrics,
@@ -40,19 +40,19 @@ export class LeaseKeeper {
     // Checked every tick, even while a renewal hangs on a dead connection.
     this.expireOverdue([...this.running.values()]);
     if (this.renewing) return this.renewing;
-    this.renewing = this.renew([...this.running.values()].filter((r) => r.phase === "running")).finally(() => {
+    this.renewing = this.renew([...this.running.values()].filter((r) => r.holdsLease)).finally(() => {
       this.renewing = null;
     });
     return this.renewing;
   }
 
   /** Renew one job's lease (ctx.heartbeat); false when it was lost. */
-  async renewOne(job: RunningJob): Promise<boolean> {
+  async renewOne(job: Attempt): Promise<boolean> {
     await this.renew([job]);
     return !job.aborted || job.cancelObserved;
   }
 
-  private async renew(jobs: RunningJob[]): Promise<void> {
+  private async renew(jobs: Attempt[]): Promise<void> {
     if (jobs.length === 0) return;
     const sentAt = performance.now();
     let states;
@@ -70,7 +70,7 @@ export class LeaseKeeper {
     const byExecution = new Map(states.map((state) => [state.executionId, state]));
     for (const running of jobs) {
       // Finished while the renewal was in flight: its row may have left 'running' legitimately.
-      if (running.phase !== "running") continue;
+      if (!running.holdsLease) continue;
       const state = byExecution.get(running.executionId);
       if (!state) {
         this.metrics.fencedWrites.inc({ operation: "heartbeat" });
@@ -79,17 +79,14 @@ export class LeaseKeeper {
       }
       // A busy row (another transaction holds it) kept its lease as it was.
       if (state.renewed) running.leaseDeadline = sentAt + this.leaseMs;
-      if (state.cancelRequested && !running.cancelObserved) {
-        running.cancelObserved = true;
-        running.abort(new JobCancelledError());
-      }
+      if (state.cancelRequested && !running.cancelObserved) running.observeCancel(new JobCancelledError());
     }
   }
 
-  private expireOverdue(jobs: RunningJob[]): void {
+  private expireOverdue(jobs: Attempt[]): void {
     const now = performance.now();
     for (const running of jobs) {
-      if (running.phase === "running" && running.leaseDeadline <= now) {
+      if (running.holdsLease && running.leaseDeadline <= now) {
         running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease expired: it could not be renewed in time") });
       }
     }

@@ -22,7 +22,7 @@ import { Pruner } from "./pruner.js";
 import { Reclaimer } from "./reclaimer.js";
 import { createScheduler } from "./scheduler-setup.js";
 import type { CronScheduler } from "./scheduler.js";
-import { RunningJob } from "./running-job.js";
+import { Attempt } from "./attempt.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -41,7 +41,7 @@ export class Worker {
   private readonly store: JobStore;
   private readonly definitions: ReadonlyMap<string, AnyJobDefinition>;
   /** Jobs held right now, by execution id. */
-  private readonly running = new Map<string, RunningJob>();
+  private readonly running = new Map<string, Attempt>();
   private readonly executions = new Set<Promise<void>>();
   private readonly executorDeps: ExecutorDeps;
   private readonly workAvailable = new WakeSignal();
@@ -280,7 +280,7 @@ export class Worker {
 
   private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
-    const running = new RunningJob(job, claimSentAt, this.options.leaseMs);
+    const running = new Attempt(job, claimSentAt, this.options.leaseMs);
     this.running.set(running.executionId, running);
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {

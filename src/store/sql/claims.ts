@@ -142,20 +142,23 @@ SELECT execution_id FROM done`;
 
 /**
  * The common tail of every statement that ends an attempt without success.
- * Expects a CTE `target(id, execution_id, next_status, outcome, error, delay_ms, dead_reason)`
- * whose rows are already locked. It moves the job, closes the execution and,
- * for `dead`, writes the dead-letter entry with the whole execution history
- * in the same statement, so the move is atomic. The history is read from the
- * statement's snapshot, where the current execution is still open, so its
- * final fields are taken from `target`.
+ * Expects a CTE `target(id, execution_id, next_status, outcome, error, delay_ms, counts_attempt, dead_reason)`
+ * whose rows are already locked and whose next_status already has the
+ * cancel override applied. It applies that decision and nothing more: it
+ * moves the job, closes the execution and, for `dead`, writes the
+ * dead-letter entry with the whole execution history in the same statement,
+ * so the move is atomic. The history is read from the statement's snapshot,
+ * where the current execution is still open, so its final fields are taken
+ * from `target`.
  */
 const endAttempts = `
 , moved AS (
   UPDATE {{schema}}.jobs AS j SET
     status = t.next_status,
-    -- Retry-after and a shutdown hand-back give the attempt back, unless the
-    -- job ends cancelled: then the attempt ran and was cancelled, and counts.
-    attempts = CASE WHEN t.outcome IN ('retry_after', 'interrupted') AND t.next_status <> 'cancelled'
+    -- An attempt that does not count (retry-after, a shutdown hand-back) is
+    -- given back, unless the job ends cancelled: then it ran and was
+    -- cancelled, and counts.
+    attempts = CASE WHEN NOT t.counts_attempt AND t.next_status <> 'cancelled'
                     THEN j.attempts - 1 ELSE j.attempts END,
     run_at = CASE WHEN t.next_status IN ('queued', 'retrying') THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
     finished_at = CASE WHEN t.next_status IN ('succeeded', 'cancelled', 'dead') THEN now() END,
@@ -186,25 +189,24 @@ const endAttempts = `
 SELECT ${JOB_COLUMNS} FROM moved`;
 
 /**
- * End attempts that did not succeed: failed, timed out, asked to retry after a
- * delay, or interrupted by shutdown. Fenced per job. A job whose cancel was
- * requested ends `cancelled` whatever the outcome. `retry_after` and
- * `interrupted` give the attempt back (attempts - 1): they are not failures.
+ * End attempts that did not succeed (failed, timed out, asked to retry after
+ * a delay, interrupted by shutdown), as the worker decided with
+ * decideOutcome (src/core/outcome.ts): this statement fences each job on its
+ * execution id and applies the decision. The one rule decided here is the
+ * cancel override: a job whose cancel was requested ends `cancelled`
+ * whatever was decided. `cancel_requested` can be set by another
+ * transaction until this statement locks the row, so only a read under that
+ * lock sees its final value; a decision made before the write could not.
  * $1 job ids uuid[], $2 execution ids uuid[], $3 outcomes text[], $4 errors (json text|null)[],
- * $5 delays ms float8[], $6 permanent boolean[]
+ * $5 delays ms float8[], $6 next statuses text[], $7 counts attempt boolean[], $8 dead reasons (text|null)[]
  */
 export const jobEndAttempts = `
 WITH target AS (
   SELECT j.id, j.current_execution_id AS execution_id,
-         CASE WHEN j.cancel_requested THEN 'cancelled'
-              WHEN p.outcome = 'interrupted' THEN 'queued'
-              WHEN p.outcome = 'retry_after' THEN 'retrying'
-              WHEN p.permanent OR j.attempts >= j.max_attempts THEN 'dead'
-              ELSE 'retrying' END AS next_status,
-         p.outcome, p.error::jsonb AS error, p.delay_ms,
-         CASE WHEN p.permanent THEN 'permanent_error' ELSE 'attempts_exhausted' END AS dead_reason
-  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::boolean[])
-         AS p(id, execution_id, outcome, error, delay_ms, permanent)
+         CASE WHEN j.cancel_requested THEN 'cancelled' ELSE p.next_status END AS next_status,
+         p.outcome, p.error::jsonb AS error, p.delay_ms, p.counts_attempt, p.dead_reason
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::text[], $7::boolean[], $8::text[])
+         AS p(id, execution_id, outcome, error, delay_ms, next_status, counts_attempt, dead_reason)
   JOIN {{schema}}.jobs AS j ON j.id = p.id AND j.current_execution_id = p.execution_id
   WHERE j.id = ANY($1::uuid[])
   ORDER BY j.id
@@ -218,6 +220,13 @@ WITH target AS (
  * the WHERE clause against the newest row version after locking, so a job
  * that was completed or re-claimed (new lease) after the sweep looked is
  * left alone; a row another transaction is writing right now is skipped.
+ *
+ * No worker reports these attempts, and which rows expired is known only
+ * once this statement has locked them, so the decision is made here: the
+ * CASE below mirrors decideOutcome({ kind: "lease_expired" }) in
+ * src/core/outcome.ts (dead when attempts >= max_attempts, else retrying at
+ * once; the attempt counts), plus the cancel override of jobEndAttempts.
+ * Change both together.
  * $1 limit, $2 error (json text) recorded on each reclaimed attempt
  */
 export const jobReclaimExpired = `
@@ -228,7 +237,7 @@ WITH target AS (
               ELSE 'retrying' END AS next_status,
          'lease_expired'::text AS outcome,
          jsonb_set($2::jsonb, '{message}', to_jsonb('lease expired on worker ' || j.locked_by)) AS error,
-         0::float8 AS delay_ms, 'attempts_exhausted'::text AS dead_reason
+         0::float8 AS delay_ms, true AS counts_attempt, 'attempts_exhausted'::text AS dead_reason
   FROM {{schema}}.jobs AS j
   WHERE j.status = 'running' AND j.lease_expires_at < now()
   ORDER BY j.lease_expires_at

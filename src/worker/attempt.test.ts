@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../core/model.js";
-import { RunningJob } from "./running-job.js";
+import { Attempt } from "./attempt.js";
 
-const running = () => new RunningJob({ id: "job-1", executionId: "execution-1" } as ClaimedJob, performance.now(), 60_000);
+const running = () => new Attempt({ id: "job-1", executionId: "execution-1" } as ClaimedJob, performance.now(), 60_000);
 
-describe("RunningJob", () => {
+describe("Attempt", () => {
   it("gives a signal read after the abort already aborted, with the reason", () => {
     const job = running();
     const reason = new Error("cancelled");
@@ -55,5 +55,56 @@ describe("RunningJob", () => {
     let called = false;
     expect(await job.run(() => (called = true), null)).toEqual({ kind: "forced", end });
     expect(called).toBe(false);
+  });
+
+  describe("phases", () => {
+    it("holds its lease from the claim until the outcome is on its way, then is done", async () => {
+      const job = running();
+      expect([job.phase, job.holdsLease]).toEqual(["claimed", true]);
+      const settled = job.run(() => {
+        expect([job.phase, job.holdsLease]).toEqual(["running", true]);
+      }, null);
+      await settled;
+      job.startWriting();
+      expect([job.phase, job.holdsLease, job.committed]).toEqual(["writing", false, false]);
+      job.finish();
+      expect(job.phase).toBe("done");
+    });
+
+    it("gives the lease up while a transaction commits, and takes it back when the commit fails", () => {
+      const job = running();
+      void job.run(() => new Promise(() => {}), null);
+      job.beginCommit();
+      expect([job.phase, job.holdsLease]).toEqual(["committing", false]);
+      job.commitFailed();
+      expect([job.phase, job.holdsLease]).toEqual(["running", true]);
+    });
+
+    it("stays committed once a transaction committed, through the executor's write and after it", () => {
+      const job = running();
+      void job.run(() => new Promise(() => {}), null);
+      job.beginCommit();
+      job.commitSucceeded();
+      job.startWriting();
+      expect([job.phase, job.committed, job.holdsLease]).toEqual(["committed", true, false]);
+      job.finish();
+      expect([job.phase, job.committed]).toEqual(["done", true]);
+    });
+
+    it("a commit that fails after the handler settled leaves the attempt writing", () => {
+      const job = running();
+      job.beginCommit();
+      job.startWriting();
+      job.commitFailed();
+      expect(job.phase).toBe("writing");
+    });
+
+    it("observes a cancel request once, aborting the signal with its reason", () => {
+      const job = running();
+      const reason = new Error("cancelled");
+      expect(job.observeCancel(reason)).toBe(true);
+      expect(job.observeCancel(new Error("again"))).toBe(false);
+      expect([job.cancelObserved, job.signal.reason]).toEqual([true, reason]);
+    });
   });
 });
