@@ -42,6 +42,7 @@ export {
   DatabaseError,
   DatabaseReadOnlyError,
   EmbeddedPostgresError,
+  IdempotencyConflictError,
   NotFoundError,
   PermanentError,
   RetryAfter,
@@ -51,6 +52,7 @@ export {
   ValidationError,
 } from "./core/errors.js";
 export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
+export type { JobRequestField } from "./core/idempotency.js";
 export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
 export type { Fairness, QueueLimitsInput, QueueSettings, RateLimit, TenantSettings } from "./core/queue-settings.js";

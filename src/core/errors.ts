@@ -5,6 +5,7 @@
  */
 
 import { MAX_DELAY_MS } from "./defaults.js";
+import type { JobRequestField } from "./idempotency.js";
 
 /** Stable machine-readable error codes. */
 export type ConveyorErrorCode =
@@ -72,6 +73,26 @@ export class UniqueJobConflictError extends ConflictError {
     super(message ?? `unique key ${JSON.stringify(uniqueKey)} is held by job ${holderId}; nothing was enqueued (onConflict: "drop")`);
     this.uniqueKey = uniqueKey;
     this.holderId = holderId;
+  }
+}
+
+/**
+ * An enqueue reused an idempotency key with a different request (see
+ * `requestDifferences` for what "same" means). Nothing was inserted.
+ * `jobId` is the job the key already names, or null when two items of one
+ * `enqueueMany` call carried the key; `fields` lists what differed.
+ */
+export class IdempotencyConflictError extends ConflictError {
+  readonly idempotencyKey: string;
+  readonly jobId: string | null;
+  readonly fields: readonly JobRequestField[];
+
+  constructor(idempotencyKey: string, jobId: string | null, fields: readonly JobRequestField[]) {
+    const used = jobId === null ? "by another item of this batch" : `for job ${jobId}`;
+    super(`idempotency key ${JSON.stringify(idempotencyKey)} was already used ${used} with a different ${fields.join(", ")}`);
+    this.idempotencyKey = idempotencyKey;
+    this.jobId = jobId;
+    this.fields = fields;
   }
 }
 
