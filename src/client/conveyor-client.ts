@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { settlesWithin } from "../core/deadline.js";
-import { COPY_CHUNK_ROWS, COPY_MIN_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
+import { COPY_CHUNK_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
@@ -20,6 +20,7 @@ import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
+import { chooseInsertStrategy } from "./insert-strategy.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 import type { PruneOptions, PruneResult } from "../core/retention.js";
 import { pruneInBatches, resolvePruneOptions } from "./prune.js";
@@ -131,6 +132,7 @@ export class ConveyorClient {
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const { tx, ...rest } = options;
     const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.clock.now());
+    // One row is always one statement (insert-strategy.ts): nothing written before it to undo.
     return (await this.insertWithRetry([row], tx))[0]!;
   }
 
@@ -141,21 +143,25 @@ export class ConveyorClient {
    * of that size inside one transaction (the caller's `tx`, else one of its
    * own), each chunk validated while the one before it is being inserted.
    * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
-   * streamed by COPY instead (JobStore.jobCopyMany).
+   * streamed by COPY instead. The choice is made in insert-strategy.ts.
    */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
-    if (!options.tx && items.length >= COPY_MIN_ROWS && !items.some(hasKey)) return this.copyIn(items);
-    if (items.length > ENQUEUE_CHUNK_ROWS) {
-      const run = (db: Queryable) => this.insertInChunks(items, db);
-      return options.tx ? run(options.tx) : withTransaction(this.options.pool, run);
+    const { tx } = options;
+    switch (chooseInsertStrategy({ rows: items.length, inCallerTransaction: tx !== undefined, keyed: items.some(hasKey) })) {
+      case "copy":
+        return this.copyIn(items);
+      case "chunked": {
+        const run = (db: Queryable) => this.insertInChunks(items, db);
+        return tx ? run(tx) : withTransaction(this.options.pool, run);
+      }
+      case "keyed": {
+        const rows = await this.prepareRows(items, 0, items.length);
+        return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
+      }
+      case "statement":
+        return this.insertWithRetry(await this.prepareRows(items, 0, items.length), tx);
     }
-    const rows = await this.prepareRows(items, 0, items.length);
-    const hasKeys = rows.some((row) => row.idempotencyKey !== null || row.unique !== null);
-    if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
-    // A key conflict found after the insert must undo the rows already written
-    // (and unique rows take a statement each: all or nothing needs a transaction).
-    return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
   }
 
   /** Write a large batch of jobs without keys by COPY, validating each chunk while the server inserts the one before. */
