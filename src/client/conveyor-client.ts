@@ -16,7 +16,7 @@ import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import { RetentionStore } from "../store/retention-store.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
+import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
@@ -66,6 +66,8 @@ export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal
 export interface ClientInternals {
   readonly store: JobStore;
   readonly connection: ConnectionConfig;
+  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
+  readonly clock: DatabaseClock;
 }
 
 const internals = new WeakMap<ConveyorClient, ClientInternals>();
@@ -83,9 +85,9 @@ export function clientInternals(client: ConveyorClient): ClientInternals {
  * from what the client resolved without importing it.
  */
 export class ConveyorClient {
+  /** The options after validation and defaults, frozen. */
   readonly options: ResolvedConveyorOptions;
-  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
-  readonly clock: DatabaseClock;
+  private readonly clock: DatabaseClock;
   private readonly store: JobStore;
   private readonly retention: RetentionStore;
   private readonly limits: QueueLimits;
@@ -94,16 +96,18 @@ export class ConveyorClient {
     const resolved = resolveConveyorOptions(options);
     this.options = resolved.options;
     this.store = new JobStore(this.options.pool, this.options.schema);
-    internals.set(this, { store: this.store, connection: resolved.connection });
     this.clock = new DatabaseClock(this.options.pool, this.options.schema);
+    internals.set(this, { store: this.store, connection: resolved.connection, clock: this.clock });
     this.retention = new RetentionStore(this.options.pool, this.options.schema);
     this.limits = new QueueLimits(this.options.pool, this.options.schema);
   }
 
+  /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
   get pool(): Pool {
     return this.options.pool;
   }
 
+  /** The logger (`options.logger`). */
   get logger(): Logger {
     return this.options.logger;
   }
@@ -127,7 +131,7 @@ export class ConveyorClient {
    * Enqueue one job. The payload is validated by the kind's schema first;
    * nothing is written when anything is invalid.
    */
-  async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob>;
+  async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob<PayloadOutput<D>>>;
   async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const { tx, ...rest } = options;

@@ -31,11 +31,17 @@ export interface ConveyorOptions {
   logger?: Logger;
 }
 
+/** `ConveyorOptions` after validation, defaults applied, frozen: what `conveyor.options` holds. */
 export interface ResolvedConveyorOptions {
+  /** The pool every statement goes through: the one given, or the one Conveyor created. */
   readonly pool: Pool;
+  /** Whether Conveyor created the pool (then `close()` ends it). */
   readonly ownsPool: boolean;
+  /** Registered job kinds, by kind. */
   readonly jobs: ReadonlyMap<string, AnyJobDefinition>;
+  /** Schema holding Conveyor's tables. Default `DEFAULT_SCHEMA` ("conveyor"). */
   readonly schema: string;
+  /** The logger in use. */
   readonly logger: Logger;
 }
 

@@ -33,7 +33,7 @@ export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): R
 /**
  * Delay before the next attempt after `attempt` failed (attempt counts from 1).
  * Exponential, capped, then the jittered share is drawn uniformly from
- * [delay·(1-jitter), delay]: jitter only ever shortens, so the cap holds,
+ * `[delay·(1-jitter), delay]`: jitter only ever shortens, so the cap holds,
  * and workers that failed together spread out instead of retrying in lockstep.
  */
 export function retryDelayMs(policy: ResolvedBackoff, attempt: number, random: () => number = Math.random): number {

@@ -128,6 +128,9 @@ export type AnyJobDefinition = JobDefinition<any, any>;
 /** Payload type accepted by `enqueue` for a definition. */
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
 
+/** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
+export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;
+
 /**
  * Define a job kind: its name, payload schema and handler.
  *

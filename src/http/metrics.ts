@@ -17,6 +17,7 @@ export class ApiMetrics {
   readonly queueDepth: Gauge<"queue" | "status">;
   readonly queueDepthUp: Gauge;
 
+  /** @internal `buildApp` makes one; read it as `app.metrics`. */
   constructor(overview: QueueOverview, log: Logger, registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
