@@ -28,12 +28,17 @@ import { QueueLimits } from "./queue-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
+  /** The tenant; omit or null for all tenants. */
   tenant?: string | null;
 }
 
+/** Which jobs `listJobs` lists: every field optional, all given must match. */
 export interface ListJobsFilter extends TenantScope {
+  /** Only jobs in this state. */
   status?: JobStatus;
+  /** Only jobs of this kind. */
   kind?: string;
+  /** Only jobs in this queue. */
   queue?: string;
   /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
@@ -41,16 +46,23 @@ export interface ListJobsFilter extends TenantScope {
   cursor?: string | null;
 }
 
+/** Which dead letters `listDeadLetters` lists: every field optional, all given must match. */
 export interface ListDeadLettersFilter extends TenantScope {
+  /** Only dead letters of this kind. */
   kind?: string;
+  /** Only dead letters from this queue. */
   queue?: string;
+  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
+  /** `nextCursor` from the previous page. */
   cursor?: string | null;
 }
 
 /** One entry of `enqueueMany`. */
 export type EnqueueManyItem = {
+  /** The job definition, or its kind name. */
   job: AnyJobDefinition | string;
+  /** The payload, validated by the kind's schema. */
   payload: unknown;
 } & Omit<EnqueueOptions, "tx">;
 
@@ -266,7 +278,15 @@ export class ConveyorClient {
    * handler's signal aborted at the worker's next heartbeat; terminal jobs
    * are left as they are. Throws NotFoundError when there is no such job.
    */
-  async cancel(id: string, scope: TenantScope = {}): Promise<{ outcome: CancelOutcome; job: Job }> {
+  async cancel(
+    id: string,
+    scope: TenantScope = {},
+  ): Promise<{
+    /** What the call did. */
+    outcome: CancelOutcome;
+    /** The job after the call. */
+    job: Job;
+  }> {
     checkId(id);
     const tenant = scope.tenant ?? null;
     const changed = await this.store.jobCancel(id, tenant);
@@ -276,6 +296,7 @@ export class ConveyorClient {
     return { outcome: "already_terminal", job };
   }
 
+  /** Dead letters, newest first, with cursor pagination. */
   async listDeadLetters(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
     const limit = checkLimit(filter.limit);
     const items = await this.store.deadLetterList({
@@ -288,6 +309,7 @@ export class ConveyorClient {
     return pageOf(items, limit);
   }
 
+  /** A dead letter with its attempt history, or null when it does not exist (or belongs to another tenant). */
   async getDeadLetter(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
     checkId(id);
     return this.store.deadLetterGet(id, scope.tenant ?? null);

@@ -6,6 +6,7 @@ import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfi
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { collectSchedules } from "../core/schedules.js";
 
+/** Options of `new Conveyor(options)`. Give `connectionString` or `pool`. */
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
   connectionString?: string;

@@ -28,11 +28,15 @@
 
 /** The fields of an enqueue request that the rule compares, resolved against the job definition. */
 export interface JobRequestFields {
+  /** The job kind. */
   kind: string;
   /** The payload as a JSON value (parsed, not JSON text). */
   payload: unknown;
+  /** The queue (the definition's when the request names none). */
   queue: string;
+  /** The priority (the definition's when the request gives none). */
   priority: number;
+  /** The attempts allowed (the definition's when the request gives none). */
   maxAttempts: number;
 }
 
