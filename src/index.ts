@@ -11,6 +11,7 @@
 export { Conveyor } from "./conveyor.js";
 export type {
   CancelOutcome,
+  ConveyorClient,
   EnqueueManyItem,
   ListDeadLettersFilter,
   ListJobsFilter,
@@ -25,16 +26,18 @@ export type {
   JobHandler,
   JobInfo,
   PayloadInput,
+  PayloadOutput,
 } from "./core/define-job.js";
 export type { EnqueueOptions } from "./client/enqueue.js";
 export type { EnqueuedJob } from "./client/enqueued-job.js";
 export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./core/schedules.js";
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
-export type { ConveyorOptions } from "./client/options.js";
+export type { ConveyorOptions, ResolvedConveyorOptions } from "./client/options.js";
 export type { PruneOptions, PruneResult } from "./core/retention.js";
-export type { BackoffPolicy } from "./core/backoff.js";
+export type { BackoffPolicy, ResolvedBackoff } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
-export * as defaults from "./core/defaults.js";
+/** The defaults and limits of every option a user sets (internal tuning constants are not exported). */
+export * as defaults from "./core/public-defaults.js";
 export {
   ConfigError,
   ConflictError,
@@ -42,6 +45,7 @@ export {
   DatabaseError,
   DatabaseReadOnlyError,
   EmbeddedPostgresError,
+  IdempotencyConflictError,
   NotFoundError,
   PermanentError,
   RetryAfter,
@@ -51,6 +55,7 @@ export {
   ValidationError,
 } from "./core/errors.js";
 export type { ConveyorErrorCode, ValidationIssue } from "./core/errors.js";
+export type { JobRequestField, JobRequestFields } from "./core/idempotency.js";
 export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
 export type { Fairness, QueueLimitsInput, QueueSettings, RateLimit, TenantSettings } from "./core/queue-settings.js";
@@ -61,7 +66,9 @@ export { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "./core/unique.js";
 export type { UniqueConflictMode, UniqueOptions, UniqueOutcome, UniqueState } from "./core/unique.js";
 export type { Queryable } from "./core/queryable.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
-export { LeaseLostError } from "./worker/abort-reasons.js";
+export { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";
 export type { WorkerOptions } from "./worker/worker.js";
-export type { RetentionOptions } from "./worker/retention-options.js";
+export type { ResolvedWorkerOptions } from "./worker/options.js";
+export { WorkerMetrics } from "./metrics/worker-metrics.js";
+export type { ResolvedRetentionOptions, RetentionOptions } from "./worker/retention-options.js";

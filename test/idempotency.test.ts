@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConflictError } from "../src/core/errors.js";
+import { ConflictError, IdempotencyConflictError } from "../src/core/errors.js";
 import { encodeJson } from "../src/core/json.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item, sendEmail } from "./helpers/jobs.js";
@@ -35,6 +35,30 @@ describe("idempotency keys", () => {
     expect(error).toBeInstanceOf(ConflictError);
     expect((error as ConflictError).code).toBe("CONFLICT");
     expect(await countRows(test.conveyor, "jobs")).toBe(1);
+  });
+
+  it("refuse the same key with a different queue, priority or maxAttempts, naming the fields", async () => {
+    const first = await test.conveyor.enqueue(item, { n: 1 }, { idempotencyKey: "fields" });
+    for (const [options, field] of [
+      [{ queue: "other" }, "queue"],
+      [{ priority: 7 }, "priority"],
+      [{ maxAttempts: item.maxAttempts + 1 }, "maxAttempts"],
+    ] as const) {
+      const error = await test.conveyor.enqueue(item, { n: 1 }, { idempotencyKey: "fields", ...options }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(IdempotencyConflictError);
+      expect(error).toMatchObject({ code: "CONFLICT", idempotencyKey: "fields", jobId: first.id, fields: [field] });
+    }
+    expect(await countRows(test.conveyor, "jobs")).toBe(1);
+  });
+
+  it("treat an option left out and the definition's value as the same request; ignore run time", async () => {
+    const first = await test.conveyor.enqueue(item, { n: 1 }, { idempotencyKey: "defaults", delayMs: 60_000 });
+    const again = await test.conveyor.enqueue(
+      item,
+      { n: 1 },
+      { idempotencyKey: "defaults", queue: item.queue, priority: item.priority, maxAttempts: item.maxAttempts },
+    );
+    expect(again).toMatchObject({ id: first.id, created: false });
   });
 
   it("are per tenant", async () => {
@@ -81,6 +105,12 @@ describe("idempotency keys", () => {
         { job: item, payload: { n: 6 }, idempotencyKey: "batch-2" },
       ]),
     ).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      test.conveyor.enqueueMany([
+        { job: item, payload: { n: 5 }, idempotencyKey: "batch-3" },
+        { job: item, payload: { n: 5 }, idempotencyKey: "batch-3", priority: 3 },
+      ]),
+    ).rejects.toMatchObject({ jobId: null, fields: ["priority"] });
     expect(await countRows(test.conveyor, "jobs")).toBe(2);
   });
 

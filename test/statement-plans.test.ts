@@ -19,7 +19,7 @@ import { ClaimStore } from "../src/store/claim-store.js";
 import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { tenantIndexEnsure } from "../src/store/tenant-index-store.js";
 import { bindQueries } from "../src/store/queries.js";
-import { connectionOf, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
+import { clockOf, connectionOf, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -184,7 +184,7 @@ describe("statements planned for their values", () => {
     [null, "jobClaimAllQueues", "force_generic_plan"],
   ] as const) {
     it(`a worker ${queues ? "bound to named queues" : "over every queue"} prepares ${statement} on a connection of its own, planned with ${mode}`, async () => {
-      const claims = new ClaimStore(connectionOf(t.conveyor), t.schema, queues, t.conveyor.clock);
+      const claims = new ClaimStore(connectionOf(t.conveyor), t.schema, queues, clockOf(t.conveyor));
       try {
         const names = await namesSent(() => claims.jobClaim("w3", 1, ["noop"], queues, 60_000), claims.pool);
         expect(names).toEqual([bindQueries(t.schema)[statement].name]);

@@ -42,7 +42,12 @@ export class ApiKeys {
   }
 
   /** Create a key. `key` is the only copy: show it once. */
-  async create(options: CreateApiKeyOptions = {}): Promise<{ key: string; record: ApiKeyRecord }> {
+  async create(options: CreateApiKeyOptions = {}): Promise<{
+    /** The secret, `cvk_…`: stored only as a hash. */
+    key: string;
+    /** The stored record. */
+    record: ApiKeyRecord;
+  }> {
     const tenant = options.tenant ?? DEFAULT_TENANT;
     checkTenant(tenant);
     const name = options.name ?? null;

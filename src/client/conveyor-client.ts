@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { settlesWithin } from "../core/deadline.js";
-import { COPY_CHUNK_ROWS, COPY_MIN_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
+import { COPY_CHUNK_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
@@ -16,10 +16,11 @@ import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import { RetentionStore } from "../store/retention-store.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
+import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
+import { chooseInsertStrategy } from "./insert-strategy.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 import type { PruneOptions, PruneResult } from "../core/retention.js";
 import { pruneInBatches, resolvePruneOptions } from "./prune.js";
@@ -27,12 +28,17 @@ import { QueueLimits } from "./queue-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
+  /** The tenant; omit or null for all tenants. */
   tenant?: string | null;
 }
 
+/** Which jobs `listJobs` lists: every field optional, all given must match. */
 export interface ListJobsFilter extends TenantScope {
+  /** Only jobs in this state. */
   status?: JobStatus;
+  /** Only jobs of this kind. */
   kind?: string;
+  /** Only jobs in this queue. */
   queue?: string;
   /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
@@ -40,16 +46,23 @@ export interface ListJobsFilter extends TenantScope {
   cursor?: string | null;
 }
 
+/** Which dead letters `listDeadLetters` lists: every field optional, all given must match. */
 export interface ListDeadLettersFilter extends TenantScope {
+  /** Only dead letters of this kind. */
   kind?: string;
+  /** Only dead letters from this queue. */
   queue?: string;
+  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
+  /** `nextCursor` from the previous page. */
   cursor?: string | null;
 }
 
 /** One entry of `enqueueMany`. */
 export type EnqueueManyItem = {
+  /** The job definition, or its kind name. */
   job: AnyJobDefinition | string;
+  /** The payload, validated by the kind's schema. */
   payload: unknown;
 } & Omit<EnqueueOptions, "tx">;
 
@@ -65,6 +78,8 @@ export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal
 export interface ClientInternals {
   readonly store: JobStore;
   readonly connection: ConnectionConfig;
+  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
+  readonly clock: DatabaseClock;
 }
 
 const internals = new WeakMap<ConveyorClient, ClientInternals>();
@@ -82,9 +97,9 @@ export function clientInternals(client: ConveyorClient): ClientInternals {
  * from what the client resolved without importing it.
  */
 export class ConveyorClient {
+  /** The options after validation and defaults, frozen. */
   readonly options: ResolvedConveyorOptions;
-  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
-  readonly clock: DatabaseClock;
+  private readonly clock: DatabaseClock;
   private readonly store: JobStore;
   private readonly retention: RetentionStore;
   private readonly limits: QueueLimits;
@@ -93,16 +108,18 @@ export class ConveyorClient {
     const resolved = resolveConveyorOptions(options);
     this.options = resolved.options;
     this.store = new JobStore(this.options.pool, this.options.schema);
-    internals.set(this, { store: this.store, connection: resolved.connection });
     this.clock = new DatabaseClock(this.options.pool, this.options.schema);
+    internals.set(this, { store: this.store, connection: resolved.connection, clock: this.clock });
     this.retention = new RetentionStore(this.options.pool, this.options.schema);
     this.limits = new QueueLimits(this.options.pool, this.options.schema);
   }
 
+  /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
   get pool(): Pool {
     return this.options.pool;
   }
 
+  /** The logger (`options.logger`). */
   get logger(): Logger {
     return this.options.logger;
   }
@@ -126,11 +143,12 @@ export class ConveyorClient {
    * Enqueue one job. The payload is validated by the kind's schema first;
    * nothing is written when anything is invalid.
    */
-  async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob>;
+  async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob<PayloadOutput<D>>>;
   async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const { tx, ...rest } = options;
     const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.clock.now());
+    // One row is always one statement (insert-strategy.ts): nothing written before it to undo.
     return (await this.insertWithRetry([row], tx))[0]!;
   }
 
@@ -141,21 +159,25 @@ export class ConveyorClient {
    * of that size inside one transaction (the caller's `tx`, else one of its
    * own), each chunk validated while the one before it is being inserted.
    * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
-   * streamed by COPY instead (JobStore.jobCopyMany).
+   * streamed by COPY instead. The choice is made in insert-strategy.ts.
    */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
-    if (!options.tx && items.length >= COPY_MIN_ROWS && !items.some(hasKey)) return this.copyIn(items);
-    if (items.length > ENQUEUE_CHUNK_ROWS) {
-      const run = (db: Queryable) => this.insertInChunks(items, db);
-      return options.tx ? run(options.tx) : withTransaction(this.options.pool, run);
+    const { tx } = options;
+    switch (chooseInsertStrategy({ rows: items.length, inCallerTransaction: tx !== undefined, keyed: items.some(hasKey) })) {
+      case "copy":
+        return this.copyIn(items);
+      case "chunked": {
+        const run = (db: Queryable) => this.insertInChunks(items, db);
+        return tx ? run(tx) : withTransaction(this.options.pool, run);
+      }
+      case "keyed": {
+        const rows = await this.prepareRows(items, 0, items.length);
+        return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
+      }
+      case "statement":
+        return this.insertWithRetry(await this.prepareRows(items, 0, items.length), tx);
     }
-    const rows = await this.prepareRows(items, 0, items.length);
-    const hasKeys = rows.some((row) => row.idempotencyKey !== null || row.unique !== null);
-    if (options.tx || !hasKeys) return this.insertWithRetry(rows, options.tx);
-    // A key conflict found after the insert must undo the rows already written
-    // (and unique rows take a statement each: all or nothing needs a transaction).
-    return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
   }
 
   /** Write a large batch of jobs without keys by COPY, validating each chunk while the server inserts the one before. */
@@ -256,7 +278,15 @@ export class ConveyorClient {
    * handler's signal aborted at the worker's next heartbeat; terminal jobs
    * are left as they are. Throws NotFoundError when there is no such job.
    */
-  async cancel(id: string, scope: TenantScope = {}): Promise<{ outcome: CancelOutcome; job: Job }> {
+  async cancel(
+    id: string,
+    scope: TenantScope = {},
+  ): Promise<{
+    /** What the call did. */
+    outcome: CancelOutcome;
+    /** The job after the call. */
+    job: Job;
+  }> {
     checkId(id);
     const tenant = scope.tenant ?? null;
     const changed = await this.store.jobCancel(id, tenant);
@@ -266,6 +296,7 @@ export class ConveyorClient {
     return { outcome: "already_terminal", job };
   }
 
+  /** Dead letters, newest first, with cursor pagination. */
   async listDeadLetters(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
     const limit = checkLimit(filter.limit);
     const items = await this.store.deadLetterList({
@@ -278,6 +309,7 @@ export class ConveyorClient {
     return pageOf(items, limit);
   }
 
+  /** A dead letter with its attempt history, or null when it does not exist (or belongs to another tenant). */
   async getDeadLetter(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
     checkId(id);
     return this.store.deadLetterGet(id, scope.tenant ?? null);

@@ -1,5 +1,7 @@
 import { ENQUEUE_RACE_ROUNDS } from "../core/defaults.js";
-import { ConflictError } from "../core/errors.js";
+import { IdempotencyConflictError } from "../core/errors.js";
+import { type JobRequestFields, requestDifferences } from "../core/idempotency.js";
+import type { JobInsertRow } from "../store/job-insert-row.js";
 
 /**
  * Internal signal that an insert lost a race and must run again: the row it
@@ -19,9 +21,17 @@ export async function withEnqueueRetry<T>(attempt: () => Promise<T>): Promise<T>
   }
 }
 
-/** The idempotency key was already used for a different job. */
-export function idempotencyConflict(key: string): ConflictError {
-  return new ConflictError(
-    `idempotency key ${JSON.stringify(key)} was already used for a different job (kind or payload differ)`,
-  );
+/**
+ * Refuse `row` when its idempotency key names an earlier request that was not
+ * the same (core/idempotency.ts): `existing` is the job the key names, or the
+ * earlier row of the same batch (then `existingJobId` is null).
+ */
+export function checkSameRequest(row: JobInsertRow & { idempotencyKey: string }, existing: JobRequestFields, existingJobId: string | null): void {
+  const fields = requestDifferences(requestOf(row), existing);
+  if (fields.length > 0) throw new IdempotencyConflictError(row.idempotencyKey, existingJobId, fields);
+}
+
+/** The compared fields of a prepared row (its payload is JSON text). */
+export function requestOf(row: JobInsertRow): JobRequestFields {
+  return { kind: row.kind, payload: JSON.parse(row.payload) as unknown, queue: row.queue, priority: row.priority, maxAttempts: row.maxAttempts };
 }

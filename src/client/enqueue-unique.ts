@@ -3,7 +3,7 @@ import type { Queryable } from "../store/db.js";
 import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
-import { idempotencyConflict, RetryableEnqueue, withEnqueueRetry } from "./enqueue-race.js";
+import { checkSameRequest, RetryableEnqueue, withEnqueueRetry } from "./enqueue-race.js";
 
 /**
  * Enqueue one job that carries a unique key. Precedence: an idempotency key
@@ -33,9 +33,9 @@ async function settleOnce(store: JobStore, row: JobInsertRow & { unique: UniqueI
     return written.id === row.id ? { ...written, created: true, unique: "created" } : { ...written, created: false, unique: "replaced" };
   }
   if (row.idempotencyKey !== null) {
-    const [replay] = await store.jobGetByIdempotencyKeys(row.tenant, [row.idempotencyKey], [row.payload], db);
+    const [replay] = await store.jobGetByIdempotencyKeys(row.tenant, [row.idempotencyKey], db);
     if (replay) {
-      if (replay.job.kind !== row.kind || !replay.samePayload) throw idempotencyConflict(row.idempotencyKey);
+      checkSameRequest({ ...row, idempotencyKey: row.idempotencyKey }, replay.job, replay.job.id);
       return { ...replay.job, created: false };
     }
   }

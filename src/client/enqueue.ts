@@ -9,7 +9,7 @@ import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
-import { idempotencyConflict, RetryableEnqueue } from "./enqueue-race.js";
+import { checkSameRequest, requestOf, RetryableEnqueue } from "./enqueue-race.js";
 import { insertUniqueJob } from "./enqueue-unique.js";
 import { resolveUniqueOption } from "./unique-options.js";
 import {
@@ -35,7 +35,7 @@ export interface EnqueueOptions {
   queue?: string;
   /** Default: the definition's maxAttempts. */
   maxAttempts?: number;
-  /** Same key (per tenant) returns the job it first created; a different kind or payload is refused. */
+  /** Same key (per tenant) with the same request (kind, payload, queue, priority, maxAttempts) returns the job it first created; a different request is refused with IdempotencyConflictError. */
   idempotencyKey?: string;
   /**
    * At most one job per `unique.key` (per tenant) among the jobs in
@@ -92,8 +92,9 @@ export async function prepareInsert(
 
 /**
  * Insert prepared rows and settle idempotency keys: a row whose key already
- * existed is answered with the existing job when kind and payload match,
- * and refused with a ConflictError otherwise. Rows with a unique key are
+ * existed is answered with the existing job when it is the same request
+ * (core/idempotency.ts), and refused with an IdempotencyConflictError
+ * otherwise. Rows with a unique key are
  * settled one statement each, in input order, as sequential enqueues would
  * be; the ordinary rows between them go in one statement per run. Results
  * follow input order.
@@ -106,7 +107,7 @@ export async function insertJobs(store: JobStore, rows: readonly JobInsertRow[],
     const key = `${row.tenant}\u0000${row.idempotencyKey}`;
     const first = firstByKey.get(key);
     if (!first) firstByKey.set(key, row);
-    else if (first.kind !== row.kind || !samePayload(first.payload, row.payload)) throw idempotencyConflict(row.idempotencyKey);
+    else checkSameRequest({ ...row, idempotencyKey: row.idempotencyKey }, requestOf(first), null);
   }
   if (!rows.some((row) => row.unique !== null)) return insertOrdinaryJobs(store, rows, db);
   const results: EnqueuedJob[] = [];
@@ -154,7 +155,6 @@ async function resolveExisting(
     const found = await store.jobGetByIdempotencyKeys(
       tenant,
       indexes.map((i) => rows[i]!.idempotencyKey!),
-      indexes.map((i) => rows[i]!.payload),
       db,
     );
     const byKey = new Map(found.map((entry) => [entry.key, entry]));
@@ -166,21 +166,8 @@ async function resolveExisting(
         // Rare; the caller retries the whole enqueue.
         throw new RetryableEnqueue();
       }
-      if (existing.job.kind !== row.kind || !existing.samePayload) throw idempotencyConflict(row.idempotencyKey!);
+      checkSameRequest({ ...row, idempotencyKey: row.idempotencyKey! }, existing.job, existing.job.id);
       results[i] = { ...existing.job, created: false };
     }
   }
-}
-
-/** Payload equality as jsonb sees it (the rule for keys already stored): object key order does not matter. */
-function samePayload(a: string, b: string): boolean {
-  return a === b || canonicalJson(a) === canonicalJson(b);
-}
-
-function canonicalJson(text: string): string {
-  return JSON.stringify(JSON.parse(text), (_key, value: unknown) =>
-    value !== null && typeof value === "object" && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : value,
-  );
 }

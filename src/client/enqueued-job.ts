@@ -11,4 +11,9 @@ import type { UniqueOutcome } from "../core/unique.js";
  * key did ("created", "kept", "replaced"); absent when the enqueue had no
  * `unique` option, or when its idempotency key answered first.
  */
-export type EnqueuedJob<P = unknown> = Job<P> & { created: boolean; unique?: UniqueOutcome };
+export type EnqueuedJob<P = unknown> = Job<P> & {
+  /** True when this call inserted the job; false when a key answered with an existing one. */
+  created: boolean;
+  /** What the `unique` option did; absent without it, or when the idempotency key answered first. */
+  unique?: UniqueOutcome;
+};

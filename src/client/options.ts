@@ -6,6 +6,7 @@ import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfi
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { collectSchedules } from "../core/schedules.js";
 
+/** Options of `new Conveyor(options)`. Give `connectionString` or `pool`. */
 export interface ConveyorOptions {
   /** Postgres URL. Give this or `pool`. Conveyor then owns the pool and closes it in `close()`. */
   connectionString?: string;
@@ -31,11 +32,17 @@ export interface ConveyorOptions {
   logger?: Logger;
 }
 
+/** `ConveyorOptions` after validation, defaults applied, frozen: what `conveyor.options` holds. */
 export interface ResolvedConveyorOptions {
+  /** The pool every statement goes through: the one given, or the one Conveyor created. */
   readonly pool: Pool;
+  /** Whether Conveyor created the pool (then `close()` ends it). */
   readonly ownsPool: boolean;
+  /** Registered job kinds, by kind. */
   readonly jobs: ReadonlyMap<string, AnyJobDefinition>;
+  /** Schema holding Conveyor's tables. Default `DEFAULT_SCHEMA` ("conveyor"). */
   readonly schema: string;
+  /** The logger in use. */
   readonly logger: Logger;
 }
 

@@ -16,8 +16,14 @@ export interface BackoffPolicy {
   jitter?: number;
 }
 
+/** A `BackoffPolicy` with every field set (defaults applied), validated and frozen. */
 export type ResolvedBackoff = Readonly<Required<BackoffPolicy>>;
 
+/**
+ * Apply the defaults to a backoff policy and check it (base ≥ 0, cap ≥ base
+ * and at most `MAX_DELAY_MS`, jitter 0..1); `field` names it in the
+ * ConfigError thrown otherwise.
+ */
 export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): ResolvedBackoff {
   const baseMs = policy.baseMs ?? DEFAULT_BACKOFF_BASE_MS;
   const capMs = policy.capMs ?? DEFAULT_BACKOFF_CAP_MS;
@@ -33,7 +39,7 @@ export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): R
 /**
  * Delay before the next attempt after `attempt` failed (attempt counts from 1).
  * Exponential, capped, then the jittered share is drawn uniformly from
- * [delay·(1-jitter), delay]: jitter only ever shortens, so the cap holds,
+ * `[delay·(1-jitter), delay]`: jitter only ever shortens, so the cap holds,
  * and workers that failed together spread out instead of retrying in lockstep.
  */
 export function retryDelayMs(policy: ResolvedBackoff, attempt: number, random: () => number = Math.random): number {

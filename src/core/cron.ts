@@ -12,20 +12,34 @@ export type CronMissedPolicy = "skip" | "catch-up";
 
 /** A cron schedule as stored in `cron_schedules` (what `listSchedules` returns). */
 export interface CronScheduleInfo {
+  /** The schedule's name. */
   name: string;
+  /** The job kind it enqueues. */
   kind: string;
+  /** The cron expression. */
   cron: string;
+  /** The time zone its fields are read in. */
   timezone: string;
+  /** The tenant its jobs belong to. */
   tenant: string;
+  /** The queue its jobs go to. */
   queue: string;
+  /** Its jobs' priority. */
   priority: number;
   /** The payload of every tick's job, as the kind's schema parsed it. */
   payload: unknown;
-  missed: { policy: CronMissedPolicy; limit: number };
+  /** What happens to missed ticks, and how many one catch-up enqueues. */
+  missed: {
+    /** skip, run-once or catch-up (see `CronMissedPolicy`). */
+    policy: CronMissedPolicy;
+    /** Most ticks one catch-up pass enqueues. */
+    limit: number;
+  };
   /** The first tick not yet enqueued (in the past: overdue, no worker has handled it yet); null: never fires again. */
   nextTickAt: Date | null;
   /** The newest tick enqueued; null until the first. */
   lastTickAt: Date | null;
+  /** When the schedule was first stored. */
   createdAt: Date;
   /** When the definition last changed. */
   updatedAt: Date;

@@ -11,15 +11,18 @@ export const DEFAULT_TENANT = "default";
 export const DEFAULT_QUEUE = "default";
 /** Priority when none is given. Lower numbers run first. */
 export const DEFAULT_PRIORITY = 0;
-/** Priorities are limited so they fit a smallint and stay meaningful. */
+/** Lowest priority accepted, -1000. Priorities are limited so they fit a smallint and stay meaningful. */
 export const MIN_PRIORITY = -1000;
+/** Highest priority accepted, 1000 (runs last). */
 export const MAX_PRIORITY = 1000;
-/** Attempts before a failing job goes to the dead-letter queue. */
+/** Attempts before a failing job goes to the dead-letter queue: 25. */
 export const DEFAULT_MAX_ATTEMPTS = 25;
+/** The largest `maxAttempts` accepted: 1000. */
 export const MAX_MAX_ATTEMPTS = 1000;
 
-/** Retry backoff: delay = min(cap, base * 2^(attempt-1)), then jittered. */
+/** Retry backoff base, 1 s: delay = min(cap, base * 2^(attempt-1)), then jittered. */
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
+/** Retry backoff cap: 1 hour. */
 export const DEFAULT_BACKOFF_CAP_MS = 60 * 60 * 1000;
 /** Fraction of the delay that is randomised (0 = none, 1 = "full jitter"). */
 export const DEFAULT_BACKOFF_JITTER = 0.2;
@@ -27,11 +30,13 @@ export const DEFAULT_BACKOFF_JITTER = 0.2;
 /** Per-attempt time limit; 0 means none. */
 export const DEFAULT_TIMEOUT_MS = 0;
 
-/** Kinds and queues are identifiers people read in dashboards; keep them short. */
+/** Longest kind or queue name, 128 characters: identifiers people read in dashboards. */
 export const MAX_NAME_LENGTH = 128;
+/** Characters a kind or queue name may use: letters, digits and `_ . : - /`. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:\-/]+$/;
-/** Tenants and idempotency keys come from callers; bound them. */
+/** Longest tenant, 128 characters (tenants come from callers; bound them). */
 export const MAX_TENANT_LENGTH = 128;
+/** Longest idempotency key, 255 characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
@@ -54,8 +59,9 @@ export const MAX_RUN_AT_MS = Date.UTC(10000, 0, 1);
  */
 export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
-/** Page size for `listJobs` when none is given, and the most one page returns. */
+/** Page size for `listJobs` and `listDeadLetters` when none is given: 50. */
 export const DEFAULT_LIST_LIMIT = 50;
+/** The most one page returns: 1000. */
 export const MAX_LIST_LIMIT = 1000;
 
 
@@ -143,8 +149,9 @@ export const MAX_HTTP_PATH_SEGMENT_LENGTH = 4 * 3 * 128;
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /** HTTP API: the `Retry-After` (seconds) of a 503 answered while the database refuses writes (read-only, failing over). */
 export const READ_ONLY_RETRY_AFTER_S = 5;
-/** HTTP API: port and address `conveyor api` binds by default. */
+/** HTTP API: port `conveyor api` binds by default, 8080. */
 export const DEFAULT_API_PORT = 8080;
+/** HTTP API: address `conveyor api` binds by default, 127.0.0.1 (this host only). */
 export const DEFAULT_API_HOST = "127.0.0.1";
 
 /** Cron schedules: what happens to ticks missed while no worker ran the schedule (see `CronMissedPolicy`). */

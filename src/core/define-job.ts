@@ -15,22 +15,33 @@ import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
 export interface JobInfo {
+  /** The job's id (a UUIDv7). */
   id: string;
+  /** The job's kind. */
   kind: string;
+  /** The tenant the job belongs to. */
   tenant: string;
+  /** The queue the job was taken from. */
   queue: string;
   /** 1 for the first attempt. */
   attempt: number;
+  /** Attempts allowed before the job is dead-lettered. */
   maxAttempts: number;
   /** Id of this attempt; every write about it is fenced on this id. */
   executionId: string;
+  /** The worker running this attempt. */
   workerId: string;
   /**
    * For a job a cron schedule enqueued: the schedule's name and the tick's
    * time (the same on every attempt, unlike `run_at`, which retries move).
    * Null for other jobs.
    */
-  cronTick: { schedule: string; at: Date } | null;
+  cronTick: {
+    /** The schedule's name. */
+    schedule: string;
+    /** The tick's time. */
+    at: Date;
+  } | null;
 }
 
 /** Everything a handler receives. */
@@ -43,6 +54,7 @@ export interface JobContext<P> {
    * worker is shutting down past its grace period. `signal.reason` says which.
    */
   signal: AbortSignal;
+  /** The job being run: ids, kind, tenant, queue, attempt. */
   job: JobInfo;
   /** A child logger carrying job id, kind, attempt, execution id and worker id. */
   log: Logger;
@@ -83,11 +95,13 @@ export interface JobContext<P> {
 /** A handler returns a JSON-serialisable result (kept on the job), nothing, or a `RetryAfter`. */
 export type JobHandler<P, R = unknown> = (context: JobContext<P>) => Promise<R | RetryAfter> | R | RetryAfter;
 
+/** What `defineJob` takes: a kind, its payload schema and handler, and its defaults. */
 export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
   /** Unique name of the job kind, e.g. `email.send`. Letters, digits and `_ . : - /`. */
   kind: string;
   /** Payload validator: any Standard Schema (zod 4, valibot, arktype…). */
   schema: S;
+  /** Runs one attempt with the parsed payload; throw to fail it (`PermanentError`: no retry), return `RetryAfter` to run it later. */
   handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
   /** Attempts before the job is dead-lettered. Default `DEFAULT_MAX_ATTEMPTS` (25). */
   maxAttempts?: number;
@@ -109,13 +123,21 @@ export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
 
 /** A validated, frozen job kind. Pass it to `new Conveyor({ jobs })` and to `enqueue`. */
 export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R = unknown> {
+  /** Name of the job kind. */
   readonly kind: string;
+  /** Payload validator. */
   readonly schema: S;
+  /** The handler. */
   readonly handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
+  /** Attempts before a job is dead-lettered (default `DEFAULT_MAX_ATTEMPTS`, 25). */
   readonly maxAttempts: number;
+  /** Retry delays, defaults applied (1 s base, 1 h cap, 20% jitter). */
   readonly backoff: ResolvedBackoff;
+  /** Time limit per attempt in ms; 0 for none (the default). */
   readonly timeoutMs: number;
+  /** Queue jobs of this kind go to by default (default `"default"`). */
   readonly queue: string;
+  /** Priority jobs of this kind get by default (default 0). */
   readonly priority: number;
   /** Cron schedules of this kind, validated (empty when it has none). */
   readonly schedules: readonly ResolvedCronSchedule[];
@@ -127,6 +149,9 @@ export type AnyJobDefinition = JobDefinition<any, any>;
 
 /** Payload type accepted by `enqueue` for a definition. */
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
+
+/** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
+export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;
 
 /**
  * Define a job kind: its name, payload schema and handler.

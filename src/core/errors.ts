@@ -5,6 +5,7 @@
  */
 
 import { MAX_DELAY_MS } from "./defaults.js";
+import type { JobRequestField } from "./idempotency.js";
 
 /** Stable machine-readable error codes. */
 export type ConveyorErrorCode =
@@ -19,6 +20,7 @@ export type ConveyorErrorCode =
 
 /** Base class of every error Conveyor raises on purpose. */
 export class ConveyorError extends Error {
+  /** Stable machine-readable code: branch on it, not on the message. */
   readonly code: ConveyorErrorCode;
 
   constructor(code: ConveyorErrorCode, message: string, options?: { cause?: unknown }) {
@@ -32,11 +34,13 @@ export class ConveyorError extends Error {
 export interface ValidationIssue {
   /** Dotted path to the offending value, e.g. `payload.items.0.sku`; empty for the root. */
   path: string;
+  /** The rule it broke, e.g. `Invalid email address`. */
   message: string;
 }
 
 /** Input was refused before anything was written. */
 export class ValidationError extends ConveyorError {
+  /** Every problem found, each naming its path. */
   readonly issues: readonly ValidationIssue[];
 
   constructor(message: string, issues: readonly ValidationIssue[] = [], options?: { cause?: unknown }) {
@@ -65,13 +69,38 @@ export class ConflictError extends ConveyorError {
  * Nothing was inserted or changed. `holderId` names the job holding the key.
  */
 export class UniqueJobConflictError extends ConflictError {
+  /** The unique key that was held. */
   readonly uniqueKey: string;
+  /** The job holding it. */
   readonly holderId: string;
 
   constructor(uniqueKey: string, holderId: string, message?: string) {
     super(message ?? `unique key ${JSON.stringify(uniqueKey)} is held by job ${holderId}; nothing was enqueued (onConflict: "drop")`);
     this.uniqueKey = uniqueKey;
     this.holderId = holderId;
+  }
+}
+
+/**
+ * An enqueue reused an idempotency key with a different request (see
+ * `requestDifferences` for what "same" means). Nothing was inserted.
+ * `jobId` is the job the key already names, or null when two items of one
+ * `enqueueMany` call carried the key; `fields` lists what differed.
+ */
+export class IdempotencyConflictError extends ConflictError {
+  /** The reused key. */
+  readonly idempotencyKey: string;
+  /** The job the key already names; null when the earlier request was another item of the same batch. */
+  readonly jobId: string | null;
+  /** The fields in which the requests differ. */
+  readonly fields: readonly JobRequestField[];
+
+  constructor(idempotencyKey: string, jobId: string | null, fields: readonly JobRequestField[]) {
+    const used = jobId === null ? "by another item of this batch" : `for job ${jobId}`;
+    super(`idempotency key ${JSON.stringify(idempotencyKey)} was already used ${used} with a different ${fields.join(", ")}`);
+    this.idempotencyKey = idempotencyKey;
+    this.jobId = jobId;
+    this.fields = fields;
   }
 }
 
@@ -136,6 +165,7 @@ export class PermanentError extends Error {
  * a rate limit or an upstream that asked to come back later.
  */
 export class RetryAfter extends Error {
+  /** How long from now the job runs again, in ms. */
   readonly delayMs: number;
 
   constructor(delayMs: number, message = `retry after ${delayMs} ms`) {

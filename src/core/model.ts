@@ -2,29 +2,41 @@ import type { ExecutionOutcome, JobStatus } from "./states.js";
 
 /** An error as stored on a job or an execution. */
 export interface StoredError {
+  /** The error's class name, e.g. `TypeError`. */
   name: string;
+  /** Its message. */
   message: string;
+  /** Its stack trace, when it had one. */
   stack?: string;
 }
 
 /** A job as stored. `P` is the payload type. */
 export interface Job<P = unknown> {
+  /** A UUIDv7 made from the database clock: ids sort by creation time. */
   id: string;
+  /** The tenant the job belongs to. */
   tenant: string;
+  /** The job kind, which names its handler. */
   kind: string;
+  /** The queue it waits in. */
   queue: string;
+  /** The payload, as the kind's schema parsed it. */
   payload: P;
+  /** Where the job is in its life (see `JOB_STATUSES`). */
   status: JobStatus;
   /** Lower runs first. */
   priority: number;
   /** Attempts counted so far (claims, less the ones given back by shutdown or retry-after). */
   attempts: number;
+  /** Attempts allowed before it is dead-lettered. */
   maxAttempts: number;
   /** Earliest time the job may run (database clock). */
   runAt: Date;
+  /** The error of the latest failed attempt; null when none failed. */
   lastError: StoredError | null;
   /** Set when cancellation was asked for a running job. */
   cancelRequested: boolean;
+  /** The idempotency key it was enqueued with; null when none. */
   idempotencyKey: string | null;
   /** The unique key the job holds; null when it has none or released it by leaving its unique states. */
   uniqueKey: string | null;
@@ -32,9 +44,13 @@ export interface Job<P = unknown> {
   result: unknown;
   /** The worker holding the job while it runs. */
   lockedBy: string | null;
+  /** The attempt running now; null when none is. */
   currentExecutionId: string | null;
+  /** When the running attempt's lease ends unless renewed; null when not running. */
   leaseExpiresAt: Date | null;
+  /** When it was enqueued (database clock). */
   createdAt: Date;
+  /** When the row last changed. */
   updatedAt: Date;
   /** When the latest attempt started. */
   startedAt: Date | null;
@@ -70,62 +86,99 @@ export interface ClaimedJob<P = unknown> {
 
 /** One attempt of a job. */
 export interface JobExecution {
+  /** The execution id (a UUIDv7), which fences every write about the attempt. */
   id: string;
+  /** The job it is an attempt of. */
   jobId: string;
+  /** Its number, 1 for the first. */
   attempt: number;
+  /** The worker that ran it. */
   workerId: string;
+  /** When it started. */
   startedAt: Date;
+  /** When it ended; null while running. */
   finishedAt: Date | null;
+  /** How it ended (see `EXECUTION_OUTCOMES`). */
   outcome: ExecutionOutcome;
+  /** The error it failed with; null otherwise. */
   error: StoredError | null;
 }
 
 /** A job with its attempts, oldest first. */
 export interface JobWithExecutions<P = unknown> extends Job<P> {
+  /** Every attempt, oldest first. */
   executions: JobExecution[];
 }
 
 /** An entry in the dead-letter queue: a snapshot taken when the job died. */
 export interface DeadLetter {
+  /** The dead letter's id. */
   id: string;
+  /** The job that died (requeueing it keeps this id). */
   jobId: string;
+  /** The job's tenant. */
   tenant: string;
+  /** The job's queue. */
   queue: string;
+  /** The job's kind. */
   kind: string;
+  /** The job's payload. */
   payload: unknown;
+  /** Attempts it made. */
   attempts: number;
+  /** Attempts it was allowed. */
   maxAttempts: number;
+  /** Why it died: attempts ran out, or a handler threw `PermanentError`. */
   reason: "attempts_exhausted" | "permanent_error";
+  /** The error of its last attempt. */
   lastError: StoredError | null;
   /** Every attempt up to the death, oldest first. */
   history: Array<{
+    /** The attempt's execution id. */
     executionId: string;
+    /** Its number, 1 for the first. */
     attempt: number;
+    /** The worker that ran it. */
     workerId: string;
+    /** When it started (ISO 8601). */
     startedAt: string;
+    /** When it ended (ISO 8601); null if it never recorded an end. */
     finishedAt: string | null;
+    /** How it ended. */
     outcome: ExecutionOutcome;
+    /** The error it failed with; null otherwise. */
     error: StoredError | null;
   }>;
+  /** When it died. */
   deadAt: Date;
 }
 
 /** A worker process as registered in the database. */
 export interface WorkerInfo {
+  /** The worker's id. */
   id: string;
+  /** The host it runs on. */
   hostname: string;
+  /** Its process id. */
   pid: number;
   /** Queues it serves; null means all. */
   queues: string[] | null;
+  /** Job kinds it runs. */
   kinds: string[];
+  /** Jobs it runs at once at most. */
   concurrency: number;
+  /** When it started. */
   startedAt: Date;
+  /** When it last reported in. */
   lastSeenAt: Date;
+  /** Jobs it is running now. */
   runningJobIds: string[];
 }
 
 /** A page of results and the cursor for the next one (null at the end). */
 export interface Page<T> {
+  /** This page's items. */
   items: T[];
+  /** Pass as `cursor` for the next page; null on the last one. */
   nextCursor: string | null;
 }

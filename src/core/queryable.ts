@@ -8,5 +8,14 @@
  * makes enqueueing inside your own transaction work.
  */
 export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+  /** Run `text` with `values` bound to `$1`, `$2`…; resolve with the rows it returned and how many it touched. */
+  query(
+    text: string,
+    values?: unknown[],
+  ): Promise<{
+    /** The rows returned, one object per row keyed by column name. */
+    rows: any[];
+    /** Rows the statement returned or changed; null when the driver does not say. */
+    rowCount: number | null;
+  }>;
 }

@@ -53,15 +53,23 @@ export type CronOption<P = unknown> = string | CronSchedule<P> | readonly CronSc
 
 /** A validated schedule, frozen on its job definition. */
 export interface ResolvedCronSchedule {
+  /** The schedule's name (unique per tenant). */
   readonly name: string;
+  /** The job kind it enqueues. */
   readonly kind: string;
+  /** The cron expression. */
   readonly cron: string;
+  /** The time zone its fields are read in (default `DEFAULT_CRON_TIMEZONE`, UTC). */
   readonly timezone: string;
+  /** The tenant its jobs belong to. */
   readonly tenant: string;
+  /** The queue its jobs go to. */
   readonly queue: string;
+  /** Its jobs' priority. */
   readonly priority: number;
   /** The payload as given; `schedulePayload` validates it and returns what is stored. */
   readonly payload: unknown;
+  /** What happens to ticks missed while no worker ran it (default skip). */
   readonly missed: Readonly<Required<CronMissed>>;
   /** The stored payload (JSON text) when the schema validated it synchronously at definition time. */
   readonly payloadJson: string | null;

@@ -8,6 +8,7 @@
  *   requeue (from dead)          queued | retrying ─ cancel ─▶ cancelled
  */
 export const JOB_STATUSES = ["queued", "running", "retrying", "succeeded", "cancelled", "dead"] as const;
+/** A job's state: one of `JOB_STATUSES`. */
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** States a job never leaves on its own (only `requeue` moves `dead` back). */
@@ -38,4 +39,5 @@ export const EXECUTION_OUTCOMES = [
   "lease_expired",
   "interrupted",
 ] as const;
+/** How one attempt ended: one of `EXECUTION_OUTCOMES`. */
 export type ExecutionOutcome = (typeof EXECUTION_OUTCOMES)[number];

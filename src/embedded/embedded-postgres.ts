@@ -38,6 +38,7 @@ export const EMBEDDED_START_TIMEOUT_MS = 60_000;
 const PORT_ATTEMPTS = 3;
 const POLL_MS = 100;
 
+/** Options of `startEmbeddedPostgres`: where the cluster lives and how it is reached. */
 export interface EmbeddedPostgresOptions {
   /** Where the cluster lives. Default `<cwd>/.conveyor/postgres`. */
   dataDir?: string;

@@ -25,7 +25,10 @@ import { systemRoutes } from "./routes/system.js";
 import { installValidation } from "./validation.js";
 
 /** The app `buildApp` returns, with its metrics registry. */
-export type ConveyorApp = FastifyInstance & { conveyorMetrics: ApiMetrics };
+export type ConveyorApp = FastifyInstance & {
+  /** The API's Prometheus metrics, served at `/metrics`. */
+  conveyorMetrics: ApiMetrics;
+};
 
 /**
  * Build the HTTP API as a Fastify app from a client, without binding a

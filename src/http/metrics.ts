@@ -10,13 +10,20 @@ import type { QueueOverview } from "../client/queue-overview.js";
  * time.
  */
 export class ApiMetrics {
+  /** The registry every metric below is in. */
   readonly registry: Registry;
+  /** `conveyor_http_requests_total{method,route,status}`: requests answered. */
   readonly requests: Counter<"method" | "route" | "status">;
+  /** `conveyor_http_request_duration_seconds{method,route}`: request latency. */
   readonly duration: Histogram<"method" | "route">;
+  /** `conveyor_jobs_enqueued_total{kind,queue}`: jobs created through the API (idempotent repeats not counted). */
   readonly enqueued: Counter<"kind" | "queue">;
+  /** `conveyor_queue_depth{queue,status}`: jobs per queue and state, read at scrape time. */
   readonly queueDepth: Gauge<"queue" | "status">;
+  /** `conveyor_queue_depth_up`: 1 when the last depth read succeeded, else 0. */
   readonly queueDepthUp: Gauge;
 
+  /** @internal `buildApp` makes one; read it as `app.conveyorMetrics`. */
   constructor(overview: QueueOverview, log: Logger, registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];

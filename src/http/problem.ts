@@ -31,13 +31,19 @@ export type ProblemCode =
  * the HTTP status phrase; the precise cause is in `detail` and `code`.
  */
 export interface ProblemBody {
+  /** Always `about:blank`: `code` says which problem it is. */
   type: "about:blank";
+  /** The HTTP status's title, e.g. `Conflict`. */
   title: string;
+  /** The HTTP status code. */
   status: number;
+  /** What went wrong, precisely, for a person. */
   detail: string;
+  /** A stable code to branch on. */
   code: ProblemCode;
   /** The path and query of the request that failed. */
   instance?: string;
+  /** The request's id (the `x-request-id` header), for logs. */
   requestId?: string;
   /** Each offending field, for validation problems. */
   errors?: readonly ValidationIssue[];

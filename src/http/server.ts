@@ -14,9 +14,11 @@ export interface ApiServerOptions extends ApiOptions {
 
 /** A listening API server. */
 export interface ApiServer {
+  /** The Fastify app serving the API. */
   app: ConveyorApp;
   /** e.g. `http://127.0.0.1:8080`. */
   url: string;
+  /** The port bound (useful when 0 asked for any free one). */
   port: number;
   /** Stop accepting connections and finish in-flight requests. Does not close the client. */
   close(): Promise<void>;

@@ -5,18 +5,31 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
  * workers (or a worker and the API) in one process never collide.
  */
 export class WorkerMetrics {
+  /** The registry every metric below is in (its own unless one was given). */
   readonly registry: Registry;
+  /** `conveyor_jobs_claimed_total{kind,queue}`: jobs claimed. */
   readonly claimed: Counter<"kind" | "queue">;
+  /** `conveyor_jobs_completed_total{kind,outcome}`: attempts ended, by outcome. */
   readonly completed: Counter<"kind" | "outcome">;
+  /** `conveyor_job_duration_seconds{kind,outcome}`: attempt run time. */
   readonly duration: Histogram<"kind" | "outcome">;
+  /** `conveyor_jobs_dead_lettered_total{kind}`: jobs dead-lettered. */
   readonly deadLettered: Counter<"kind">;
+  /** `conveyor_fenced_writes_total{operation}`: writes refused because the attempt no longer owned its job. */
   readonly fencedWrites: Counter<"operation">;
+  /** `conveyor_leases_reclaimed_total{result}`: expired leases swept. */
   readonly reclaimed: Counter<"result">;
+  /** `conveyor_active_jobs`: attempts running now. */
   readonly activeJobs: Gauge;
+  /** `conveyor_dequeue_wait_seconds`: from a job becoming ready to its claim. */
   readonly dequeueWait: Histogram;
+  /** `conveyor_worker_database_errors_total{operation}`: database errors the worker met and retried. */
   readonly databaseErrors: Counter<"operation">;
+  /** `conveyor_claim_lock_timeouts_total{cap}`: claims that gave a capped queue or tenant up for a round. */
   readonly claimLockTimeouts: Counter<"cap">;
+  /** `conveyor_jobs_pruned_total{reason}`: rows deleted by retention. */
   readonly pruned: Counter<"reason">;
+  /** `conveyor_cron_ticks_enqueued_total{schedule}`: cron ticks enqueued. */
   readonly cronTicksEnqueued: Counter<"schedule">;
 
   private readonly activeSources = new Set<() => number>();

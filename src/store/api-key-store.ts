@@ -4,16 +4,21 @@ import { bindQueries, type Queries } from "./queries.js";
 
 /** An API key as stored: everything but the key and its hash. */
 export interface ApiKeyRecord {
+  /** The key's id. */
   id: string;
+  /** A name given at creation; null when none. */
   name: string | null;
+  /** The tenant its requests act in. */
   tenant: string;
   /** Admin keys see and change every tenant's jobs. */
   admin: boolean;
   /** The first characters of the key, to tell keys apart in listings. */
   prefix: string;
+  /** When it was created. */
   createdAt: Date;
   /** Refreshed at most once a minute. */
   lastUsedAt: Date | null;
+  /** When it was revoked; null while valid. */
   revokedAt: Date | null;
 }
 

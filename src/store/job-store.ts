@@ -258,15 +258,14 @@ export class JobStore {
     return rows[0] ? rowToJob(rows[0]) : null;
   }
 
-  /** Jobs holding these idempotency keys, each with whether its payload equals the one given. */
+  /** Jobs holding these idempotency keys, each with the key it answers. */
   async jobGetByIdempotencyKeys(
     tenant: string,
     keys: readonly string[],
-    payloads: readonly string[],
     db?: Queryable,
-  ): Promise<Array<{ job: Job; samePayload: boolean; key: string }>> {
-    const { rows } = await this.run(this.q.jobGetByIdempotencyKeys, [tenant, keys, payloads], db);
-    return rows.map((row) => ({ job: rowToJob(row), samePayload: row.same_payload === true, key: row.requested_key }));
+  ): Promise<Array<{ job: Job; key: string }>> {
+    const { rows } = await this.run(this.q.jobGetByIdempotencyKeys, [tenant, keys], db);
+    return rows.map((row) => ({ job: rowToJob(row), key: row.requested_key }));
   }
 
   async jobGet(id: string, tenant: string | null, db?: Queryable): Promise<Job | null> {

@@ -40,6 +40,7 @@ export function loadMigrations(): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
+/** What `migrate()` did. */
 export interface MigrationResult {
   /** Versions applied by this call (empty when the schema was already current). */
   applied: number[];
@@ -102,6 +103,7 @@ export async function migrate(pool: Pool, schema: string): Promise<MigrationResu
   }
 }
 
+/** What `schemaStatus()` found: the schema's version against this code's, and whether the database takes writes. */
 export interface SchemaStatus {
   /** Newest migration applied to the database (0 when none). */
   current: number;

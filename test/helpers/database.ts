@@ -2,6 +2,7 @@ import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
 import { clientInternals, type ConveyorClient } from "../../src/client/conveyor-client.js";
+import type { DatabaseClock } from "../../src/store/database-clock.js";
 import { Conveyor } from "../../src/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { type ConnectionConfig, quoteIdent } from "../../src/store/db.js";
@@ -99,6 +100,11 @@ export function storeOf(conveyor: ConveyorClient): JobStore {
 /** How a client's connections are made, as a worker's claim connection is. */
 export function connectionOf(conveyor: ConveyorClient): ConnectionConfig {
   return clientInternals(conveyor).connection;
+}
+
+/** The database clock a client makes ids from (not public). */
+export function clockOf(conveyor: ConveyorClient): DatabaseClock {
+  return clientInternals(conveyor).clock;
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */

@@ -135,6 +135,24 @@ describe("Idempotency-Key", () => {
     expect(await countWithKey("b-5")).toBe(0);
   });
 
+  it("refuses two batch items with one key and different requests, not only different payloads", async () => {
+    const response = await call(test.app, {
+      method: "POST",
+      url: "/v1/jobs/batch",
+      key: test.keys.acme,
+      body: {
+        jobs: [
+          { kind: "item", payload: { n: 1 }, idempotencyKey: "twice" },
+          { kind: "item", payload: { n: 1 }, idempotencyKey: "twice", queue: "elsewhere" },
+        ],
+      },
+    });
+    const problem = expectProblem(response, 409, "IDEMPOTENCY_CONFLICT");
+    expect(problem.detail).toContain("different queue");
+    expect(problem.idempotencyKey).toBe("twice");
+    expect(await countWithKey("twice")).toBe(0);
+  });
+
   it("refuses the Idempotency-Key header on a batch (400) rather than ignoring it", async () => {
     const response = await call(test.app, {
       method: "POST",

@@ -18,7 +18,7 @@ import { ClaimStore } from "../../src/store/claim-store.js";
 import { LimitedClaimStore } from "../../src/store/limited-claim-store.js";
 import { QueueSettingsStore } from "../../src/store/queue-settings-store.js";
 import { ClaimChooser } from "../../src/worker/claim-chooser.js";
-import { connectionOf, createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { clockOf, connectionOf, createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -27,7 +27,7 @@ let t: TestConveyor;
 let claims: ClaimStore;
 beforeAll(async () => {
   t = await createTestConveyor({ jobs: [noop], logger: silent });
-  claims = new ClaimStore(connectionOf(t.conveyor), t.schema, null, t.conveyor.clock);
+  claims = new ClaimStore(connectionOf(t.conveyor), t.schema, null, clockOf(t.conveyor));
 });
 afterAll(async () => {
   await claims?.close();
@@ -51,7 +51,7 @@ describe("claim restrictions", () => {
         return claims.jobClaim(...args);
       },
     } as ClaimStore;
-    const limited = new LimitedClaimStore(t.conveyor.pool, t.schema, t.conveyor.clock);
+    const limited = new LimitedClaimStore(t.conveyor.pool, t.schema, clockOf(t.conveyor));
     const chooser = new ClaimChooser(store, limited, settings, "off", () => {});
     const request = { workerId: "w", limit: 5, kinds: ["noop"], queues: null, leaseMs: 60_000 };
 

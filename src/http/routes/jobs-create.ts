@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { EnqueueOptions } from "../../client/enqueue.js";
 import type { EnqueuedJob } from "../../client/enqueued-job.js";
-import { ConflictError, UniqueJobConflictError } from "../../core/errors.js";
-import { withTransaction } from "../../store/transaction.js";
+import { IdempotencyConflictError, UniqueJobConflictError } from "../../core/errors.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
@@ -18,11 +17,9 @@ import { routeSchema, toJsonSchema } from "../validation.js";
  * `POST /v1/jobs` and `POST /v1/jobs/batch`.
  *
  * Idempotency: the same key (per tenant) with the same request answers 200
- * with the job the key first created; with a different request, 409. The
- * request is the same when kind, payload (as the kind's schema parsed it),
- * queue, priority and maxAttempts match. runAt and delayMs are not
- * compared: a retried "in 5 minutes" names a different instant, and a job's
- * run_at moves as it is retried.
+ * with the job the key first created; with a different request, 409. What
+ * "the same request" is belongs to the library (core/idempotency.ts), so the
+ * API and `enqueue` agree; this only maps its IdempotencyConflictError.
  *
  * Unique jobs (`unique` in the body): 201 when the job was created, 200 with
  * the holder when the key was held (kept or replaced, said by the
@@ -60,10 +57,9 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
         job = await conveyor.enqueue(body.kind, body.payload, options);
       } catch (error) {
         if (error instanceof UniqueJobConflictError) throw uniqueConflictProblem(error);
-        throw error instanceof ConflictError && key !== undefined ? keyConflict(key, error.message) : error;
+        throw error instanceof IdempotencyConflictError ? keyConflict(error) : error;
       }
       if (job.created) metrics.enqueued.inc({ kind: job.kind, queue: job.queue });
-      else if (job.unique === undefined) checkSameRequest(conveyor.jobs.get(body.kind)!, body, job, key!);
       if (job.unique !== undefined) reply.header(UNIQUE_OUTCOME_HEADER, job.unique);
       reply.code(job.created ? 201 : 200);
       if (job.created) reply.header("location", `/v1/jobs/${job.id}`);
@@ -101,21 +97,17 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
         payload: item.payload,
         ...enqueueOptions(request, item, item.idempotencyKey),
       }));
-      // One transaction: a key that answers with a different request must undo the rows already inserted.
-      const jobs = await withTransaction(conveyor.pool, async (client) => {
-        let inserted: EnqueuedJob[];
-        try {
-          inserted = await conveyor.enqueueMany(items, { tx: client });
-        } catch (error) {
-          if (error instanceof UniqueJobConflictError) throw uniqueConflictProblem(error);
-          throw error instanceof ConflictError ? keyConflict("", error.message) : error;
+      let jobs: EnqueuedJob[];
+      try {
+        // All or nothing: enqueueMany undoes the rows it inserted when a key refuses the batch.
+        jobs = await conveyor.enqueueMany(items);
+      } catch (error) {
+        if (error instanceof UniqueJobConflictError) throw uniqueConflictProblem(error);
+        if (error instanceof IdempotencyConflictError) {
+          throw keyConflict(error, items.findIndex((item) => item.idempotencyKey === error.idempotencyKey));
         }
-        inserted.forEach((job, i) => {
-          const item = request.body.jobs[i]!;
-          if (!job.created && job.unique === undefined) checkSameRequest(conveyor.jobs.get(item.kind)!, item, job, item.idempotencyKey!, i);
-        });
-        return inserted;
-      });
+        throw error;
+      }
       for (const job of jobs) if (job.created) metrics.enqueued.inc({ kind: job.kind, queue: job.queue });
       reply.code(201);
       return { jobs: jobs.map(jobJson), outcomes: jobs.map(batchOutcome) };
@@ -145,25 +137,8 @@ function enqueueOptions(request: FastifyRequest, body: CreateJobBody, idempotenc
   };
 }
 
-/** An existing job returned for an idempotency key must have been created by the same request. */
-function checkSameRequest(
-  definition: { queue: string; priority: number; maxAttempts: number },
-  body: CreateJobBody,
-  job: EnqueuedJob,
-  key: string,
-  index?: number,
-): void {
-  const differences = [
-    ["queue", body.queue ?? definition.queue, job.queue],
-    ["priority", body.priority ?? definition.priority, job.priority],
-    ["maxAttempts", body.maxAttempts ?? definition.maxAttempts, job.maxAttempts],
-  ].filter(([, requested, stored]) => requested !== stored);
-  if (differences.length === 0) return;
-  const where = index === undefined ? "" : `jobs[${index}]: `;
-  const fields = differences.map(([field]) => field).join(", ");
-  throw keyConflict(key, `${where}idempotency key ${JSON.stringify(key)} was already used for job ${job.id} with a different ${fields}`);
-}
-
-function keyConflict(key: string, detail: string): HttpProblem {
-  return new HttpProblem(409, "IDEMPOTENCY_CONFLICT", detail, key ? { extensions: { idempotencyKey: key } } : {});
+/** A reused idempotency key as 409 problem+json naming the key (and, in a batch, the first item carrying it). */
+function keyConflict(error: IdempotencyConflictError, index?: number): HttpProblem {
+  const where = index === undefined || index < 0 ? "" : `jobs[${index}]: `;
+  return new HttpProblem(409, "IDEMPOTENCY_CONFLICT", `${where}${error.message}`, { extensions: { idempotencyKey: error.idempotencyKey } });
 }

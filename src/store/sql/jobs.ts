@@ -118,10 +118,10 @@ export const jobInsertManyKeyless = `
 WITH inserted AS (${INSERT_MANY})
 SELECT ${NOW_MICROS}`;
 
-/** $1 tenant, $2 idempotency keys text[], $3 payloads (json text)[] aligned with $2; `same_payload` compares as jsonb (key order does not matter) */
+/** $1 tenant, $2 idempotency keys text[]; `requested_key` names the key each job answers */
 export const jobGetByIdempotencyKeys = `
-SELECT ${jobColumnsOf("jobs")}, (jobs.payload = input.payload::jsonb) AS same_payload, input.key AS requested_key
-FROM unnest($2::text[], $3::text[]) AS input(key, payload)
+SELECT ${jobColumnsOf("jobs")}, input.key AS requested_key
+FROM unnest($2::text[]) AS input(key)
 JOIN {{schema}}.jobs ON jobs.tenant = $1 AND jobs.idempotency_key = input.key`;
 
 /** $1 id, $2 tenant|null (null: any tenant) */

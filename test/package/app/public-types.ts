@@ -2,7 +2,7 @@
 // packed-app.test.ts), under `strict`. Each `@ts-expect-error` must meet an
 // error: a public type that silently became `any` leaves the directive
 // unused, which is itself an error, so the compile fails.
-import { Conveyor, defineJob, type JobStatus } from "conveyor-jobs";
+import { Conveyor, defaults, defineJob, IdempotencyConflictError, type JobStatus } from "conveyor-jobs";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "conveyor-jobs/embedded";
 import { buildApp, type ConveyorApp } from "conveyor-jobs/http";
 import { z } from "zod";
@@ -21,7 +21,11 @@ export const resizeImage = defineJob({
 });
 
 export async function enqueueAndRead(conveyor: Conveyor): Promise<JobStatus | undefined> {
-  const { id } = await conveyor.enqueue(resizeImage, { url: "https://example.com/a.png", width: 640 });
+  const { id, payload } = await conveyor.enqueue(resizeImage, { url: "https://example.com/a.png", width: 640 });
+  const enqueuedWidth: number = payload.width;
+  // @ts-expect-error the enqueued job's payload is the schema's output, not `unknown` or `any`
+  const enqueuedHeight: number = payload.height;
+  void [enqueuedWidth, enqueuedHeight];
   // @ts-expect-error `width` must be a number
   await conveyor.enqueue(resizeImage, { url: "https://example.com/a.png", width: "640" });
   // @ts-expect-error `url` is required
@@ -38,6 +42,15 @@ export async function enqueueAndRead(conveyor: Conveyor): Promise<JobStatus | un
   void count;
   return job.status;
 }
+
+// `defaults` holds the defaults and limits of options, not internal tuning; the database clock is internal.
+export const publicSurface = (conveyor: Conveyor, error: unknown): [number, string | null] => {
+  // @ts-expect-error CLAIM_MIN_FRESH_IDS is internal tuning, not exported
+  void defaults.CLAIM_MIN_FRESH_IDS;
+  // @ts-expect-error the client's database clock is internal
+  void conveyor.clock;
+  return [defaults.DEFAULT_MAX_ATTEMPTS, error instanceof IdempotencyConflictError ? error.jobId : null];
+};
 
 // The other entry points' types load and check too (Fastify's among them).
 export const entryPoints: [(conveyor: Conveyor) => Promise<ConveyorApp>, () => Promise<EmbeddedPostgres>] = [
