@@ -18,6 +18,7 @@ import { HandlerStore } from "../store/handler-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
+import { Periodic } from "./periodic.js";
 import { Pruner } from "./pruner.js";
 import { Reclaimer } from "./reclaimer.js";
 import { createScheduler } from "./scheduler-setup.js";
@@ -55,7 +56,8 @@ export class Worker {
   private readonly claims: ClaimChooser;
   private readonly claimStore: ClaimStore;
   private listener: NotificationListener | null = null;
-  private registryTimer: NodeJS.Timeout | null = null;
+  /** Refreshes this worker's `workers` row and checks its LISTEN connection. */
+  private readonly registration: Periodic<void>;
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
   private grace: GracePeriod | null = null;
@@ -76,6 +78,10 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+    this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
+      this.metrics.databaseErrors.inc({ operation: "register" });
+      this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
+    });
     this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
     this.tools = new HandlerTools(new HandlerStore(deps.pool, deps.schema), this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
@@ -132,7 +138,7 @@ export class Worker {
     this.leases.start();
     this.reclaimer.start();
     this.pruner?.start();
-    this.registryTimer = setInterval(() => void this.refreshRegistration(), WORKER_HEARTBEAT_MS);
+    this.registration.start();
     this.loop = this.claimLoop();
     this.scheduler?.start();
     this.log.info(
@@ -199,7 +205,7 @@ export class Worker {
       await Promise.allSettled([...this.executions]);
       await this.writer.drain();
       this.leases.stop();
-      await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), intake]);
+      await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.registration.stop(), intake]);
       await this.claimStore.close();
       await this.store.workerDeregister(this.id).catch((error: unknown) => {
         this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
@@ -213,8 +219,8 @@ export class Worker {
       this.leases.stop();
       void this.reclaimer.stop();
       void this.pruner?.stop();
+      void this.registration.stop();
     }
-    if (this.registryTimer) clearInterval(this.registryTimer);
     this.untrackActiveJobs();
     this.state = "stopped";
     this.log.info("worker stopped");
@@ -306,13 +312,8 @@ export class Worker {
   }
 
   private async refreshRegistration(): Promise<void> {
-    try {
-      await this.register();
-      await this.listener?.ping();
-    } catch (error) {
-      this.metrics.databaseErrors.inc({ operation: "register" });
-      this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
-    }
+    await this.register();
+    await this.listener?.ping();
   }
 }
 

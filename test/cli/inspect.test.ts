@@ -148,9 +148,10 @@ describe("conveyor jobs", () => {
     const piped = await runCli(["jobs", "enqueue", "--file", "-", "--json", "--schema", schema], { input: `${lines.slice(0, 3).join("\n")}\n` });
     expect(JSON.parse(piped.stdout)).toMatchObject({ enqueued: 3, existing: 0, lines: 3 });
 
-    // One bad line: nothing from the file is enqueued, and the line is named.
+    // One bad line: nothing from the file is enqueued, and the line is named. (Lines without
+    // the idempotency key: reused in another queue, the key would be refused first.)
     const bad = join(scratch, "bad.ndjson");
-    writeFileSync(bad, `${lines.slice(0, 1_500).join("\n")}\n{"kind":"email.send","payload":{"to":"not an address","subject":"s","body":"b"}}\n`);
+    writeFileSync(bad, `${lines.slice(8, 1_508).join("\n")}\n{"kind":"email.send","payload":{"to":"not an address","subject":"s","body":"b"}}\n`);
     const refused = await cli("jobs", "enqueue", "--file", bad, "--queue", "refused");
     expect(refused.code).toBe(1);
     expect(stderrLines(refused).at(-1)).toMatch(/^conveyor: .*bad\.ndjson:1501: invalid payload for job "email\.send": payload\.to: Invalid email address$/);
