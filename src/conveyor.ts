@@ -20,13 +20,10 @@ import { Worker, type WorkerOptions } from "./worker/worker.js";
 export class Conveyor extends ConveyorClient {
   /** Create a worker for this client's job kinds. Call `start()` on it. */
   worker(options: WorkerOptions = {}): Worker {
-    const { store, connection, clock } = clientInternals(this);
+    const { store, connection } = clientInternals(this);
     const deps = {
-      pool: this.pool,
       connection,
-      schema: this.options.schema,
       store,
-      clock,
       jobs: this.jobs,
       logger: this.logger,
       prune: this.prune.bind(this),

@@ -2,9 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MAX_PROGRESS_BYTES } from "../src/core/defaults.js";
 import { Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
-import { HandlerStore } from "../src/store/handler-store.js";
 import { ProgressReporter } from "../src/worker/progress-reporter.js";
-import { createTestConveyor, storeOf } from "./helpers/database.js";
+import { createTestConveyor, dbOf, storeOf } from "./helpers/database.js";
 import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
 
 /** A promise a test resolves, to hold a handler at a point it chooses. */
@@ -191,7 +190,7 @@ describe("ctx.progress", () => {
     await sql(conveyor, `CREATE TRIGGER log_progress AFTER UPDATE OF progress ON {{schema}}.jobs FOR EACH ROW EXECUTE FUNCTION {{schema}}.log_progress()`);
     const { id } = await conveyor.enqueue(echo, { value: null });
     const [claimed] = await storeOf(conveyor).jobClaim("direct", 1, ["echo"], null, 600_000);
-    const reporter = new ProgressReporter(new HandlerStore(conveyor.pool, conveyor.options.schema), id, claimed!.executionId, 0, silent, () => {
+    const reporter = new ProgressReporter(dbOf(conveyor).handlers, id, claimed!.executionId, 0, silent, () => {
       throw new Error("not fenced");
     });
 

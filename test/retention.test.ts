@@ -251,7 +251,7 @@ class CountingRetentionStore extends RetentionStore {
   afterFinishedBatch: () => void = () => {};
 
   constructor(conveyor: Conveyor) {
-    super(conveyor.pool, conveyor.options.schema);
+    super(conveyor.pool, bindQueries(conveyor.options.schema));
   }
 
   override async jobPruneFinished(olderThanMs: number, limit: number): Promise<number> {

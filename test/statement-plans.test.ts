@@ -15,11 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineJob } from "../src/index.js";
 import { uuidv7 } from "../src/core/ids.js";
 import { numberArray, textArray } from "../src/store/array-literals.js";
-import { ClaimStore } from "../src/store/claim-store.js";
+import type { ClaimStore } from "../src/store/claim-store.js";
 import { freshExecutionIds } from "../src/store/execution-ids.js";
-import { tenantIndexEnsure } from "../src/store/tenant-index-store.js";
 import { bindQueries } from "../src/store/queries.js";
-import { clockOf, connectionOf, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
+import { connectionOf, createTestConveyor, dbOf, storeOf, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -38,7 +37,7 @@ beforeAll(async () => {
   // index on a full table refreshes its row estimate, as ANALYZE does): present,
   // it drew a plan made without the values into reading and sorting every
   // ready job for jobClaim.
-  await tenantIndexEnsure(conveyor.pool, t.schema);
+  await dbOf(conveyor).tenantIndexEnsure();
   for (let start = 0; start < WAITING; start += 5_000) {
     await conveyor.enqueueMany(Array.from({ length: 5_000 }, () => ({ job: noop, payload: {}, queue: "deep" })));
   }
@@ -184,7 +183,7 @@ describe("statements planned for their values", () => {
     [null, "jobClaimAllQueues", "force_generic_plan"],
   ] as const) {
     it(`a worker ${queues ? "bound to named queues" : "over every queue"} prepares ${statement} on a connection of its own, planned with ${mode}`, async () => {
-      const claims = new ClaimStore(connectionOf(t.conveyor), t.schema, queues, clockOf(t.conveyor));
+      const claims = dbOf(t.conveyor).claimStoreOpen(connectionOf(t.conveyor), queues);
       try {
         const names = await namesSent(() => claims.jobClaim("w3", 1, ["noop"], queues, 60_000), claims.pool);
         expect(names).toEqual([bindQueries(t.schema)[statement].name]);

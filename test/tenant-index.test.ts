@@ -6,8 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { defineJob } from "../src/index.js";
-import { tenantIndexEnsure } from "../src/store/tenant-index-store.js";
-import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { createTestConveyor, dbOf, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -54,17 +53,17 @@ describe("the tenant index", () => {
 
   it("is built once when many processes ask for it at once", async () => {
     t = await createTestConveyor({ jobs: [noop], logger: silent, poolSize: 8 });
-    const built = await Promise.all(Array.from({ length: 6 }, () => tenantIndexEnsure(t.conveyor.pool, t.schema)));
+    const built = await Promise.all(Array.from({ length: 6 }, () => dbOf(t.conveyor).tenantIndexEnsure()));
     expect(built.filter(Boolean)).toHaveLength(1);
     expect(await hasTenantIndex()).toBe(true);
-    expect(await tenantIndexEnsure(t.conveyor.pool, t.schema)).toBe(false);
+    expect(await dbOf(t.conveyor).tenantIndexEnsure()).toBe(false);
   });
 
   it("survives migration 010 only where a tenant cap already exists", async () => {
     t = await createTestConveyor({ jobs: [noop], logger: silent });
     // Replay migration 010 on a store that has the index, as one migrated before it would.
     const replay = async () => {
-      await tenantIndexEnsure(t.conveyor.pool, t.schema);
+      await dbOf(t.conveyor).tenantIndexEnsure();
       await sql(t.conveyor, "DELETE FROM {{schema}}.migrations WHERE version = 10");
       expect(await t.conveyor.migrate()).toMatchObject({ applied: [10] });
     };

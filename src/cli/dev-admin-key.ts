@@ -1,11 +1,11 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { API_KEY_PREFIX, ApiKeys, hashApiKey } from "../client/api-keys.js";
+import { clientInternals } from "../client/conveyor-client.js";
 import type { Conveyor } from "../conveyor.js";
 import { DEFAULT_TENANT } from "../core/defaults.js";
 import { ConfigError, ConveyorError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
-import { ApiKeyStore } from "../store/api-key-store.js";
 
 /** Where `conveyor dev` keeps the admin key it created, so the dashboard sign-in survives restarts. */
 export const DEV_KEY_FILE = resolve(process.cwd(), ".conveyor", "dev-admin-key");
@@ -52,7 +52,7 @@ export async function devAdminKey(conveyor: Conveyor, fromEnvironment: string | 
 
 /** Store a key chosen outside (only its hash, like any key). */
 async function importKey(conveyor: Conveyor, key: string): Promise<void> {
-  const store = new ApiKeyStore(conveyor.pool, conveyor.options.schema);
+  const store = clientInternals(conveyor).store.apiKeys;
   try {
     await store.apiKeyInsert({
       id: uuidv7(),

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { DEFAULT_TENANT, MAX_NAME_LENGTH } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
-import { ApiKeyStore, type ApiKeyRecord } from "../store/api-key-store.js";
-import type { ConveyorClient } from "./conveyor-client.js";
+import type { ApiKeyRecord, ApiKeyStore } from "../store/api-key-store.js";
+import { clientInternals, type ConveyorClient } from "./conveyor-client.js";
 import { checkTenant } from "../core/validate.js";
 
 export type { ApiKeyRecord } from "../store/api-key-store.js";
@@ -38,7 +38,7 @@ export class ApiKeys {
   private readonly store: ApiKeyStore;
 
   constructor(conveyor: ConveyorClient) {
-    this.store = new ApiKeyStore(conveyor.pool, conveyor.options.schema);
+    this.store = clientInternals(conveyor).store.apiKeys;
   }
 
   /** Create a key. `key` is the only copy: show it once. */

@@ -7,14 +7,11 @@ import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../co
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import { isJobStatus, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
-import { CronStore } from "../store/cron-store.js";
-import { DatabaseClock } from "../store/database-clock.js";
 import type { ConnectionConfig, Pool, Queryable } from "../store/db.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
-import { JobStore } from "../store/job-store.js";
+import { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
-import { RetentionStore } from "../store/retention-store.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
@@ -76,10 +73,9 @@ export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal
  * from the package; `clientInternals` reads it.
  */
 export interface ClientInternals {
-  readonly store: JobStore;
+  /** The client's one Store: its pool, its bound statements, its clock (job and execution ids are made from it). */
+  readonly store: Store;
   readonly connection: ConnectionConfig;
-  /** The database server's clock, which job and execution ids are made from (so a skewed host cannot misorder listings). */
-  readonly clock: DatabaseClock;
 }
 
 const internals = new WeakMap<ConveyorClient, ClientInternals>();
@@ -99,19 +95,15 @@ export function clientInternals(client: ConveyorClient): ClientInternals {
 export class ConveyorClient {
   /** The options after validation and defaults, frozen. */
   readonly options: ResolvedConveyorOptions;
-  private readonly clock: DatabaseClock;
-  private readonly store: JobStore;
-  private readonly retention: RetentionStore;
+  private readonly store: Store;
   private readonly limits: QueueLimits;
 
   constructor(options: ConveyorOptions) {
     const resolved = resolveConveyorOptions(options);
     this.options = resolved.options;
-    this.store = new JobStore(this.options.pool, this.options.schema);
-    this.clock = new DatabaseClock(this.options.pool, this.options.schema);
-    internals.set(this, { store: this.store, connection: resolved.connection, clock: this.clock });
-    this.retention = new RetentionStore(this.options.pool, this.options.schema);
-    this.limits = new QueueLimits(this.options.pool, this.options.schema);
+    this.store = new Store(this.options.pool, this.options.schema);
+    internals.set(this, { store: this.store, connection: resolved.connection });
+    this.limits = new QueueLimits(this.store);
   }
 
   /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
@@ -147,7 +139,7 @@ export class ConveyorClient {
   async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     const { tx, ...rest } = options;
-    const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.clock.now());
+    const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.store.clock.now());
     // One row is always one statement (insert-strategy.ts): nothing written before it to undo.
     return (await this.insertWithRetry([row], tx))[0]!;
   }
@@ -186,7 +178,7 @@ export class ConveyorClient {
     async function* chunks(): AsyncGenerator<JobInsertRow[]> {
       for (let from = 0; from < items.length; from += COPY_CHUNK_ROWS) yield await prepare(from);
     }
-    return (await this.store.jobCopyMany(chunks())).map(markCreated);
+    return (await this.store.jobs.jobCopyMany(chunks())).map(markCreated);
   }
 
   /**
@@ -226,12 +218,12 @@ export class ConveyorClient {
 
   /** Validate and encode items [from, to), naming a bad one by its index in the whole call. */
   private async prepareRows(items: readonly EnqueueManyItem[], from: number, to: number): Promise<JobInsertRow[]> {
-    await this.clock.now(); // measured before the first id, then kept fresh in the background
+    await this.store.clock.now(); // measured before the first id, then kept fresh in the background
     const rows: JobInsertRow[] = [];
     for (let index = from; index < to; index++) {
       const { job, payload, ...rest } = items[index]!;
       try {
-        rows.push(await prepareInsert(this.definitionOf(job), payload, rest, this.clock.nowKnown()));
+        rows.push(await prepareInsert(this.definitionOf(job), payload, rest, this.store.clock.nowKnown()));
       } catch (error) {
         if (error instanceof ValidationError) {
           throw new ValidationError(`jobs[${index}]: ${error.message}`, error.issues.map((i) => ({ ...i, path: `jobs.${index}.${i.path}` })));
@@ -245,15 +237,15 @@ export class ConveyorClient {
   // An idempotency race that needs another insert can only repeat while the
   // competing transaction keeps rolling back.
   private insertWithRetry(rows: Parameters<typeof insertJobs>[1], db?: Queryable): Promise<EnqueuedJob[]> {
-    return withEnqueueRetry(() => insertJobs(this.store, rows, db));
+    return withEnqueueRetry(() => insertJobs(this.store.jobs, rows, db));
   }
 
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
   async getJob(id: string, scope: TenantScope = {}): Promise<JobWithExecutions | null> {
     checkId(id);
-    const job = await this.store.jobGet(id, scope.tenant ?? null);
+    const job = await this.store.jobs.jobGet(id, scope.tenant ?? null);
     if (!job) return null;
-    return { ...job, executions: await this.store.executionListByJob(id) };
+    return { ...job, executions: await this.store.jobs.executionListByJob(id) };
   }
 
   /** Jobs, newest first, with cursor pagination. */
@@ -262,7 +254,7 @@ export class ConveyorClient {
       throw new ValidationError(`status must be one of queued, running, retrying, succeeded, cancelled, dead; got ${JSON.stringify(filter.status)}`);
     }
     const limit = checkLimit(filter.limit);
-    const items = await this.store.jobList({
+    const items = await this.store.jobs.jobList({
       tenant: filter.tenant,
       status: filter.status,
       kind: filter.kind,
@@ -289,9 +281,9 @@ export class ConveyorClient {
   }> {
     checkId(id);
     const tenant = scope.tenant ?? null;
-    const changed = await this.store.jobCancel(id, tenant);
+    const changed = await this.store.jobs.jobCancel(id, tenant);
     if (changed) return { outcome: changed.status === "running" ? "cancel_requested" : "cancelled", job: changed };
-    const job = await this.store.jobGet(id, tenant);
+    const job = await this.store.jobs.jobGet(id, tenant);
     if (!job) throw new NotFoundError(`job ${id} not found`);
     return { outcome: "already_terminal", job };
   }
@@ -299,7 +291,7 @@ export class ConveyorClient {
   /** Dead letters, newest first, with cursor pagination. */
   async listDeadLetters(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
     const limit = checkLimit(filter.limit);
-    const items = await this.store.deadLetterList({
+    const items = await this.store.jobs.deadLetterList({
       tenant: filter.tenant,
       kind: filter.kind,
       queue: filter.queue,
@@ -312,13 +304,13 @@ export class ConveyorClient {
   /** A dead letter with its attempt history, or null when it does not exist (or belongs to another tenant). */
   async getDeadLetter(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
     checkId(id);
-    return this.store.deadLetterGet(id, scope.tenant ?? null);
+    return this.store.jobs.deadLetterGet(id, scope.tenant ?? null);
   }
 
   /** Put a dead-lettered job back in the queue with fresh attempts (same job id). */
   async requeueDeadLetter(id: string, scope: TenantScope = {}): Promise<Job> {
     checkId(id);
-    const job = await this.store.deadLetterRequeue(id, scope.tenant ?? null);
+    const job = await this.store.jobs.deadLetterRequeue(id, scope.tenant ?? null);
     if (!job) throw new NotFoundError(`dead letter ${id} not found`);
     return job;
   }
@@ -326,7 +318,7 @@ export class ConveyorClient {
   /** Delete a dead-lettered job for good, with its history. */
   async purgeDeadLetter(id: string, scope: TenantScope = {}): Promise<void> {
     checkId(id);
-    if (!(await this.store.deadLetterPurge(id, scope.tenant ?? null))) throw new NotFoundError(`dead letter ${id} not found`);
+    if (!(await this.store.jobs.deadLetterPurge(id, scope.tenant ?? null))) throw new NotFoundError(`dead letter ${id} not found`);
   }
 
   /**
@@ -341,12 +333,12 @@ export class ConveyorClient {
    * const { jobs, deadLetters } = await conveyor.prune({ finishedMs: 24 * 60 * 60 * 1000 });
    */
   async prune(options: PruneOptions = {}): Promise<PruneResult> {
-    return pruneInBatches(this.retention, resolvePruneOptions(options), options.signal);
+    return pruneInBatches(this.store.retention, resolvePruneOptions(options), options.signal);
   }
 
   /** Workers that reported in recently, with the jobs each is running. */
   listWorkers(): Promise<WorkerInfo[]> {
-    return this.store.workerList();
+    return this.store.jobs.workerList();
   }
 
   /**
@@ -355,7 +347,7 @@ export class ConveyorClient {
    * `lastTickAt`. A schedule appears once a worker running its kind started.
    */
   listSchedules(scope: TenantScope = {}): Promise<CronScheduleInfo[]> {
-    return new CronStore(this.options.pool, this.options.schema).cronScheduleList(scope.tenant ?? null);
+    return this.store.cron.cronScheduleList(scope.tenant ?? null);
   }
 
   /**
@@ -422,7 +414,7 @@ export class ConveyorClient {
     const closing = (async () => {
       // Wake-ups of jobs already enqueued go out first: a short-lived process
       // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
-      await this.store.drainWakeUps();
+      await this.store.jobs.drainWakeUps();
       if (this.options.ownsPool) await this.options.pool.end();
     })();
     // A connection on a dead network can keep pool.end() waiting for the

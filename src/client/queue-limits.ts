@@ -1,9 +1,8 @@
 import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
-import type { Pool } from "../store/db.js";
-import { QueueSettingsStore } from "../store/queue-settings-store.js";
-import { tenantIndexEnsure } from "../store/tenant-index-store.js";
+import type { QueueSettingsStore } from "../store/queue-settings-store.js";
+import type { Store } from "../store/store.js";
 import { checkName, checkTenant } from "../core/validate.js";
 
 function refuse(path: string, message: string): never {
@@ -26,11 +25,9 @@ function checkCount(value: unknown, path: string, max: number): number | null {
 export class QueueLimits {
   private readonly store: QueueSettingsStore;
 
-  constructor(
-    private readonly pool: Pool,
-    private readonly schema: string,
-  ) {
-    this.store = new QueueSettingsStore(pool, schema);
+  /** `db`: the client's Store, whose queue settings this validates and writes. */
+  constructor(private readonly db: Store) {
+    this.store = db.queueSettings;
   }
 
   async setPaused(queue: string, paused: boolean): Promise<QueueSettings> {
@@ -77,7 +74,7 @@ export class QueueLimits {
     }
     const concurrency = checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT);
     // A cap turns every worker to the fair claim: its index first (migration 010).
-    if (concurrency !== null) await tenantIndexEnsure(this.pool, this.schema);
+    if (concurrency !== null) await this.db.tenantIndexEnsure();
     return this.store.tenantSetLimits(tenant, concurrency);
   }
 

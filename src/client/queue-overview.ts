@@ -1,8 +1,8 @@
 import type { WorkerInfo } from "../core/model.js";
 import type { RateLimit } from "../core/queue-settings.js";
-import { QueueSettingsStore } from "../store/queue-settings-store.js";
-import { QueueStore, type QueueStats } from "../store/queue-store.js";
-import type { ConveyorClient, TenantScope } from "./conveyor-client.js";
+import type { QueueSettingsStore } from "../store/queue-settings-store.js";
+import type { QueueStats, QueueStore } from "../store/queue-store.js";
+import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
 
 export type { QueueStats } from "../store/queue-store.js";
 
@@ -26,8 +26,9 @@ export class QueueOverview {
   private readonly settings: QueueSettingsStore;
 
   constructor(conveyor: ConveyorClient) {
-    this.store = new QueueStore(conveyor.pool, conveyor.options.schema);
-    this.settings = new QueueSettingsStore(conveyor.pool, conveyor.options.schema);
+    const { store } = clientInternals(conveyor);
+    this.store = store.queues;
+    this.settings = store.queueSettings;
   }
 
   /**

@@ -1,5 +1,5 @@
-import { StatsStore, type ThroughputMinute } from "../store/stats-store.js";
-import type { ConveyorClient, TenantScope } from "./conveyor-client.js";
+import type { StatsStore, ThroughputMinute } from "../store/stats-store.js";
+import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
 
 export type { ThroughputMinute } from "../store/stats-store.js";
 
@@ -14,7 +14,7 @@ export class Throughput {
   private readonly store: StatsStore;
 
   constructor(conveyor: ConveyorClient) {
-    this.store = new StatsStore(conveyor.pool, conveyor.options.schema);
+    this.store = clientInternals(conveyor).store.stats;
   }
 
   /** The last 60 minutes, oldest first, one entry per minute (zeros included). */

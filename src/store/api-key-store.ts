@@ -1,6 +1,6 @@
 import type { Queryable } from "./db.js";
 import { runQuery } from "./run-query.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 
 /** An API key as stored: everything but the key and its hash. */
 export interface ApiKeyRecord {
@@ -37,9 +37,9 @@ export class ApiKeyStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
-  constructor(pool: Queryable, schema: string) {
+  constructor(pool: Queryable, queries: Queries) {
     this.pool = pool;
-    this.q = bindQueries(schema);
+    this.q = queries;
   }
 
   async apiKeyInsert(row: ApiKeyInsertRow): Promise<ApiKeyRecord> {

@@ -3,7 +3,7 @@ import type { ClaimedJob } from "../core/model.js";
 import type { DatabaseClock } from "./database-clock.js";
 import { type ConnectionConfig, createPlanModePool, type Pool, type Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
-import { bindQueries, type BoundQuery } from "./queries.js";
+import type { BoundQuery, Queries } from "./queries.js";
 import { rowToClaimedJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
 
@@ -34,11 +34,11 @@ export class ClaimStore {
    */
   constructor(
     connection: ConnectionConfig,
-    schema: string,
+    queries: Queries,
     queues: readonly string[] | null,
     private readonly clock: DatabaseClock,
   ) {
-    const { jobClaim, jobClaimAllQueues } = bindQueries(schema);
+    const { jobClaim, jobClaimAllQueues } = queries;
     const allQueues = queues === null;
     this.pool = createPlanModePool(connection, "conveyor-claims", allQueues ? "force_generic_plan" : "force_custom_plan");
     this.claim = { ...(allQueues ? jobClaimAllQueues : jobClaim), prepared: true };

@@ -1,6 +1,6 @@
 import type { CronMissedPolicy, CronScheduleInfo } from "../core/cron.js";
 import type { Queryable } from "./db.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 
 /** What a worker writes for one schedule it runs. */
@@ -25,9 +25,9 @@ export class CronStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
-  constructor(pool: Queryable, schema: string) {
+  constructor(pool: Queryable, queries: Queries) {
     this.pool = pool;
-    this.q = bindQueries(schema);
+    this.q = queries;
   }
 
   /** The database clock. */

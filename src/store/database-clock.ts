@@ -1,6 +1,6 @@
 import { CLOCK_RESYNC_MS } from "../core/defaults.js";
 import type { Queryable } from "./db.js";
-import { bindQueries, type BoundQuery } from "./queries.js";
+import type { BoundQuery, Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 
 /**
@@ -26,9 +26,9 @@ export class DatabaseClock {
 
   constructor(
     private readonly db: Queryable,
-    schema: string,
+    queries: Queries,
   ) {
-    this.read = bindQueries(schema).clockRead;
+    this.read = queries.clockRead;
   }
 
   /** Now by the server's clock, in Unix ms; waits for the first measurement (and only that one). */

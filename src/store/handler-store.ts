@@ -1,5 +1,5 @@
 import { checkOut, type Pool, type PoolClient, type Queryable } from "./db.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 import { translatePgError } from "./pg-errors.js";
 
@@ -9,14 +9,11 @@ import { translatePgError } from "./pg-errors.js";
  * Kept apart from `JobStore` so the worker's hot path stays as it is.
  */
 export class HandlerStore {
-  private readonly q: Queries;
-
   constructor(
     private readonly pool: Pool,
+    private readonly q: Queries,
     readonly schema: string,
-  ) {
-    this.q = bindQueries(schema);
-  }
+  ) {}
 
   /** Store a running attempt's progress; false when fenced (the job is no longer this attempt's). */
   async jobProgressUpdate(jobId: string, executionId: string, progress: string): Promise<boolean> {

@@ -7,7 +7,7 @@ import { copyLines, runAtMicros } from "./copy-text.js";
 import type { Pool, Queryable } from "./db.js";
 import { numberArray, textArray, timestampArray } from "./array-literals.js";
 import { runJobClaim } from "./claim-store.js";
-import { bindQueries, type BoundQuery, type Queries } from "./queries.js";
+import type { BoundQuery, Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
 import { translatePgError } from "./pg-errors.js";
 import { runQuery } from "./run-query.js";
@@ -84,10 +84,11 @@ export class JobStore {
   /** Inserts on the store's own pool running now (see `inserting`). */
   private insertsInFlight = 0;
 
-  constructor(pool: Queryable, schema: string) {
+  /** `queries`: the statements bound once for `schema` (bindQueries, made by Store). */
+  constructor(pool: Queryable, queries: Queries, schema: string) {
     this.pool = pool;
     this.schema = schema;
-    this.q = bindQueries(schema);
+    this.q = queries;
     this.channel = `${schema}:jobs`;
     this.waker = new QueueWaker((queues) => this.run(this.q.queuesWake, [this.channel, queues]));
   }

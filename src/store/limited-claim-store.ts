@@ -3,7 +3,7 @@ import type { ClaimedJob } from "../core/model.js";
 import type { DatabaseClock } from "./database-clock.js";
 import type { Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { rowToClaimedJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
 
@@ -26,16 +26,12 @@ export interface ClaimRequest {
  * the lock fails with `isLockTimeout`.
  */
 export class LimitedClaimStore {
-  private readonly q: Queries;
-
   constructor(
     private readonly pool: Queryable,
-    schema: string,
+    private readonly q: Queries,
     /** Makes the execution ids. */
     private readonly clock: DatabaseClock,
-  ) {
-    this.q = bindQueries(schema);
-  }
+  ) {}
 
   /** Claim from one limited queue within its concurrency cap and rate window. */
   async claimFromLimitedQueue(queue: string, request: ClaimRequest): Promise<ClaimedJob[]> {

@@ -1,6 +1,6 @@
 import type { QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { Queryable } from "./db.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 
 /** What a worker needs to choose its claim statements. */
@@ -28,15 +28,14 @@ function rowToTenantSettings(row: Record<string, any>): TenantSettings {
 
 /** Queue and tenant settings (statements in `sql/queue-settings.ts`). Inputs are validated by the caller. */
 export class QueueSettingsStore {
-  private readonly q: Queries;
   /** The channel workers LISTEN on (see the triggers in 001_initial.sql). */
   private readonly channel: string;
 
   constructor(
     private readonly pool: Queryable,
+    private readonly q: Queries,
     schema: string,
   ) {
-    this.q = bindQueries(schema);
     this.channel = `${schema}:jobs`;
   }
 

@@ -2,7 +2,7 @@ import type { WorkerInfo } from "../core/model.js";
 import type { JobStatus } from "../core/states.js";
 import type { Queryable } from "./db.js";
 import { runQuery } from "./run-query.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { rowToWorker } from "./rows.js";
 
 /** One queue's jobs by status, and how long its oldest ready job has waited. */
@@ -18,9 +18,9 @@ export class QueueStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
-  constructor(pool: Queryable, schema: string) {
+  constructor(pool: Queryable, queries: Queries) {
     this.pool = pool;
-    this.q = bindQueries(schema);
+    this.q = queries;
   }
 
   /** Per-queue statistics; `tenant` null counts every tenant. */

@@ -1,5 +1,5 @@
 import type { Queryable } from "./db.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 
 /** Retention deletes (statements in `sql/retention.ts`); each call is one short statement. */
@@ -7,9 +7,9 @@ export class RetentionStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
-  constructor(pool: Queryable, schema: string) {
+  constructor(pool: Queryable, queries: Queries) {
     this.pool = pool;
-    this.q = bindQueries(schema);
+    this.q = queries;
   }
 
   /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago; returns how many. */

@@ -1,6 +1,6 @@
 import type { Queryable } from "./db.js";
 import { runQuery } from "./run-query.js";
-import { bindQueries, type Queries } from "./queries.js";
+import type { Queries } from "./queries.js";
 
 /** One minute of activity. */
 export interface ThroughputMinute {
@@ -19,9 +19,9 @@ export class StatsStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
 
-  constructor(pool: Queryable, schema: string) {
+  constructor(pool: Queryable, queries: Queries) {
     this.pool = pool;
-    this.q = bindQueries(schema);
+    this.q = queries;
   }
 
   /** The last 60 minutes, oldest first, zero-filled; `tenant` null counts every tenant. */

@@ -1,5 +1,5 @@
 import type { Pool, Queryable } from "./db.js";
-import { bindQueries } from "./queries.js";
+import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
 
@@ -9,8 +9,7 @@ import { withTransaction } from "./transaction.js";
  * under an advisory lock, so any number of workers may start at once.
  * Resolves true when this call built it.
  */
-export async function tenantIndexEnsure(pool: Pool, schema: string): Promise<boolean> {
-  const q = bindQueries(schema);
+export async function tenantIndexEnsure(pool: Pool, q: Queries, schema: string): Promise<boolean> {
   const present = async (db: Queryable) =>
     (await runQuery(db, q.tenantIndexExists, [schema])).rows[0].present as boolean;
   if (await present(pool)) return false;

@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import { collectSchedules } from "../core/schedules.js";
-import { CronStore } from "../store/cron-store.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 import { CronScheduler } from "./scheduler.js";
@@ -12,5 +11,5 @@ export function createScheduler(deps: WorkerDeps, options: ResolvedWorkerOptions
   const definitions = options.kinds.map((kind) => deps.jobs.get(kind)!);
   const schedules = collectSchedules(definitions);
   if (schedules.length === 0) return null;
-  return new CronScheduler(deps.pool, deps.store, new CronStore(deps.pool, deps.schema), schedules, deps.jobs, log, metrics.cronTicksEnqueued);
+  return new CronScheduler(deps.store.pool, deps.store.jobs, deps.store.cron, schedules, deps.jobs, log, metrics.cronTicksEnqueued);
 }

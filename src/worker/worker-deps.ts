@@ -1,9 +1,8 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { PruneOptions, PruneResult } from "../core/retention.js";
-import type { DatabaseClock } from "../store/database-clock.js";
-import type { ConnectionConfig, Pool } from "../store/db.js";
-import type { JobStore } from "../store/job-store.js";
+import type { ConnectionConfig } from "../store/db.js";
+import type { Store } from "../store/store.js";
 
 /**
  * Everything a worker takes from the client it serves, named one by one so
@@ -11,19 +10,18 @@ import type { JobStore } from "../store/job-store.js";
  * composition module (src/conveyor.ts) builds it in `conveyor.worker()`.
  */
 export interface WorkerDeps {
-  /** The client's pool: handler transactions, cron ticks, tenant index, limited claims. */
-  readonly pool: Pool;
   /**
    * How the client's connections are made. The worker opens two of its own
    * the same way: the LISTEN connection and its claim connection.
    */
   readonly connection: ConnectionConfig;
-  /** Schema holding Conveyor's tables. */
-  readonly schema: string;
-  /** The client's store, shared so the wake-ups of the worker's writes go out with the client's. */
-  readonly store: JobStore;
-  /** The database server's clock, which execution ids and cron ticks are made from. */
-  readonly clock: DatabaseClock;
+  /**
+   * The client's Store, shared so the statements are bound once and the
+   * wake-ups of the worker's writes go out with the client's. Its pool runs
+   * handler transactions, cron ticks, the tenant index and limited claims;
+   * its clock makes execution ids and cron ticks.
+   */
+  readonly store: Store;
   /** Job kinds the client knows, by kind; the worker runs these (or the subset its `kinds` option names). */
   readonly jobs: ReadonlyMap<string, AnyJobDefinition>;
   /** The client's logger; a worker logs to a child of it unless its own options give one. */

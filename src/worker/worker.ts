@@ -5,16 +5,12 @@ import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
-import { ClaimStore } from "../store/claim-store.js";
-import { LimitedClaimStore } from "../store/limited-claim-store.js";
-import { tenantIndexEnsure } from "../store/tenant-index-store.js";
-import { QueueSettingsStore } from "../store/queue-settings-store.js";
+import type { ClaimStore } from "../store/claim-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt, type ExecutorDeps } from "./executor.js";
 import { HandlerTools } from "./handler-tools.js";
-import { HandlerStore } from "../store/handler-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
@@ -74,7 +70,7 @@ export class Worker {
     this.metrics = options.metrics ?? new WorkerMetrics();
     this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
     this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
-    this.store = deps.store;
+    this.store = deps.store.jobs;
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
@@ -83,7 +79,7 @@ export class Worker {
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
     });
     this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
-    this.tools = new HandlerTools(new HandlerStore(deps.pool, deps.schema), this.options.progressIntervalMs, this.metrics);
+    this.tools = new HandlerTools(deps.store.handlers, this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
     this.executorDeps = {
       writer: this.writer,
@@ -95,12 +91,11 @@ export class Worker {
     };
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
-    const { pool, schema, clock } = deps;
-    this.claimStore = new ClaimStore(deps.connection, schema, this.options.queues, clock);
+    this.claimStore = deps.store.claimStoreOpen(deps.connection, this.options.queues);
     this.claims = new ClaimChooser(
       this.claimStore,
-      new LimitedClaimStore(pool, schema, clock),
-      new QueueSettingsStore(pool, schema),
+      deps.store.limitedClaims,
+      deps.store.queueSettings,
       this.options.fairness,
       (cap) => {
         this.metrics.claimLockTimeouts.inc({ cap });
@@ -129,10 +124,10 @@ export class Worker {
       throw error;
     }
     await this.register();
-    await this.deps.clock.now(); // execution ids follow the database's clock from the first claim on
+    await this.deps.store.clock.now(); // execution ids follow the database's clock from the first claim on
     if (this.options.fairness === "tenant") await this.ensureTenantIndex();
     if (this.options.listen) {
-      this.listener = new NotificationListener(this.deps.connection, this.deps.schema, (queue) => this.onNotification(queue), this.log);
+      this.listener = new NotificationListener(this.deps.connection, this.deps.store.schema, (queue) => this.onNotification(queue), this.log);
       await this.listener.start();
     }
     this.leases.start();
@@ -233,7 +228,7 @@ export class Worker {
    */
   private async ensureTenantIndex(): Promise<void> {
     try {
-      if (await tenantIndexEnsure(this.deps.pool, this.deps.schema)) this.log.info("built the tenant index for fair claims");
+      if (await this.deps.store.tenantIndexEnsure()) this.log.info("built the tenant index for fair claims");
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, "could not build the tenant index; fair claims read every ready job until a worker builds it");
     }

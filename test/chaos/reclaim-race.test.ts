@@ -20,6 +20,7 @@ import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobStore } from "../../src/store/job-store.js";
+import { bindQueries } from "../../src/store/queries.js";
 import { waitFor } from "../worker-processes/process-helpers.js";
 import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
 
@@ -66,7 +67,7 @@ describe("chaos: the reclaim sweep racing a completion", () => {
     const runner = r.spawn(RUNNER);
     await runner.ready();
     const holder: pg.PoolClient = await r.conveyor.pool.connect();
-    const sweepOn = (db: pg.PoolClient | pg.Pool) => new JobStore(db, r.schema).jobReclaimExpired(100);
+    const sweepOn = (db: pg.PoolClient | pg.Pool) => new JobStore(db, bindQueries(r.schema), r.schema).jobReclaimExpired(100);
     let sweepsSkipped = 0;
 
     try {
@@ -124,7 +125,7 @@ describe("chaos: the reclaim sweep racing a completion", () => {
       for (const w of sweepers) w.signal("SIGSTOP"); // thawed together below: their sweeps are all due at once
       try {
         await r.enqueue(Array.from({ length: RACERS }, () => ({ job: "chaos.work" as const, payload: {} })));
-        const claimed = await new JobStore(r.conveyor.pool, r.schema).jobClaim("vanished-worker", RACERS, ["chaos.work"], null, 1);
+        const claimed = await new JobStore(r.conveyor.pool, bindQueries(r.schema), r.schema).jobClaim("vanished-worker", RACERS, ["chaos.work"], null, 1);
         expect(claimed).toHaveLength(RACERS);
         await sleep(50);
         for (const w of sweepers) w.signal("SIGCONT");

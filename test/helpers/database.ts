@@ -7,6 +7,7 @@ import { Conveyor } from "../../src/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { type ConnectionConfig, quoteIdent } from "../../src/store/db.js";
 import type { JobStore } from "../../src/store/job-store.js";
+import type { Store } from "../../src/store/store.js";
 import { Worker } from "../../src/worker/worker.js";
 import { creationSite, currentFileName, failuresSoFar, trackResource } from "./open-resources.js";
 import { KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
@@ -94,6 +95,11 @@ async function keepSchema(conveyor: Conveyor, schema: string): Promise<void> {
 
 /** The store behind a client (no longer a public member of Conveyor). */
 export function storeOf(conveyor: ConveyorClient): JobStore {
+  return clientInternals(conveyor).store.jobs;
+}
+
+/** The one Store behind a client: its bound statements and every entity's store. */
+export function dbOf(conveyor: ConveyorClient): Store {
   return clientInternals(conveyor).store;
 }
 
@@ -104,7 +110,7 @@ export function connectionOf(conveyor: ConveyorClient): ConnectionConfig {
 
 /** The database clock a client makes ids from (not public). */
 export function clockOf(conveyor: ConveyorClient): DatabaseClock {
-  return clientInternals(conveyor).clock;
+  return clientInternals(conveyor).store.clock;
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */

@@ -14,11 +14,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLAIM_MIN_FRESH_IDS, CLAIM_RESTRICTIONS_REFRESH_MS } from "../../src/core/defaults.js";
 import { defineJob } from "../../src/index.js";
-import { ClaimStore } from "../../src/store/claim-store.js";
-import { LimitedClaimStore } from "../../src/store/limited-claim-store.js";
+import type { ClaimStore } from "../../src/store/claim-store.js";
 import { QueueSettingsStore } from "../../src/store/queue-settings-store.js";
 import { ClaimChooser } from "../../src/worker/claim-chooser.js";
-import { clockOf, connectionOf, createTestConveyor, type TestConveyor } from "../helpers/database.js";
+import { connectionOf, createTestConveyor, dbOf, type TestConveyor } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -27,7 +26,7 @@ let t: TestConveyor;
 let claims: ClaimStore;
 beforeAll(async () => {
   t = await createTestConveyor({ jobs: [noop], logger: silent });
-  claims = new ClaimStore(connectionOf(t.conveyor), t.schema, null, clockOf(t.conveyor));
+  claims = dbOf(t.conveyor).claimStoreOpen(connectionOf(t.conveyor), null);
 });
 afterAll(async () => {
   await claims?.close();
@@ -37,7 +36,7 @@ afterAll(async () => {
 describe("claim restrictions", () => {
   it("are awaited by the first claim only; a stale view is read beside the next claim and used by the one after", async () => {
     const events: string[] = [];
-    const settings = new QueueSettingsStore(t.conveyor.pool, t.schema);
+    const settings = new QueueSettingsStore(t.conveyor.pool, dbOf(t.conveyor).queries, t.schema);
     const read = settings.claimRestrictions.bind(settings);
     settings.claimRestrictions = async () => {
       events.push("read sent");
@@ -51,7 +50,7 @@ describe("claim restrictions", () => {
         return claims.jobClaim(...args);
       },
     } as ClaimStore;
-    const limited = new LimitedClaimStore(t.conveyor.pool, t.schema, clockOf(t.conveyor));
+    const limited = dbOf(t.conveyor).limitedClaims;
     const chooser = new ClaimChooser(store, limited, settings, "off", () => {});
     const request = { workerId: "w", limit: 5, kinds: ["noop"], queues: null, leaseMs: 60_000 };
 

@@ -1,0 +1,84 @@
+import { ApiKeyStore } from "./api-key-store.js";
+import { ClaimStore } from "./claim-store.js";
+import { CronStore } from "./cron-store.js";
+import { DatabaseClock } from "./database-clock.js";
+import type { ConnectionConfig, Pool } from "./db.js";
+import { HandlerStore } from "./handler-store.js";
+import { JobStore } from "./job-store.js";
+import { LimitedClaimStore } from "./limited-claim-store.js";
+import { bindQueries, type Queries } from "./queries.js";
+import { QueueSettingsStore } from "./queue-settings-store.js";
+import { QueueStore } from "./queue-store.js";
+import { RetentionStore } from "./retention-store.js";
+import { StatsStore } from "./stats-store.js";
+import { tenantIndexEnsure } from "./tenant-index-store.js";
+
+/**
+ * Conveyor's one database boundary: the pool, the schema and every statement
+ * bound for it once (queries.ts), and the stores of each entity built once
+ * from them. A client makes one Store and everything it serves (its worker,
+ * HTTP app and CLI) goes through it, so the statements are bound once per
+ * client and the wake-ups of every insert share one waker (JobStore).
+ *
+ * Each group's methods are named entity first (`jobs.jobInsert`,
+ * `cron.cronScheduleList`, `queueSettings.queueSetLimits`,
+ * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`).
+ */
+export class Store {
+  /** Every statement with the schema substituted, bound once here. */
+  readonly queries: Queries;
+  /** Jobs, executions, dead letters and workers. */
+  readonly jobs: JobStore;
+  /** The database server's clock, which execution ids and cron ticks are made from. */
+  readonly clock: DatabaseClock;
+  /** Cron schedules and their ticks. */
+  readonly cron: CronStore;
+  /** What a running handler writes: progress and transactional completion. */
+  readonly handlers: HandlerStore;
+  /** Read-only overviews of queues. */
+  readonly queues: QueueStore;
+  /** Queue and tenant limits. */
+  readonly queueSettings: QueueSettingsStore;
+  /** Claims from limited queues and fair claims across tenants (on the pool). */
+  readonly limitedClaims: LimitedClaimStore;
+  /** Retention deletes. */
+  readonly retention: RetentionStore;
+  /** Activity over time. */
+  readonly stats: StatsStore;
+  /** API keys. */
+  readonly apiKeys: ApiKeyStore;
+
+  constructor(
+    /** The client's pool, on which every group runs. */
+    readonly pool: Pool,
+    /** Schema holding Conveyor's tables. */
+    readonly schema: string,
+  ) {
+    const queries = bindQueries(schema);
+    this.queries = queries;
+    this.jobs = new JobStore(pool, queries, schema);
+    this.clock = new DatabaseClock(pool, queries);
+    this.cron = new CronStore(pool, queries);
+    this.handlers = new HandlerStore(pool, queries, schema);
+    this.queues = new QueueStore(pool, queries);
+    this.queueSettings = new QueueSettingsStore(pool, queries, schema);
+    this.limitedClaims = new LimitedClaimStore(pool, queries, this.clock);
+    this.retention = new RetentionStore(pool, queries);
+    this.stats = new StatsStore(pool, queries);
+    this.apiKeys = new ApiKeyStore(pool, queries);
+  }
+
+  /**
+   * A worker's claims, on a connection of its own made as `connection` says
+   * (claim-store.ts), from this store's statements. `queues`: the worker's,
+   * null for every queue. Close it when the worker stops.
+   */
+  claimStoreOpen(connection: ConnectionConfig, queues: readonly string[] | null): ClaimStore {
+    return new ClaimStore(connection, this.queries, queues, this.clock);
+  }
+
+  /** Make sure the tenant-fair claim's index exists; true when this call built it (tenant-index-store.ts). */
+  tenantIndexEnsure(): Promise<boolean> {
+    return tenantIndexEnsure(this.pool, this.queries, this.schema);
+  }
+}
