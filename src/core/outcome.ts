@@ -12,7 +12,7 @@ import type { DeadLetter } from "./model.js";
  *   down past its grace period (`shutdown`).
  * - `lease_expired`: no worker reported the attempt; the reclaim sweep found
  *   its lease expired. This rule is applied in SQL (jobReclaimExpired in
- *   src/store/sql/claims.ts), which mirrors it; it is here so that it is
+ *   src/store/sql/leases.ts), which mirrors it; it is here so that it is
  *   written and tested beside the others.
  */
 export type AttemptEnding =

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
+import * as attempts from "./sql/attempts.js";
 import * as claims from "./sql/claims.js";
 import * as clock from "./sql/clock.js";
 import * as cron from "./sql/cron.js";
 import * as claimsLimited from "./sql/claims-limited.js";
 import * as deadLetters from "./sql/dead-letters.js";
 import * as jobs from "./sql/jobs.js";
+import * as leases from "./sql/leases.js";
 import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
 import * as retention from "./sql/retention.js";
@@ -20,6 +22,8 @@ import * as workers from "./sql/workers.js";
 const SOURCES = {
   ...jobs,
   ...claims,
+  ...leases,
+  ...attempts,
   ...clock,
   ...deadLetters,
   ...workers,

@@ -13,7 +13,7 @@ export interface QueueStats {
   oldestReadyAgeMs: number | null;
 }
 
-/** Read-only overviews of queues and workers (statements in `sql/queues.ts`). */
+/** Read-only overviews of queues and workers (statements in `sql/queues.ts` and `sql/workers.ts`). */
 export class QueueStore {
   private readonly pool: Queryable;
   private readonly q: Queries;

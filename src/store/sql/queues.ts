@@ -1,5 +1,6 @@
-// Read-only overviews for the HTTP API and its metrics: per-queue counts and
-// the workers with what they run. None of these touch the claim path.
+// Read-only overviews of queues for the HTTP API and its metrics: per-queue
+// counts and depth. None of these touch the claim path. The workers with what
+// they run are in workers.ts.
 
 /**
  * Per queue: jobs by status and the age of the oldest job that is ready now
@@ -38,18 +39,3 @@ UNION ALL
 SELECT queue, 'dead' AS status, count(*)::int AS count
 FROM {{schema}}.dead_letter_jobs
 GROUP BY queue`;
-
-/**
- * Live workers with the running jobs each holds, limited to one tenant's
- * jobs when $1 is set: a tenant may see that workers exist, never another
- * tenant's job ids.
- * $1 tenant|null (null: all tenants)
- */
-export const workerListWithJobs = `
-SELECT w.id, w.hostname, w.pid, w.queues, w.kinds, w.concurrency, w.started_at, w.last_seen_at,
-       coalesce(array_agg(j.id ORDER BY j.started_at) FILTER (WHERE j.id IS NOT NULL), '{}') AS running_job_ids
-FROM {{schema}}.workers AS w
-LEFT JOIN {{schema}}.jobs AS j
-  ON j.status = 'running' AND j.locked_by = w.id AND ($1::text IS NULL OR j.tenant = $1)
-GROUP BY w.id
-ORDER BY w.started_at, w.id`;

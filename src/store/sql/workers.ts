@@ -23,3 +23,18 @@ FROM {{schema}}.workers AS w
 LEFT JOIN {{schema}}.jobs AS j ON j.status = 'running' AND j.locked_by = w.id
 GROUP BY w.id
 ORDER BY w.started_at`;
+
+/**
+ * Live workers with the running jobs each holds, limited to one tenant's
+ * jobs when $1 is set: a tenant may see that workers exist, never another
+ * tenant's job ids.
+ * $1 tenant|null (null: all tenants)
+ */
+export const workerListWithJobs = `
+SELECT w.id, w.hostname, w.pid, w.queues, w.kinds, w.concurrency, w.started_at, w.last_seen_at,
+       coalesce(array_agg(j.id ORDER BY j.started_at) FILTER (WHERE j.id IS NOT NULL), '{}') AS running_job_ids
+FROM {{schema}}.workers AS w
+LEFT JOIN {{schema}}.jobs AS j
+  ON j.status = 'running' AND j.locked_by = w.id AND ($1::text IS NULL OR j.tenant = $1)
+GROUP BY w.id
+ORDER BY w.started_at, w.id`;
