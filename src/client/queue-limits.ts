@@ -32,7 +32,7 @@ export class QueueLimits {
 
   async setPaused(queue: string, paused: boolean): Promise<QueueSettings> {
     checkName(queue, "queue", ValidationError);
-    return this.store.queueSetPaused(queue, paused);
+    return this.store.queueSettingsSetPaused(queue, paused);
   }
 
   async setQueueLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
@@ -55,16 +55,16 @@ export class QueueLimits {
       if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
       rate = { set: true, count, intervalMs };
     }
-    return this.store.queueSetLimits(queue, concurrency, rate);
+    return this.store.queueSettingsSetLimits(queue, concurrency, rate);
   }
 
   async deleteQueueSettings(queue: string): Promise<void> {
     checkName(queue, "queue", ValidationError);
-    if (!(await this.store.queueDeleteSettings(queue))) throw new NotFoundError(`queue ${JSON.stringify(queue)} has no settings to delete`);
+    if (!(await this.store.queueSettingsDelete(queue))) throw new NotFoundError(`queue ${JSON.stringify(queue)} has no settings to delete`);
   }
 
   listQueueSettings(): Promise<QueueSettings[]> {
-    return this.store.queueList();
+    return this.store.queueSettingsList();
   }
 
   async setTenantLimits(tenant: string, limits: { concurrency: number | null }): Promise<TenantSettings> {
@@ -75,10 +75,10 @@ export class QueueLimits {
     const concurrency = checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT);
     // A cap turns every worker to the fair claim: its index first (migration 010).
     if (concurrency !== null) await this.db.tenantIndexEnsure();
-    return this.store.tenantSetLimits(tenant, concurrency);
+    return this.store.tenantSettingsSetLimits(tenant, concurrency);
   }
 
   listTenantSettings(): Promise<TenantSettings[]> {
-    return this.store.tenantList();
+    return this.store.tenantSettingsList();
   }
 }

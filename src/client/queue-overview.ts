@@ -38,7 +38,7 @@ export class QueueOverview {
    */
   async queueStats(scope: TenantScope = {}): Promise<QueueOverviewItem[]> {
     const tenant = scope.tenant ?? null;
-    const [stats, settings] = await Promise.all([this.store.queueStats(tenant), this.settings.queueList()]);
+    const [stats, settings] = await Promise.all([this.store.queueStats(tenant), this.settings.queueSettingsList()]);
     const byName = new Map(settings.map((s) => [s.queue, s]));
     const items: QueueOverviewItem[] = stats.map((queue) => {
       const set = byName.get(queue.queue);

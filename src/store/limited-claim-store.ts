@@ -34,7 +34,7 @@ export class LimitedClaimStore {
   ) {}
 
   /** Claim from one limited queue within its concurrency cap and rate window. */
-  async claimFromLimitedQueue(queue: string, request: ClaimRequest): Promise<ClaimedJob[]> {
+  async jobClaimFromLimitedQueue(queue: string, request: ClaimRequest): Promise<ClaimedJob[]> {
     const { rows } = await runQuery(this.pool, this.q.jobClaimFromLimitedQueue, [
       request.workerId,
       request.limit,
@@ -48,7 +48,7 @@ export class LimitedClaimStore {
   }
 
   /** Tenant-fair claim over unrestricted queues (fewest running first), within each tenant's cap. */
-  async claimFair(request: ClaimRequest): Promise<ClaimedJob[]> {
+  async jobClaimFair(request: ClaimRequest): Promise<ClaimedJob[]> {
     // Every capped tenant's lock is always taken (an empty table costs one
     // index-less probe): a cap set a moment ago must hold even before this
     // worker's cached view knows it.

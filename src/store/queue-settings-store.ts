@@ -39,12 +39,12 @@ export class QueueSettingsStore {
     this.channel = `${schema}:jobs`;
   }
 
-  async queueSetPaused(queue: string, paused: boolean): Promise<QueueSettings> {
+  async queueSettingsSetPaused(queue: string, paused: boolean): Promise<QueueSettings> {
     const { rows } = await runQuery(this.pool, this.q.queueSettingsSetPaused, [queue, paused, this.channel]);
     return rowToQueueSettings(rows[0]);
   }
 
-  async queueSetLimits(
+  async queueSettingsSetLimits(
     queue: string,
     concurrency: { set: boolean; value: number | null },
     rate: { set: boolean; count: number | null; intervalMs: number | null },
@@ -62,22 +62,22 @@ export class QueueSettingsStore {
   }
 
   /** Delete a queue's settings; false when it had none. */
-  async queueDeleteSettings(queue: string): Promise<boolean> {
+  async queueSettingsDelete(queue: string): Promise<boolean> {
     const { rows } = await runQuery(this.pool, this.q.queueSettingsDelete, [queue, this.channel]);
     return rows.length > 0;
   }
 
-  async queueList(): Promise<QueueSettings[]> {
+  async queueSettingsList(): Promise<QueueSettings[]> {
     const { rows } = await runQuery(this.pool, this.q.queueSettingsList, []);
     return rows.map(rowToQueueSettings);
   }
 
-  async tenantSetLimits(tenant: string, concurrency: number | null): Promise<TenantSettings> {
+  async tenantSettingsSetLimits(tenant: string, concurrency: number | null): Promise<TenantSettings> {
     const { rows } = await runQuery(this.pool, this.q.tenantSettingsSetLimits, [tenant, concurrency, this.channel]);
     return rowToTenantSettings(rows[0]);
   }
 
-  async tenantList(): Promise<TenantSettings[]> {
+  async tenantSettingsList(): Promise<TenantSettings[]> {
     const { rows } = await runQuery(this.pool, this.q.tenantSettingsList, []);
     return rows.map(rowToTenantSettings);
   }

@@ -21,7 +21,7 @@ import { tenantIndexEnsure } from "./tenant-index-store.js";
  * client and the wake-ups of every insert share one waker (JobStore).
  *
  * Each group's methods are named entity first (`jobs.jobInsert`,
- * `cron.cronScheduleList`, `queueSettings.queueSetLimits`,
+ * `cron.cronScheduleList`, `queueSettings.queueSettingsSetLimits`,
  * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`).
  */
 export class Store {

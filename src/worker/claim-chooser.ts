@@ -47,7 +47,7 @@ export class ClaimChooser {
     try {
       jobs.push(
         ...(this.fairness === "tenant" || tenantCaps
-          ? await this.limited.claimFair(request)
+          ? await this.limited.jobClaimFair(request)
           : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs)),
       );
     } catch (error) {
@@ -59,7 +59,7 @@ export class ClaimChooser {
       if (free <= 0) break;
       if (request.queues !== null && !request.queues.includes(queue)) continue;
       try {
-        jobs.push(...(await this.limited.claimFromLimitedQueue(queue, { ...request, limit: free })));
+        jobs.push(...(await this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: free })));
       } catch (error) {
         if (isLockTimeout(error)) {
           this.onLockTimeout(queue);
