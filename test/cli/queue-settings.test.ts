@@ -87,17 +87,6 @@ describe("conveyor tenants [limit]", () => {
     expect(JSON.parse(ok(await cli("tenants", "--json"))).items).toEqual([expect.objectContaining({ tenant: "acme", concurrencyLimit: null })]);
   });
 
-  it("deletes a queue's settings, and says in one line when there are none", async () => {
-    expect(ok(await cli("queues", "pause", "mial"))).toBe("queue mial: paused\n");
-    expect(ok(await cli("queues", "delete", "mial"))).toBe("queue mial: settings deleted\n");
-    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain("mial");
-    const again = await cli("queues", "delete", "mial");
-    expect(again.code).not.toBe(0);
-    expect(stderrLines(again)).toEqual(['conveyor: queue "mial" has no settings to delete']);
-    expect(JSON.parse(ok(await cli("queues", "limit", "mial", "--concurrency", "2", "--json")))).toMatchObject({ queue: "mial", concurrencyLimit: 2 });
-    expect(JSON.parse(ok(await cli("queues", "delete", "mial", "--json")))).toEqual({ queue: "mial", deleted: true });
-  });
-
   it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["tenants", "limit", "acme"], /required option '--concurrency <n>' not specified/],
