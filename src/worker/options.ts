@@ -65,6 +65,11 @@ export interface WorkerOptions {
   metrics?: WorkerMetrics;
 }
 
+/**
+ * `WorkerOptions` with every default filled in and every value checked
+ * (`worker.options`); each field means what the option of the same name
+ * does, with `null` for "every queue" and for retention turned off.
+ */
 export interface ResolvedWorkerOptions {
   readonly concurrency: number;
   readonly queues: readonly string[] | null;

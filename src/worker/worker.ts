@@ -32,8 +32,11 @@ export type { WorkerOptions } from "./options.js";
  * the grace period, then hand unfinished jobs back to the queue).
  */
 export class Worker {
+  /** The options this worker runs with, defaults filled in and checked (see `WorkerOptions` for each default). */
   readonly options: ResolvedWorkerOptions;
+  /** Its Prometheus metrics: `options.metrics` when given, else a registry of its own. */
   readonly metrics: WorkerMetrics;
+  /** Its logger: the client's (or `options.logger`), with `workerId` on every line. */
   readonly log: Logger;
   private readonly store: JobStore;
   private readonly definitions: ReadonlyMap<string, AnyJobDefinition>;
@@ -104,6 +107,7 @@ export class Worker {
     );
   }
 
+  /** This worker's id, as in the `workers` table and every attempt it runs. Default `<hostname>-<pid>-<random>`. */
   get id(): string {
     return this.options.id;
   }
