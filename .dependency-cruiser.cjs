@@ -3,10 +3,11 @@
 // down to core:
 //
 //   src/index.ts, src/http/index.ts, src/cli   entry points (composition roots)
+//   src/testing                                the `conveyor-jobs/testing` entry: helpers for users' tests
 //   src/conveyor.ts                            Conveyor = client + its workers
 //   src/http                                   the API, built from a client
 //   src/client   src/worker                    side by side, never each other
-//   src/wire     src/metrics                   JSON the API and CLI speak; worker metrics
+//   src/wire     src/metrics   src/tracing     JSON the API and CLI speak; worker metrics; OpenTelemetry spans
 //   src/store                                  all SQL
 //   src/core     src/embedded                  pure model and rules; the embedded server
 //
@@ -62,18 +63,39 @@ module.exports = {
       to: { path: outside("metrics", "core") },
     },
     {
+      name: "tracing-imports-only-core",
+      comment: "OpenTelemetry spans for the client's enqueues and the worker's attempts; it knows neither, only core's job shapes.",
+      severity: "error",
+      from: { path: "^src/tracing/" },
+      to: { path: outside("tracing", "core") },
+    },
+    {
+      name: "testing-is-an-entry-point",
+      comment: "The helpers of `conveyor-jobs/testing` compose a client and its workers as an application would; nothing of the library imports them, and they never load the HTTP layer or the CLI.",
+      severity: "error",
+      from: { path: "^src/testing/" },
+      to: { path: "^src/(http|cli)/" },
+    },
+    {
+      name: "nothing-imports-the-testing-helpers",
+      comment: "Test helpers are an entry of their own, for users' tests; the library never depends on them.",
+      severity: "error",
+      from: { pathNot: "^src/testing/" },
+      to: { path: "^src/testing/" },
+    },
+    {
       name: "client-imports-store-and-core",
       comment: "The client knows nothing of workers, HTTP or the CLI; src/conveyor.ts composes it with workers.",
       severity: "error",
       from: { path: "^src/client/" },
-      to: { path: outside("client", "store", "core") },
+      to: { path: outside("client", "store", "core", "tracing") },
     },
     {
       name: "worker-imports-store-core-metrics",
       comment: "A worker takes what it needs of a client as WorkerDeps, so it never imports the client (that was the client ⇄ worker cycle).",
       severity: "error",
       from: { path: "^src/worker/" },
-      to: { path: outside("worker", "store", "core", "metrics") },
+      to: { path: outside("worker", "store", "core", "metrics", "tracing") },
     },
     {
       name: "http-imports-client-and-below",
@@ -86,7 +108,7 @@ module.exports = {
       name: "only-entry-points-import-the-composition",
       comment: "src/conveyor.ts is the top of the library: the package entry and the CLI use it, nothing under it may.",
       severity: "error",
-      from: { pathNot: "^src/(index\\.ts|cli/)" },
+      from: { pathNot: "^src/(index\\.ts|cli/|testing/)" },
       to: { path: "^src/conveyor\\.ts$" },
     },
     {
@@ -119,10 +141,11 @@ module.exports = {
     },
     {
       name: "library-uses-no-dev-dependencies",
-      comment: "What ships under dist/src must run with the package's dependencies alone (unit tests beside the code may use vitest).",
+      comment:
+        "What ships under dist/src must run with the package's dependencies alone (unit tests beside the code may use vitest). An optional peer (@opentelemetry/api) is also a devDependency for the tests; src/tracing imports it dynamically and runs without it.",
       severity: "error",
       from: { path: "^src/", pathNot: "\\.test\\.ts$" },
-      to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["type-only"] },
+      to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["type-only", "npm-peer"] },
     },
   ],
   options: {

@@ -12,10 +12,12 @@ export default defineConfig({
       { find: /^conveyor-jobs$/, replacement: source("./src/index.ts") },
       { find: /^conveyor-jobs\/http$/, replacement: source("./src/http/index.ts") },
       { find: /^conveyor-jobs\/embedded$/, replacement: source("./src/embedded/embedded-postgres.ts") },
+      { find: /^conveyor-jobs\/testing$/, replacement: source("./src/testing/index.ts") },
     ],
   },
   test: {
-    include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+    // examples/: the example jobs' own tests, written with conveyor-jobs/testing as a user's would be.
+    include: ["test/**/*.test.ts", "src/**/*.test.ts", "examples/**/*.test.ts"],
     // The chaos suite has its own config and command (`npm run test:chaos`).
     exclude: [...configDefaults.exclude, "test/chaos/**"],
     // Starts embedded PostgreSQL (or checks DATABASE_URL) once for the whole run.

@@ -22,6 +22,15 @@ export const METRICS = {
   processAt1MFinished: { label: "process, 10k waiting, 1M finished kept (jobs/s)", higherIsBetter: true },
   peakRssMb: { label: "worker peak RSS (MB)", higherIsBetter: false },
   workerCpuUsPerJob: { label: "worker CPU per job (µs)", higherIsBetter: false },
+  workflowFanInS: { label: "workflow fan-in, enqueue→last done (s)", higherIsBetter: false },
+  workflowFanInUsPerEdge: { label: "  same, per dependency (µs)", higherIsBetter: false },
+  workflowFanInServerUsPerEdge: { label: "  server time releasing, per dependency (µs)", higherIsBetter: false },
+  workflowChainS: { label: "workflow chain, enqueue→last done (s)", higherIsBetter: false },
+  workflowChainUsPerEdge: { label: "  same, per dependency (µs)", higherIsBetter: false },
+  workflowChainServerUsPerEdge: { label: "  server time releasing, per dependency (µs)", higherIsBetter: false },
+  workflowLayeredS: { label: "workflow layered graph, enqueue→last done (s)", higherIsBetter: false },
+  workflowLayeredUsPerEdge: { label: "  same, per dependency (µs)", higherIsBetter: false },
+  workflowLayeredServerUsPerEdge: { label: "  server time releasing, per dependency (µs)", higherIsBetter: false },
 } as const;
 export type MetricKey = keyof typeof METRICS;
 

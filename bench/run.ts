@@ -20,7 +20,9 @@ import { type MetricKey, type Report, svgChart, table, targetsText, toJson } fro
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
+import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
+import { chainGraph, fanInGraph, layeredGraph, runWorkflow } from "./workloads/workflows.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -33,6 +35,7 @@ const { values: args } = parseArgs({
     systems: { type: "string" },
     workloads: { type: "string" },
     large: { type: "string" },
+    "key-jobs": { type: "string" },
   },
 });
 
@@ -50,6 +53,7 @@ const config: BenchConfig = {
 };
 if (args.runs) config.runs = Math.max(1, Number.parseInt(args.runs, 10));
 if (args.large) config.scaleLarge = Math.max(0, Number.parseInt(args.large, 10));
+if (args["key-jobs"]) config.keyLimitJobs = Math.max(1_000, Number.parseInt(args["key-jobs"], 10));
 
 const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const benchStarted = now();
@@ -129,6 +133,15 @@ async function measure(name: SystemName, what: string, run: number, metric: Metr
 }
 
 const has = (workload: WorkloadName) => config.workloads.includes(workload);
+/** The workflows workload's graphs, each with its three figures. */
+const workflows = [
+  { graph: fanInGraph(config.workflowFanIn), metrics: ["workflowFanInS", "workflowFanInUsPerEdge", "workflowFanInServerUsPerEdge"] },
+  { graph: chainGraph(config.workflowChain), metrics: ["workflowChainS", "workflowChainUsPerEdge", "workflowChainServerUsPerEdge"] },
+  {
+    graph: layeredGraph(config.workflowLayers, config.workflowWidth, config.workflowLayerDependencies),
+    metrics: ["workflowLayeredS", "workflowLayeredUsPerEdge", "workflowLayeredServerUsPerEdge"],
+  },
+] as const;
 const insertRuns: number[] = [];
 const insertNodeRuns: number[] = [];
 const fmtRate = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
@@ -191,6 +204,23 @@ for (let run = 0; run < config.runs; run++) {
         record(name, "latencyP99Ms", run, result.p99);
       });
     }
+    if (has("workflows")) {
+      for (const { graph, metrics: [seconds, usPerEdge, serverUsPerEdge] } of workflows) {
+        const what = `workflow ${graph.shape}: ${graph.dependsOn.length} jobs, ${graph.edges} dependencies`;
+        await measure(name, what, run, seconds, async () => {
+          const result = await runWorkflow(system, graph, config, `${tag}w${graph.shape.slice(0, 2)}`);
+          if (typeof result === "string") {
+            record(name, seconds, run, NaN, result);
+            return;
+          }
+          const note = result.capped ? `capped at ${config.workflowCapMs / 1000} s, ${result.finished} of ${graph.dependsOn.length} jobs done` : undefined;
+          record(name, seconds, run, result.seconds, note);
+          record(name, usPerEdge, run, result.usPerEdge, note);
+          if (result.serverUsPerEdge !== null) record(name, serverUsPerEdge, run, result.serverUsPerEdge);
+          log(`  ${name} ${graph.shape}: enqueued in ${result.enqueueSeconds.toFixed(2)} s, last done at ${result.seconds.toFixed(2)} s${note ? ` (${note})` : ""}`);
+        });
+      }
+    }
     if (has("scale")) {
       await measure(name, `process with ${config.scaleSmall} waiting`, run, "processAt10k", async () => {
         const result = await scaleSmall(system, config, `${tag}s`);
@@ -234,6 +264,30 @@ if (has("scale") && config.finishedKept > 0) {
   }
 }
 
+// Limits per key, Conveyor alone (no peer has them in the same form): the
+// claim rate with a key limit that never binds against none, and the other
+// keys' rate while hot keys are held at their limit (workloads/key-limits.ts).
+let keyLimits: KeyLimitBenchResult | null = null;
+if (has("key-limits") && config.systems.includes("conveyor")) {
+  log(`key limits: ${config.keyLimitJobs.toLocaleString("en-US")} jobs waiting over ${config.keyLimitKeys.toLocaleString("en-US")} keys`);
+  try {
+    keyLimits = await keyLimitBench({
+      jobs: config.keyLimitJobs,
+      keys: config.keyLimitKeys,
+      hotKeys: 5,
+      phaseMs: config.keyLimitPhaseMs,
+      warmupMs: 1_000,
+      rounds: 3,
+      concurrency: 800,
+      claimBatchSize: 200,
+      log,
+    });
+  } catch (error) {
+    log(`key limits: FAILED ${(error as Error).stack ?? error}`);
+  }
+  report.meta.keyLimits = keyLimits;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? null;
 report.postgres.pgbench = median(insertRuns);
 report.postgres.nodePg = median(insertNodeRuns);
@@ -246,6 +300,14 @@ report.meta.subtitle =
 const title = "Conveyor vs graphile-worker, pg-boss and BullMQ";
 process.stdout.write(`\n${title} — ${report.meta.subtitle as string}\n\n${table(report)}\n\nTargets:\n${targetsText(report)}\n\n`);
 process.stdout.write(`Settings:\n${config.systems.map((name) => `  ${name}: ${Object.entries(report.systems[name]!.settings).map(([k, v]) => `${k}: ${v}`).join("; ")}`).join("\n")}\n`);
+if (keyLimits !== null) {
+  const pct = (ratio: number) => `${Math.round(ratio * 100)}%`;
+  process.stdout.write(
+    `Limits per key (Conveyor, ${config.keyLimitJobs.toLocaleString("en-US")} waiting over ${config.keyLimitKeys.toLocaleString("en-US")} keys): ` +
+      `no limits ${fmtRate(keyLimits.unlimited)}; a limit that never binds ${fmtRate(keyLimits.notBinding)} (${pct(keyLimits.notBindingRatio)}, target >= 80%); ` +
+      `other keys while 5 hot keys are held at 1 ${fmtRate(keyLimits.hotBinding)} (${pct(keyLimits.hotBindingRatio)} of never-binding, target >= 80%)\n`,
+  );
+}
 process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);
 
 const svgPath = resolve(args.svg ?? resolve(ROOT, "bench/results", config.quick ? "benchmark-quick.svg" : "benchmark.svg"));

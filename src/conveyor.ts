@@ -20,10 +20,12 @@ import { Worker, type WorkerOptions } from "./worker/worker.js";
 export class Conveyor extends ConveyorClient {
   /** Create a worker for this client's job kinds. Call `start()` on it. */
   worker(options: WorkerOptions = {}): Worker {
-    const { store, connection } = clientInternals(this);
+    const { store, connection, listenConnection, tracing } = clientInternals(this);
     const deps = {
       connection,
+      listenConnection,
       store,
+      tracing,
       jobs: this.jobs,
       logger: this.logger,
       prune: this.prune.bind(this),

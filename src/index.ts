@@ -27,12 +27,35 @@ export type {
   JobInfo,
   PayloadInput,
   PayloadOutput,
+  ResultOf,
 } from "./core/define-job.js";
+export { flowJob } from "./client/enqueue-flow.js";
+export type {
+  BatchInput,
+  EnqueuedBatch,
+  EnqueuedFlow,
+  FlowDependency,
+  FlowInput,
+  FlowJob,
+  FlowJobOptions,
+} from "./client/enqueue-flow.js";
+export { BATCH_CALLBACK_WHENS, DEPENDENCY_POLICIES } from "./core/flows.js";
+export type {
+  BatchCallbackWhen,
+  DependencyLink,
+  DependencyOutcome,
+  DependencyPolicy,
+  DependencySummary,
+  FlowInfo,
+  JobDependencies,
+  JobDependency,
+} from "./core/flows.js";
 export type { EnqueueOptions } from "./client/enqueue.js";
 export type { EnqueuedJob } from "./client/enqueued-job.js";
 export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from "./core/schedules.js";
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
-export type { ConveyorOptions, ResolvedConveyorOptions } from "./client/options.js";
+export type { ConveyorOptions, ResolvedConveyorOptions, TracingOptions } from "./client/options.js";
+export type { TraceContext } from "./core/trace-context.js";
 export type { PruneOptions, PruneResult } from "./core/retention.js";
 export type { BackoffPolicy, ResolvedBackoff } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
@@ -45,6 +68,7 @@ export {
   DatabaseError,
   DatabaseReadOnlyError,
   EmbeddedPostgresError,
+  FlowIdempotencyConflictError,
   IdempotencyConflictError,
   NotFoundError,
   PermanentError,
@@ -59,6 +83,7 @@ export type { JobRequestField, JobRequestFields } from "./core/idempotency.js";
 export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
 export type { Fairness, QueueLimitsInput, QueueSettings, RateLimit, TenantSettings } from "./core/queue-settings.js";
+export type { KeyLimits, KeyLimitSettings, KeyLimitSource, KeyLimitsInput, KeyLoad, KeyState, KeyStatus } from "./core/key-limits.js";
 export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
 export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";

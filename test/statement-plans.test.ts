@@ -10,15 +10,14 @@
  * plan into sorting every ready job); for one bound to named queues, planned
  * at every call.
  */
-import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineJob } from "../src/index.js";
 import { uuidv7 } from "../src/core/ids.js";
-import { numberArray, textArray } from "../src/store/array-literals.js";
 import type { ClaimStore } from "../src/store/claim-store.js";
 import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { bindQueries } from "../src/store/queries.js";
 import { connectionOf, createTestConveyor, dbOf, storeOf, type TestConveyor } from "./helpers/database.js";
+import { genericPlan as planOf, type PlanNode } from "./helpers/query-plans.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, handler: () => {} });
@@ -29,6 +28,9 @@ const HELD = 200;
 let t: TestConveyor;
 /** Jobs claimed by worker "w" and their execution ids, for the statements about running jobs. */
 let held: { jobIds: string[]; executionIds: string[] };
+
+/** The scans of a statement's generic plan on this file's store. */
+const genericPlan = (name: string, text: string, values: unknown[]) => planOf(t.conveyor.pool, name, text, values);
 
 beforeAll(async () => {
   t = await createTestConveyor({ jobs: [noop], logger: silent });
@@ -67,10 +69,10 @@ function valuesFor(schema: string): Record<string, unknown[]> {
   const many = [ids, ids.map(() => "default"), ids.map(() => "deep"), ids.map(() => "noop"), ids.map(() => "{}"), ids.map(() => 0), ids.map(() => 3)];
   const { jobIds, executionIds } = held;
   return {
-    jobInsert: [...one, "key-1", false, channel],
-    jobInsertKeyless: [...one, null, false, channel],
-    jobInsertMany: [...many, null, null, ids.map((id) => `key-${id}`), false],
-    jobInsertManyKeyless: [...many, null, null, null, false],
+    jobInsert: [...one, "key-1", false, channel, null, "host-1"],
+    jobInsertKeyless: [...one, null, false, channel, null, null],
+    jobInsertMany: [...many, null, null, ids.map((id) => `key-${id}`), false, null, null],
+    jobInsertManyKeyless: [...many, null, null, null, false, null, ids.map((id) => `host-${id}`)],
     queuesWake: [channel, ["deep"]],
     jobHeartbeat: [jobIds, executionIds, 60_000],
     jobComplete: [jobIds, executionIds, jobIds.map(() => null)],
@@ -79,34 +81,9 @@ function valuesFor(schema: string): Record<string, unknown[]> {
   };
 }
 
-function literal(client: pg.PoolClient, value: unknown): string {
-  if (value === null) return "NULL";
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (typeof value === "string") return client.escapeLiteral(value);
-  if (Array.isArray(value)) {
-    if (value.every((item) => typeof item === "number")) return client.escapeLiteral(numberArray(value));
-    if (value.every((item) => typeof item === "boolean")) return client.escapeLiteral(`{${value.join(",")}}`);
-    return client.escapeLiteral(textArray(value as (string | null)[]));
-  }
-  throw new Error(`no literal for ${String(value)}`);
-}
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Plans?: PlanNode[];
-}
-
-function scans(plan: PlanNode, out: PlanNode[] = []): PlanNode[] {
-  if (plan["Relation Name"] || plan["Index Name"]) out.push(plan);
-  for (const child of plan.Plans ?? []) scans(child, out);
-  return out;
-}
-
 /** Partial indexes that hold only the rows a statement wants: walking one in order is the plan. */
-const WALKED_PARTIAL_INDEXES = new Set(["jobs_ready_idx", "jobs_running_lease_idx"]);
+// key_limits_queues_idx holds only the key-limited queues' default rows (migration 016), which the claims' InitPlan reads whole.
+const WALKED_PARTIAL_INDEXES = new Set(["jobs_ready_idx", "jobs_running_lease_idx", "key_limits_queues_idx"]);
 
 /** Scans of jobs or job_executions that read a whole table, or a whole index not meant to be walked. */
 function wholeScans(nodes: PlanNode[]): PlanNode[] {
@@ -117,22 +94,6 @@ function wholeScans(nodes: PlanNode[]): PlanNode[] {
     const index = node["Index Name"];
     return index !== undefined && node["Index Cond"] === undefined && !WALKED_PARTIAL_INDEXES.has(index);
   });
-}
-
-async function genericPlan(name: string, text: string, values: unknown[]): Promise<PlanNode[]> {
-  const client = await t.conveyor.pool.connect();
-  try {
-    await client.query("SET plan_cache_mode = force_generic_plan");
-    await client.query(`PREPARE plan_check AS ${text}`);
-    const args = values.map((value) => literal(client, value)).join(", ");
-    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check(${args})`);
-    return scans(rows[0]["QUERY PLAN"][0].Plan);
-  } catch (error) {
-    throw new Error(`${name}: ${(error as Error).message}`);
-  } finally {
-    await client.query("DEALLOCATE plan_check; RESET plan_cache_mode").catch(() => {});
-    client.release();
-  }
 }
 
 describe("statements prepared once per connection", () => {

@@ -143,7 +143,7 @@ describe("wake-ups after commit", () => {
   it("the insert statement leaves out its NOTIFY only when told the wake-up follows the commit", async () => {
     const { jobInsertKeyless } = bindQueries(t.schema);
     const insert = (wakeAfterCommit: boolean) =>
-      t.conveyor.pool.query(jobInsertKeyless.text, [uuidv7(), "default", "mail", "mail", "{}", 0, 3, null, null, null, wakeAfterCommit, `${t.schema}:jobs`]);
+      t.conveyor.pool.query(jobInsertKeyless.text, [uuidv7(), "default", "mail", "mail", "{}", 0, 3, null, null, null, wakeAfterCommit, `${t.schema}:jobs`, null, null]);
     await insert(true);
     await quiet();
     expect(heard).toEqual([]);

@@ -32,9 +32,26 @@ export interface BenchConfig {
   fillChunk: number;
   /** Seconds of the single-INSERT loop that measures the server's insert limit. */
   insertLimitSeconds: number;
+  /**
+   * Workload 6, workflows (workloads/workflows.ts): a fan-in of this many
+   * jobs into one, a chain of this many, and a graph of `workflowLayers`
+   * layers of `workflowWidth` jobs, each job of a layer waiting on
+   * `workflowLayerDependencies` jobs of the layer before; each graph within
+   * `workflowCapMs` of its enqueue.
+   */
+  workflowFanIn: number;
+  workflowChain: number;
+  workflowLayers: number;
+  workflowWidth: number;
+  workflowLayerDependencies: number;
+  workflowCapMs: number;
+  /** Limits per key (Conveyor only): jobs waiting, over how many keys, and each phase's measured span. */
+  keyLimitJobs: number;
+  keyLimitKeys: number;
+  keyLimitPhaseMs: number;
 }
 
-export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale"] as const;
+export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "workflows", "key-limits"] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
@@ -58,6 +75,15 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         finishedKept: 50_000,
         fillChunk: 10_000,
         insertLimitSeconds: 3,
+        workflowFanIn: 2_000,
+        workflowChain: 500,
+        workflowLayers: 20,
+        workflowWidth: 50,
+        workflowLayerDependencies: 3,
+        workflowCapMs: 30_000,
+        keyLimitJobs: 500_000,
+        keyLimitKeys: 10_000,
+        keyLimitPhaseMs: 2_000,
       }
     : {
         quick,
@@ -78,5 +104,14 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         finishedKept: 1_000_000,
         fillChunk: 10_000,
         insertLimitSeconds: 10,
+        workflowFanIn: 10_000,
+        workflowChain: 10_000,
+        workflowLayers: 100,
+        workflowWidth: 100,
+        workflowLayerDependencies: 3,
+        workflowCapMs: 120_000,
+        keyLimitJobs: 1_000_000,
+        keyLimitKeys: 10_000,
+        keyLimitPhaseMs: 4_000,
       };
 }

@@ -1,8 +1,8 @@
-import { Queue, Worker } from "bullmq";
+import { FlowProducer, type FlowJob, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { chunkRanges } from "../lib/chunks.js";
 import { REDIS_HOST, REDIS_PORT, redisUnavailable } from "../lib/redis.js";
-import type { BenchSystem, Payload, StartWorker } from "./system.js";
+import type { BenchSystem, Payload, StartWorker, WorkflowGraph } from "./system.js";
 
 const QUEUE = "bench";
 /** BullMQ runs this many jobs at once in one worker (docs.bullmq.io/guide/workers/concurrency). */
@@ -21,6 +21,7 @@ export const system: BenchSystem = {
   settings: {
     worker: `one Worker, concurrency ${CONCURRENCY}; lock renewal and stalled-job checks at their defaults; completed jobs kept (default)`,
     enqueue: "Queue.add() one at a time; addBulk() for batches",
+    workflows: "FlowProducer.add() of the graph as a tree (a parent waits for its children; a job has at most one parent, so graphs where a job has two dependents are not expressible)",
     store: "the machine's Redis on 127.0.0.1:6379, each run under its own key prefix, obliterated after",
   },
   unavailable() {
@@ -68,6 +69,22 @@ export const system: BenchSystem = {
         }
       },
       async settle() {},
+      async prepareGraph(graph) {
+        return treeUnsupported(graph);
+      },
+      async enqueueGraph(graph) {
+        const flows = new FlowProducer({ connection, prefix });
+        try {
+          for (const root of flowTrees(graph)) {
+            // FlowProducer walks a tree recursively: a chain thousands deep overflows the stack (10,000 did here).
+            await flows.add(root).catch((error: Error) => {
+              throw new Error(`FlowProducer.add of a ${graph.shape} of ${graph.dependsOn.length} jobs: ${error.message}`);
+            });
+          }
+        } finally {
+          await flows.close();
+        }
+      },
       async unfinished() {
         const counts = await queue.getJobCounts("wait", "active", "delayed", "prioritized", "waiting-children");
         return Object.values(counts).reduce((sum, count) => sum + count, 0);
@@ -91,6 +108,25 @@ export const system: BenchSystem = {
     };
   },
 };
+
+/** Null when every job of `graph` has at most one dependent (a BullMQ flow is a tree); else why not. */
+function treeUnsupported(graph: WorkflowGraph): string | null {
+  const dependents = new Array<number>(graph.dependsOn.length).fill(0);
+  for (const list of graph.dependsOn) for (const d of list) dependents[d]! += 1;
+  const shared = dependents.filter((n) => n > 1).length;
+  return shared === 0 ? null : `not expressible as BullMQ flows: ${shared} jobs have several dependents, and a BullMQ job has one parent`;
+}
+
+/** The graph as BullMQ flow trees: each job's children are what it depends on; the roots are the jobs nothing depends on. */
+function flowTrees(graph: WorkflowGraph): FlowJob[] {
+  const nodes: FlowJob[] = graph.dependsOn.map((_, n) => ({ name: "noop", queueName: QUEUE, data: { n } }));
+  const hasDependent = new Array<boolean>(nodes.length).fill(false);
+  graph.dependsOn.forEach((list, n) => {
+    if (list.length > 0) nodes[n]!.children = list.map((d) => nodes[d]!);
+    for (const d of list) hasDependent[d] = true;
+  });
+  return nodes.filter((_, n) => !hasDependent[n]);
+}
 
 export const startWorker: StartWorker = async (target, _variant, onJob) => {
   const worker = new Worker<Payload>(

@@ -8,6 +8,8 @@ const QUEUE = "bench";
 const LOCAL_CONCURRENCY = 20;
 /** The array handler: one worker fetching (and completing) 500 jobs per round trip. */
 const ARRAY_BATCH_SIZE = 500;
+/** The flow resolver's polling interval for the workflows: its minimum (flowIntervalSeconds). */
+const FLOW_INTERVAL_SECONDS = 1;
 /** Finished jobs written per statement by `fillFinished`. */
 const FINISHED_CHUNK = 100_000;
 /**
@@ -30,13 +32,16 @@ FROM generate_series(1, $1::int) AS g`;
  * fetching back to back ("burst") while the queue's ready count, refreshed
  * every second by the supervisor, shows jobs waiting.
  */
-function boss(url: string, role: "client" | "throughput" | "latency"): PgBoss {
+function boss(url: string, role: "client" | "throughput" | "latency" | "workflow"): PgBoss {
   const instance = new PgBoss({
     connectionString: url,
     schedule: false,
     max: 25,
-    useListenNotify: role !== "throughput",
-    ...(role === "throughput"
+    useListenNotify: role !== "throughput" && role !== "workflow",
+    // Dependents are released by a resolver that polls, not by the completion:
+    // its shortest interval for the workflows.
+    ...(role === "workflow" ? { flowIntervalSeconds: FLOW_INTERVAL_SECONDS } : {}),
+    ...(role === "throughput" || role === "workflow"
       ? { supervise: true, superviseIntervalSeconds: 1, monitorIntervalSeconds: 1, queueCacheIntervalSeconds: 1 }
       : { supervise: false }),
   });
@@ -52,6 +57,7 @@ export const system: BenchSystem = {
     latency: "queue created with notify: true, useListenNotify true (an idle worker is woken by NOTIFY; with it on, the throughput workers above stall, so they poll)",
     client: "pool max 25 (worker and client)",
     enqueue: "send() one at a time; insert() for batches",
+    workflows: `flow() with the whole graph in one call; the per-job worker above, its flow resolver polling every ${FLOW_INTERVAL_SECONDS} s (flowIntervalSeconds, its minimum): pg-boss releases dependents there, not in the completion`,
   },
   async unavailable() {
     return null;
@@ -80,6 +86,16 @@ export const system: BenchSystem = {
         );
         return rows.rows[0].n;
       },
+      async enqueueGraph(graph) {
+        await client.flow(
+          graph.dependsOn.map((dependsOn, n) => ({
+            ref: `n${n}`,
+            name: QUEUE,
+            data: { n },
+            ...(dependsOn.length > 0 ? { dependsOn: dependsOn.map((d) => `n${d}`) } : {}),
+          })),
+        );
+      },
       async close() {
         await client.stop({ graceful: false, close: true });
         await db.drop();
@@ -89,7 +105,7 @@ export const system: BenchSystem = {
 };
 
 export const startWorker: StartWorker = async (target, variant, onJob) => {
-  const client = boss(target, variant === "latency" ? "latency" : "throughput");
+  const client = boss(target, variant === "latency" ? "latency" : variant === "workflow" ? "workflow" : "throughput");
   await client.start();
   if (variant === "array") {
     await client.work<Payload>(QUEUE, { batchSize: ARRAY_BATCH_SIZE, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }, async (jobs) => {

@@ -18,9 +18,23 @@ export interface Payload {
  * Worker variants: `perJob`, a handler per job (every system); `array`, a
  * handler that takes a batch (pg-boss); `latency`, an idle worker woken per
  * job (the same as `perJob` except where a system's best latency setting
- * differs from its best throughput setting: pg-boss).
+ * differs from its best throughput setting: pg-boss); `workflow`, `perJob`
+ * with whatever the system needs to release dependents (pg-boss: its flow
+ * resolver at its shortest interval).
  */
-export type WorkerVariant = "perJob" | "array" | "latency";
+export type WorkerVariant = "perJob" | "array" | "latency" | "workflow";
+
+/**
+ * A graph of jobs for the workflows workload: node i's payload is `{ n: i }`
+ * and it waits for the nodes `dependsOn[i]` lists (each of a lower index).
+ */
+export interface WorkflowGraph {
+  /** "fan-in", "chain" or "layered". */
+  shape: string;
+  dependsOn: number[][];
+  /** Dependency edges: the sum of the dependsOn lengths. */
+  edges: number;
+}
 
 export interface BenchSystem {
   readonly name: SystemName;
@@ -49,8 +63,24 @@ export interface SystemInstance {
   fillFinished?(count: number): Promise<void>;
   /** After a fill: vacuum, analyze and checkpoint, as autovacuum and the checkpointer would soon (no-op for Redis). */
   settle(): Promise<void>;
-  /** Jobs not finished yet: waiting or running. */
+  /** Jobs not finished yet: waiting (on their dependencies too) or running. */
   unfinished(): Promise<number>;
+  /**
+   * Enqueue `graph` with the system's own dependency feature, in one call
+   * where it allows; absent for systems without one.
+   */
+  enqueueGraph?(graph: WorkflowGraph): Promise<void>;
+  /**
+   * Before the worker starts: why this system cannot express `graph`, or
+   * null when it can (and whatever measuring it needs is set up).
+   */
+  prepareGraph?(graph: WorkflowGraph): Promise<string | null>;
+  /**
+   * Server time (ms) spent releasing dependents since the store was opened
+   * (lock waits included), read after the worker stopped (its sessions
+   * flush their statistics on exit); null where it cannot be measured.
+   */
+  dependencyServerMs?(): Promise<number | null>;
   /** Close clients and drop the store. */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { Api } from "./api.js";
 import { DeadLetterPage, DeadLetters } from "./components/dead-letters.js";
+import { FlowPage, Flows } from "./components/flows.js";
 import { JobPage } from "./components/job.js";
 import { Jobs } from "./components/jobs.js";
 import { Overview } from "./components/overview.js";
@@ -41,6 +42,8 @@ export function App() {
   let page;
   if (section === "jobs" && id) page = <JobPage key={id} api={api} id={id} />; // keyed: another job never shows the last one's data while it loads
   else if (section === "jobs") page = <Jobs api={api} route={route} />;
+  else if (section === "flows" && id) page = <FlowPage key={id} api={api} id={id} />;
+  else if (section === "flows") page = <Flows api={api} route={route} />;
   else if (section === "dead-letters" && id) page = <DeadLetterPage key={id} api={api} id={id} />;
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else page = <Overview api={api} />;
@@ -56,6 +59,7 @@ export function App() {
         <span class="brand">Conveyor</span>
         {link("/", "Overview", section === "")}
         {link("/jobs", "Jobs", section === "jobs")}
+        {link("/flows", "Flows", section === "flows")}
         {link("/dead-letters", "Dead letters", section === "dead-letters")}
         <span class="spacer" />
         <span class="muted key-hint" title="signed in with this API key">

@@ -28,6 +28,13 @@ export type DeadLetterJson = Ok<paths["/v1/dead-letters/{id}"]["get"]>;
 export type QueueList = Ok<paths["/v1/queues"]["get"]>;
 export type QueueStatsJson = QueueList["items"][number];
 
+/** `GET /v1/key-limits` (admin keys only): every queue's key limits. */
+export type KeyLimitList = Ok<paths["/v1/key-limits"]["get"]>;
+export type KeyLimitJson = KeyLimitList["items"][number];
+/** `GET /v1/queues/{name}/keys`: the keys with the most jobs waiting. */
+export type TopKeys = Ok<paths["/v1/queues/{name}/keys"]["get"]>;
+export type KeyLoadJson = TopKeys["items"][number];
+
 /** `GET /v1/workers`. */
 export type WorkerList = Ok<paths["/v1/workers"]["get"]>;
 export type WorkerJson = WorkerList["items"][number];
@@ -35,3 +42,13 @@ export type WorkerJson = WorkerList["items"][number];
 /** `GET /v1/stats/throughput` (hidden from the OpenAPI document; typed from its route schema). */
 export type Throughput = Ok<paths["/v1/stats/throughput"]["get"]>;
 export type ThroughputMinuteJson = Throughput["minutes"][number];
+
+/** `GET /v1/flows`: a page of flows and batches. */
+export type FlowPage = Ok<paths["/v1/flows"]["get"]>;
+export type FlowJson = FlowPage["items"][number];
+/** `GET /v1/flows/{id}`: a flow with its jobs, what each waits for, and counts by status. */
+export type FlowDetail = Ok<paths["/v1/flows/{id}"]["get"]>;
+export type FlowNodeJson = FlowDetail["jobs"][number];
+/** `GET /v1/jobs/{id}/dependencies`: a job's parents, children and flow. */
+export type JobDependencies = Ok<paths["/v1/jobs/{id}/dependencies"]["get"]>;
+export type DependencyLinkJson = JobDependencies["dependencies"][number];

@@ -35,6 +35,8 @@ export async function withSession<T>(options: SessionOptions, work: (session: Se
   const database = await openDatabase(log);
   const conveyor = new Conveyor({
     connectionString: database.connectionString,
+    pooler: database.pooler,
+    ...(database.listenConnectionString ? { listenConnectionString: database.listenConnectionString } : {}),
     schema: options.schema,
     jobs,
     logger: log,

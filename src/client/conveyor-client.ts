@@ -1,12 +1,22 @@
 import type { Logger } from "pino";
 import { settlesWithin } from "../core/deadline.js";
-import { COPY_CHUNK_ROWS, DEFAULT_LIST_LIMIT, ENQUEUE_CHUNK_ROWS, MAX_LIST_LIMIT, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
+import {
+  COPY_CHUNK_ROWS,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_QUEUE,
+  DEFAULT_TENANT,
+  DEFAULT_TRACING_ATTEMPTS,
+  ENQUEUE_CHUNK_ROWS,
+  MAX_LIST_LIMIT,
+  SHUTDOWN_CLEANUP_MS,
+} from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
 import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../core/model.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
-import { isJobStatus, type JobStatus } from "../core/states.js";
+import { isJobStatus, JOB_STATUSES, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
+import type { FlowInfo, JobDependencies } from "../core/flows.js";
 import type { ConnectionConfig, Pool, Queryable } from "../store/db.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
 import { Store } from "../store/store.js";
@@ -17,11 +27,15 @@ import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/defi
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
+import { type BatchInput, type EnqueuedBatch, type EnqueuedFlow, type FlowInput, GraphEnqueuer } from "./enqueue-flow.js";
 import { chooseInsertStrategy } from "./insert-strategy.js";
 import { type ConveyorOptions, resolveConveyorOptions, type ResolvedConveyorOptions } from "./options.js";
 import type { PruneOptions, PruneResult } from "../core/retention.js";
 import { pruneInBatches, resolvePruneOptions } from "./prune.js";
 import { QueueLimits } from "./queue-limits.js";
+import { type ProducerInfo, Tracing } from "../tracing/tracing.js";
+import { KeyLimitsControl } from "./key-limits.js";
+import type { KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
@@ -55,13 +69,13 @@ export interface ListDeadLettersFilter extends TenantScope {
   cursor?: string | null;
 }
 
-/** One entry of `enqueueMany`. */
+/** One entry of `enqueueMany` (dependencies are `enqueue`'s and `enqueueFlow`'s). */
 export type EnqueueManyItem = {
   /** The job definition, or its kind name. */
   job: AnyJobDefinition | string;
   /** The payload, validated by the kind's schema. */
   payload: unknown;
-} & Omit<EnqueueOptions, "tx">;
+} & Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">;
 
 /** What `cancel` did: cancelled now, cancellation requested of the running handler, or nothing (already terminal). */
 export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal";
@@ -76,6 +90,12 @@ export interface ClientInternals {
   /** The client's one Store: its pool, its bound statements, its clock (job and execution ids are made from it). */
   readonly store: Store;
   readonly connection: ConnectionConfig;
+  /** How workers open their LISTEN connection; null when they poll (a transaction pooler without a direct URL). */
+  readonly listenConnection: ConnectionConfig | null;
+  /** Where overviews read: a read replica's store (`readConnectionString`), else `store`. */
+  readonly reader: Store;
+  /** OpenTelemetry spans of this client and its workers (src/tracing). */
+  readonly tracing: Tracing;
 }
 
 const internals = new WeakMap<ConveyorClient, ClientInternals>();
@@ -97,13 +117,29 @@ export class ConveyorClient {
   readonly options: ResolvedConveyorOptions;
   private readonly store: Store;
   private readonly limits: QueueLimits;
+  private readonly graphs: GraphEnqueuer;
+  /** Where lists and pages are read: the store of `readConnectionString`'s pool, else the client's. */
+  private readonly reader: Store;
+  private readonly tracing: Tracing;
+  private readonly keyLimits: KeyLimitsControl;
 
   constructor(options: ConveyorOptions) {
     const resolved = resolveConveyorOptions(options);
     this.options = resolved.options;
-    this.store = new Store(this.options.pool, this.options.schema);
-    internals.set(this, { store: this.store, connection: resolved.connection });
+    this.store = new Store(this.options.pool, this.options.schema, this.options.pooler === "transaction");
+    this.reader = resolved.readPool ? new Store(resolved.readPool, this.options.schema, this.options.pooler === "transaction") : this.store;
+    const { tracing } = this.options;
+    this.tracing = new Tracing(tracing !== false, tracing === false ? DEFAULT_TRACING_ATTEMPTS : tracing.attempts);
+    internals.set(this, {
+      store: this.store,
+      reader: this.reader,
+      connection: resolved.connection,
+      listenConnection: resolved.listenConnection,
+      tracing: this.tracing,
+    });
     this.limits = new QueueLimits(this.store);
+    this.graphs = new GraphEnqueuer(this.store, this.options.pool, (job) => this.definitionOf(job), this.tracing);
+    this.keyLimits = new KeyLimitsControl(this.store);
   }
 
   /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
@@ -123,7 +159,7 @@ export class ConveyorClient {
 
   /** Apply pending migrations (safe to call from many processes at once). */
   migrate(): Promise<MigrationResult> {
-    return migrate(this.options.pool, this.options.schema);
+    return migrate(this.options.pool, this.options.schema, { pooled: this.options.pooler === "transaction" });
   }
 
   /** Current and newest schema version, for readiness checks. */
@@ -138,10 +174,15 @@ export class ConveyorClient {
   async enqueue<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options?: EnqueueOptions): Promise<EnqueuedJob<PayloadOutput<D>>>;
   async enqueue(kind: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob>;
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
-    const { tx, ...rest } = options;
+    if (options.dependsOn !== undefined) return this.graphs.enqueueDependent(this.definitionOf(job), payload, options);
+    const { tx, dependsOn: _dependsOn, onDependencyFailure: _policy, ...rest } = options;
     const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.store.clock.now());
-    // One row is always one statement (insert-strategy.ts): nothing written before it to undo.
-    return (await this.insertWithRetry([row], tx))[0]!;
+    const span = { queue: row.queue, kind: row.kind, tenant: row.tenant, jobId: row.id, count: 1 };
+    return this.tracing.produce(span, options.traceContext, async (traceContext) => {
+      if (traceContext !== undefined) row.traceContext = traceContext;
+      // One row is always one statement (insert-strategy.ts): nothing written before it to undo.
+      return (await this.insertWithRetry([row], tx))[0]!;
+    });
   }
 
   /**
@@ -155,26 +196,47 @@ export class ConveyorClient {
    */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
-    const { tx } = options;
+    // One PRODUCER span for the call; every job stores its context (an item's own traceContext only without a span).
+    return this.tracing.produce(this.batchSpan(items), items[0]!.traceContext, (traceContext) => this.enqueueManyIn(items, options.tx, traceContext));
+  }
+
+  /**
+   * What an `enqueueMany` span describes: the first job's queue, kind and
+   * tenant (a batch is usually of one kind), and the count. An unknown kind
+   * is refused later, by validation, which names the item.
+   */
+  private batchSpan(items: readonly EnqueueManyItem[]): ProducerInfo {
+    const first = items[0]!;
+    const definition = typeof first.job === "string" ? this.options.jobs.get(first.job) : first.job;
+    return {
+      queue: first.queue ?? definition?.queue ?? DEFAULT_QUEUE,
+      kind: typeof first.job === "string" ? first.job : first.job.kind,
+      tenant: first.tenant ?? DEFAULT_TENANT,
+      count: items.length,
+    };
+  }
+
+  /** `traceContext`: the PRODUCER span's, stored with every job instead of the items' own; undefined without a span. */
+  private async enqueueManyIn(items: readonly EnqueueManyItem[], tx: Queryable | undefined, traceContext: string | undefined): Promise<EnqueuedJob[]> {
     switch (chooseInsertStrategy({ rows: items.length, inCallerTransaction: tx !== undefined, keyed: items.some(hasKey) })) {
       case "copy":
-        return this.copyIn(items);
+        return this.copyIn(items, traceContext);
       case "chunked": {
-        const run = (db: Queryable) => this.insertInChunks(items, db);
+        const run = (db: Queryable) => this.insertInChunks(items, db, traceContext);
         return tx ? run(tx) : withTransaction(this.options.pool, run);
       }
       case "keyed": {
-        const rows = await this.prepareRows(items, 0, items.length);
+        const rows = await this.prepareRows(items, 0, items.length, traceContext);
         return withTransaction(this.options.pool, (client) => this.insertWithRetry(rows, client));
       }
       case "statement":
-        return this.insertWithRetry(await this.prepareRows(items, 0, items.length), tx);
+        return this.insertWithRetry(await this.prepareRows(items, 0, items.length, traceContext), tx);
     }
   }
 
   /** Write a large batch of jobs without keys by COPY, validating each chunk while the server inserts the one before. */
-  private async copyIn(items: readonly EnqueueManyItem[]): Promise<EnqueuedJob[]> {
-    const prepare = (from: number) => this.prepareRows(items, from, Math.min(from + COPY_CHUNK_ROWS, items.length));
+  private async copyIn(items: readonly EnqueueManyItem[], traceContext: string | undefined): Promise<EnqueuedJob[]> {
+    const prepare = (from: number) => this.prepareRows(items, from, Math.min(from + COPY_CHUNK_ROWS, items.length), traceContext);
     async function* chunks(): AsyncGenerator<JobInsertRow[]> {
       for (let from = 0; from < items.length; from += COPY_CHUNK_ROWS) yield await prepare(from);
     }
@@ -187,7 +249,7 @@ export class ConveyorClient {
    * database, so the client's work and the server's overlap instead of
    * taking turns.
    */
-  private async insertInChunks(items: readonly EnqueueManyItem[], db: Queryable): Promise<EnqueuedJob[]> {
+  private async insertInChunks(items: readonly EnqueueManyItem[], db: Queryable, traceContext: string | undefined): Promise<EnqueuedJob[]> {
     const results: EnqueuedJob[] = [];
     // Settled into a value at once, so a failed insert is never an unhandled
     // rejection while the next chunk is being validated.
@@ -200,7 +262,7 @@ export class ConveyorClient {
     };
     try {
       for (let start = 0; start < items.length; start += ENQUEUE_CHUNK_ROWS) {
-        const rows = await this.prepareRows(items, start, Math.min(start + ENQUEUE_CHUNK_ROWS, items.length));
+        const rows = await this.prepareRows(items, start, Math.min(start + ENQUEUE_CHUNK_ROWS, items.length), traceContext);
         if (inFlight) await collect();
         inFlight = this.insertWithRetry(rows, db).then(
           (jobs) => ({ jobs }),
@@ -216,14 +278,19 @@ export class ConveyorClient {
     }
   }
 
-  /** Validate and encode items [from, to), naming a bad one by its index in the whole call. */
-  private async prepareRows(items: readonly EnqueueManyItem[], from: number, to: number): Promise<JobInsertRow[]> {
+  /** Validate and encode items [from, to), naming a bad one by its index in the whole call; `traceContext`, when given, is stored with each. */
+  private async prepareRows(items: readonly EnqueueManyItem[], from: number, to: number, traceContext?: string): Promise<JobInsertRow[]> {
     await this.store.clock.now(); // measured before the first id, then kept fresh in the background
     const rows: JobInsertRow[] = [];
     for (let index = from; index < to; index++) {
       const { job, payload, ...rest } = items[index]!;
       try {
-        rows.push(await prepareInsert(this.definitionOf(job), payload, rest, this.store.clock.nowKnown()));
+        if ("dependsOn" in rest) {
+          throw new ValidationError("dependsOn is not taken by enqueueMany: use enqueue or enqueueFlow", [{ path: "dependsOn", message: "not here" }]);
+        }
+        const row = await prepareInsert(this.definitionOf(job), payload, rest, this.store.clock.nowKnown());
+        if (traceContext !== undefined) row.traceContext = traceContext;
+        rows.push(row);
       } catch (error) {
         if (error instanceof ValidationError) {
           throw new ValidationError(`jobs[${index}]: ${error.message}`, error.issues.map((i) => ({ ...i, path: `jobs.${index}.${i.path}` })));
@@ -240,21 +307,107 @@ export class ConveyorClient {
     return withEnqueueRetry(() => insertJobs(this.store.jobs, rows, db));
   }
 
+  /**
+   * Enqueue a graph of jobs in one call and one transaction (yours with
+   * `tx`), or nothing: each job names what it waits for (`dependsOn`: other
+   * jobs of the flow by name, or existing jobs by id) and the policy when one
+   * of them ends other than succeeded. Cycles, unknown names and missing or
+   * foreign dependencies are refused with a `ValidationError` before anything
+   * is written. A job waits (`waiting`) until every dependency has ended;
+   * the statement that ends the last one releases it, in the same
+   * transaction. 10,000 jobs in one call are fine (at most `MAX_FLOW_JOBS`).
+   */
+  enqueueFlow(flow: FlowInput): Promise<EnqueuedFlow> {
+    return this.graphs.enqueueFlow(flow);
+  }
+
+  /**
+   * Enqueue a batch: its members, ready at once, and a callback job released
+   * exactly once when every member has ended (`callback.when`: `always`,
+   * `succeeded` or `failed`; otherwise it is cancelled). The callback's
+   * handler reads the counts and failed members with `ctx.dependencySummary()`.
+   */
+  enqueueBatch(batch: BatchInput): Promise<EnqueuedBatch> {
+    return this.graphs.enqueueBatch(batch);
+  }
+
+  /** A flow or batch with every job in it and what each depends on; null when there is none (for this tenant). */
+  async getFlow(
+    id: string,
+    scope: TenantScope = {},
+  ): Promise<(FlowInfo & { jobs: Array<{ node: string; job: Job; dependsOn: string[] }> }) | null> {
+    checkId(id);
+    const flow = await this.reader.flows.flowGet(id, scope.tenant ?? null);
+    if (!flow) return null;
+    const { requestHash: _hash, ...info } = flow;
+    return { ...info, jobs: await this.reader.flows.flowJobList(id) };
+  }
+
+  /** Flows and batches, newest first, with cursor pagination. */
+  async listFlows(filter: TenantScope & { kind?: "flow" | "batch"; limit?: number; cursor?: string | null } = {}): Promise<Page<FlowInfo>> {
+    if (filter.kind !== undefined && filter.kind !== "flow" && filter.kind !== "batch") {
+      throw new ValidationError(`kind must be flow or batch; got ${JSON.stringify(filter.kind)}`, [{ path: "kind", message: "flow or batch" }]);
+    }
+    const limit = checkLimit(filter.limit);
+    const rows = await this.reader.flows.flowList({
+      tenant: filter.tenant ?? null,
+      kind: filter.kind ?? null,
+      beforeId: decodeCursor(filter.cursor),
+      limit: limit + 1,
+    });
+    return pageOf(
+      rows.map(({ requestHash: _hash, ...info }) => info),
+      limit,
+    );
+  }
+
+  /**
+   * Cancel a flow or batch: its jobs that have not started are cancelled at
+   * once, running ones are asked to stop as `cancel` does. What waits on a
+   * cancelled job follows its policy. Throws NotFoundError when there is no
+   * such flow (for this tenant).
+   */
+  async cancelFlow(id: string, scope: TenantScope = {}): Promise<{ cancelled: number; cancelRequested: number }> {
+    checkId(id);
+    const done = await this.store.flows.flowCancel(id, scope.tenant ?? null);
+    if (!done) throw new NotFoundError(`flow ${id} not found`);
+    return done;
+  }
+
+  /** What a job waits for and what waits for it; null when there is no such job (for this tenant). */
+  async getJobDependencies(id: string, scope: TenantScope = {}): Promise<JobDependencies | null> {
+    checkId(id);
+    if (!(await this.reader.jobs.jobGet(id, scope.tenant ?? null))) return null;
+    const [links, state] = await Promise.all([this.reader.flows.jobDependencyLinks(id), this.reader.flows.jobFlowState(id)]);
+    const strip = ({ direction: _direction, ...link }: (typeof links)[number]) => link;
+    return {
+      flowId: state.flowId,
+      node: state.node,
+      dependencies: links.filter((link) => link.direction === "dependency").map(strip),
+      dependents: links.filter((link) => link.direction === "dependent").map(strip),
+      counts: state.dependencies && {
+        pending: state.dependencies.pending,
+        failed: state.dependencies.failed,
+        blocking: state.dependencies.blocking,
+      },
+    };
+  }
+
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
   async getJob(id: string, scope: TenantScope = {}): Promise<JobWithExecutions | null> {
     checkId(id);
-    const job = await this.store.jobs.jobGet(id, scope.tenant ?? null);
+    const job = await this.reader.jobs.jobGet(id, scope.tenant ?? null);
     if (!job) return null;
-    return { ...job, executions: await this.store.jobs.executionListByJob(id) };
+    return { ...job, executions: await this.reader.jobs.executionListByJob(id) };
   }
 
   /** Jobs, newest first, with cursor pagination. */
   async listJobs(filter: ListJobsFilter = {}): Promise<Page<Job>> {
     if (filter.status !== undefined && !isJobStatus(filter.status)) {
-      throw new ValidationError(`status must be one of queued, running, retrying, succeeded, cancelled, dead; got ${JSON.stringify(filter.status)}`);
+      throw new ValidationError(`status must be one of ${JOB_STATUSES.join(", ")}; got ${JSON.stringify(filter.status)}`);
     }
     const limit = checkLimit(filter.limit);
-    const items = await this.store.jobs.jobList({
+    const items = await this.reader.jobs.jobList({
       tenant: filter.tenant,
       status: filter.status,
       kind: filter.kind,
@@ -291,7 +444,7 @@ export class ConveyorClient {
   /** Dead letters, newest first, with cursor pagination. */
   async listDeadLetters(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
     const limit = checkLimit(filter.limit);
-    const items = await this.store.jobs.deadLetterList({
+    const items = await this.reader.jobs.deadLetterList({
       tenant: filter.tenant,
       kind: filter.kind,
       queue: filter.queue,
@@ -304,7 +457,7 @@ export class ConveyorClient {
   /** A dead letter with its attempt history, or null when it does not exist (or belongs to another tenant). */
   async getDeadLetter(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
     checkId(id);
-    return this.store.jobs.deadLetterGet(id, scope.tenant ?? null);
+    return this.reader.jobs.deadLetterGet(id, scope.tenant ?? null);
   }
 
   /** Put a dead-lettered job back in the queue with fresh attempts (same job id). */
@@ -406,6 +559,55 @@ export class ConveyorClient {
   }
 
   /**
+   * Limit each key of a queue (jobs carry their key: `limitKey` at enqueue,
+   * or the definition's `limitKey(payload)`): `concurrency` caps one key's
+   * jobs running at once across all workers; `rateLimit` allows `count`
+   * starts per key per fixed window of `intervalMs`; `throttleMs` allows one.
+   * Without `options.key` this sets the queue's default for every key; with
+   * it, that key's override (which replaces the default for the key). An
+   * omitted field keeps its value; null removes that limit. Takes effect at
+   * the workers' next claim. Default: no key limits. A queue with queue
+   * limits (`setQueueLimits`) is refused (ConflictError).
+   *
+   * @example
+   * await conveyor.setKeyLimits("webhooks", { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
+   * await conveyor.setKeyLimits("webhooks", { concurrency: 1, throttleMs: 1_000 }, { key: "slow.example.com" });
+   */
+  setKeyLimits(queue: string, limits: KeyLimitsInput, options: { key?: string } = {}): Promise<KeyLimitSettings> {
+    return this.keyLimits.setKeyLimits(queue, limits, options.key ?? null);
+  }
+
+  /**
+   * Delete one key's override (`options.key`), or every key limit of the
+   * queue (no key: its jobs are claimed without key limits again). Throws a
+   * NotFoundError when there was nothing to delete.
+   */
+  deleteKeyLimits(queue: string, options: { key?: string } = {}): Promise<void> {
+    return this.keyLimits.deleteKeyLimits(queue, options.key ?? null);
+  }
+
+  /** The key limits of one queue (default: every queue): each queue's default (`key` null) first, then its overrides. */
+  listKeyLimits(queue?: string): Promise<KeyLimitSettings[]> {
+    return this.keyLimits.listKeyLimits(queue ?? null);
+  }
+
+  /**
+   * What one key of a queue is doing, and why its waiting jobs are not
+   * running: paused queue, concurrency limit, rate window full, or nothing.
+   *
+   * @example
+   * const { state, reason } = await conveyor.keyStatus("webhooks", "api.example.com");
+   */
+  keyStatus(queue: string, key: string): Promise<KeyStatus> {
+    return this.keyLimits.keyStatus(queue, key);
+  }
+
+  /** The keys of a queue with the most jobs waiting, with their running jobs and limits; `limit` 1..`MAX_TOP_KEYS` (default `DEFAULT_TOP_KEYS`, 10). */
+  topKeys(queue: string, limit?: number): Promise<KeyLoad[]> {
+    return this.keyLimits.topKeys(queue, limit);
+  }
+
+  /**
    * Send the wake-ups of jobs already enqueued, then close the pool if
    * Conveyor created it. Resolves within `SHUTDOWN_CLEANUP_MS` whatever the
    * network does (connections it could not close are left to the OS).
@@ -416,6 +618,7 @@ export class ConveyorClient {
       // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
       await this.store.jobs.drainWakeUps();
       if (this.options.ownsPool) await this.options.pool.end();
+      if (this.reader !== this.store) await this.reader.pool.end();
     })();
     // A connection on a dead network can keep pool.end() waiting for the
     // kernel's TCP timeouts; close() gives up on it after SHUTDOWN_CLEANUP_MS.

@@ -3,18 +3,21 @@ import { ValidationError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
 import type { Job } from "../core/model.js";
+import { checkTraceContext, encodeTraceContext, type TraceContext } from "../core/trace-context.js";
 import type { UniqueOptions } from "../core/unique.js";
 import type { Queryable } from "../store/db.js";
 import type { JobInsertRow, UniqueInsert } from "../store/job-insert-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
+import type { DependencyPolicy, JobDependency } from "../core/flows.js";
 import { checkSameRequest, requestOf, RetryableEnqueue } from "./enqueue-race.js";
 import { insertUniqueJob } from "./enqueue-unique.js";
 import { resolveUniqueOption } from "./unique-options.js";
 import {
   checkDelayMs,
   checkIdempotencyKey,
+  checkLimitKey,
   checkMaxAttempts,
   checkName,
   checkPriority,
@@ -46,15 +49,38 @@ export interface EnqueueOptions {
   unique?: UniqueOptions;
   /** Default `"default"`. */
   tenant?: string;
+  /**
+   * The key this job's limits per key are counted under (a customer, a
+   * host…): 1 to `MAX_LIMIT_KEY_LENGTH` (256) characters. Default: the
+   * definition's `limitKey(payload)`, else none (no key limits apply).
+   */
+  limitKey?: string;
   /** Run inside your transaction: any client with `query(text, values)`. The job exists only if it commits. */
   tx?: Queryable;
+  /**
+   * Jobs (ids, of the same tenant) this one waits for: it is `waiting` until
+   * every one has ended, then ready, or dead-lettered or cancelled as each
+   * one's policy says when it ends other than succeeded. A job that does not
+   * exist, or belongs to another tenant, is refused. Default: none. Not with
+   * `unique`.
+   */
+  dependsOn?: readonly JobDependency[];
+  /** The policy of each dependency that names none. Default `DEFAULT_DEPENDENCY_POLICY` (`"fail"`). */
+  onDependencyFailure?: DependencyPolicy;
+  /**
+   * The W3C trace context to enqueue in (the HTTP API passes the request's
+   * `traceparent` and `tracestate`). Default: the active OpenTelemetry
+   * context, when a tracer provider is registered; otherwise none is stored.
+   * See docs/tracing.md.
+   */
+  traceContext?: TraceContext;
 }
 
 /** One enqueue request after validation: the row to insert. */
 export async function prepareInsert(
   definition: AnyJobDefinition,
   payload: unknown,
-  options: Omit<EnqueueOptions, "tx">,
+  options: Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">,
   /** When the id is made, by the database's clock (DatabaseClock). */
   nowMs: number,
 ): Promise<JobInsertRow> {
@@ -73,8 +99,11 @@ export async function prepareInsert(
   const tenant = options.tenant ?? DEFAULT_TENANT;
   checkTenant(tenant);
   if (options.idempotencyKey !== undefined) checkIdempotencyKey(options.idempotencyKey);
+  if (options.traceContext !== undefined) checkTraceContext(options.traceContext);
   const unique = resolveUniqueOption(options.unique, options.priority !== undefined);
   const parsed = await validatePayload(definition.schema, payload, definition.kind);
+  const limitKey = options.limitKey ?? deriveLimitKey(definition, parsed);
+  if (limitKey !== undefined) checkLimitKey(limitKey);
   return {
     id: uuidv7(nowMs),
     tenant,
@@ -87,7 +116,20 @@ export async function prepareInsert(
     delayMs: delayMs ?? null,
     idempotencyKey: options.idempotencyKey ?? null,
     unique,
+    traceContext: options.traceContext === undefined ? null : encodeTraceContext(options.traceContext),
+    ...(limitKey === undefined ? {} : { limitKey }),
   };
+}
+
+/** The definition's limit key for a parsed payload; a function that throws refuses the job (ValidationError). */
+function deriveLimitKey(definition: AnyJobDefinition, payload: unknown): string | undefined {
+  if (definition.limitKey === null) return undefined;
+  try {
+    return definition.limitKey(payload);
+  } catch (error) {
+    const message = `limitKey of job "${definition.kind}" threw: ${error instanceof Error ? error.message : String(error)}`;
+    throw new ValidationError(message, [{ path: "limitKey", message }]);
+  }
 }
 
 /**

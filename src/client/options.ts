@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import pino from "pino";
-import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA } from "../core/defaults.js";
+import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA, DEFAULT_TRACING_ATTEMPTS } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfig, poolOf } from "../store/db.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
@@ -30,6 +30,51 @@ export interface ConveyorOptions {
   queryTimeoutMs?: number;
   /** A pino logger. Default: pino at level "info" on stdout. */
   logger?: Logger;
+  /**
+   * What stands between Conveyor and PostgreSQL. `"none"` (default): direct
+   * connections, or a pooler in session mode. `"transaction"`: a pooler in
+   * transaction mode (PgBouncer `pool_mode = transaction`), which hands each
+   * transaction whichever server connection is free. Then Conveyor:
+   * - prepares no statement by name (each is sent unnamed and planned at each call);
+   * - sets nothing on a session (no `random_page_cost`, TCP keepalives or plan mode; set
+   *   them on the role or database instead);
+   * - migrates in one transaction under a transaction-scoped lock;
+   * - has workers LISTEN on `listenConnectionString` when given, else poll.
+   */
+  pooler?: "none" | "transaction";
+  /**
+   * With `pooler: "transaction"`: a direct URL to PostgreSQL (bypassing the
+   * pooler) for the workers' LISTEN connections, one per worker. Default:
+   * none, and workers find new jobs by polling (`pollIntervalMs`).
+   */
+  listenConnectionString?: string;
+  /**
+   * A read replica (a streaming standby) for what only reads and may lag
+   * the primary by its replication delay: `getJob`, `listJobs`, dead
+   * letters, flows, queue and worker overviews, throughput (and so the HTTP
+   * API's and the dashboard's pages). Every write, and every read a write
+   * depends on (idempotency, cancel, claims), stays on `connectionString`.
+   * Default: none, everything on `connectionString`.
+   */
+  readConnectionString?: string;
+  /**
+   * OpenTelemetry spans for enqueues and attempts (docs/tracing.md). They
+   * are made only when `@opentelemetry/api` is installed and a tracer
+   * provider is registered; `false` turns them off even then. Default `{}`
+   * (on, with `attempts: DEFAULT_TRACING_ATTEMPTS`, "link").
+   */
+  tracing?: false | TracingOptions;
+}
+
+/** Options of OpenTelemetry tracing (`ConveyorOptions.tracing`). */
+export interface TracingOptions {
+  /**
+   * "link": each attempt's CONSUMER span starts a trace of its own, linked
+   * to the PRODUCER span of its enqueue; "child": it is that span's child,
+   * so one trace holds the request and the job (for short jobs). Default
+   * `DEFAULT_TRACING_ATTEMPTS` ("link").
+   */
+  attempts?: "link" | "child";
 }
 
 /** `ConveyorOptions` after validation, defaults applied, frozen: what `conveyor.options` holds. */
@@ -44,6 +89,10 @@ export interface ResolvedConveyorOptions {
   readonly schema: string;
   /** The logger in use. */
   readonly logger: Logger;
+  /** What stands between Conveyor and PostgreSQL (`ConveyorOptions.pooler`). Default `"none"`. */
+  readonly pooler: "none" | "transaction";
+  /** Tracing: false when off, else its options with defaults applied. */
+  readonly tracing: false | Readonly<Required<TracingOptions>>;
 }
 
 // Schema names end up in NOTIFY channel names (max 63 bytes) as "<schema>:jobs".
@@ -56,7 +105,14 @@ const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
  * settings back. For a pool Conveyor creates, the settings it creates it
  * with; for a pool you pass, that pool's (see `poolConnectionConfig`).
  */
-export function resolveConveyorOptions(options: ConveyorOptions): { options: ResolvedConveyorOptions; connection: ConnectionConfig } {
+export function resolveConveyorOptions(options: ConveyorOptions): {
+  options: ResolvedConveyorOptions;
+  connection: ConnectionConfig;
+  /** How workers open their LISTEN connection; null when they must poll (a transaction pooler without `listenConnectionString`). */
+  listenConnection: ConnectionConfig | null;
+  /** The read replica's pool (`readConnectionString`); null without one. */
+  readPool: Pool | null;
+} {
   if (options.pool && options.connectionString) throw new ConfigError("give either connectionString or pool, not both");
   if (!options.pool && !options.connectionString) throw new ConfigError("connectionString or pool is required");
   const schema = options.schema ?? DEFAULT_SCHEMA;
@@ -75,9 +131,22 @@ export function resolveConveyorOptions(options: ConveyorOptions): { options: Res
     jobs.set(definition.kind, definition);
   }
   collectSchedules(jobs.values()); // refuses one cron schedule name used by two kinds
+  const pooler = options.pooler ?? "none";
+  if (pooler !== "none" && pooler !== "transaction") throw new ConfigError(`pooler must be "none" or "transaction", got ${JSON.stringify(pooler)}`);
+  if (options.listenConnectionString !== undefined && pooler !== "transaction") {
+    throw new ConfigError('listenConnectionString is for pooler: "transaction"; without a pooler workers LISTEN on their own connection');
+  }
+  const sessionSettings = pooler === "none";
+  const tracing = resolveTracing(options.tracing);
   const connection = options.pool
     ? poolConnectionConfig(options.pool)
-    : connectionConfig({ connectionString: options.connectionString!, applicationName: "conveyor", queryTimeoutMs });
+    : connectionConfig({ connectionString: options.connectionString!, applicationName: "conveyor", queryTimeoutMs, sessionSettings });
+  const listenConnection =
+    pooler === "none"
+      ? connection
+      : options.listenConnectionString === undefined
+        ? null
+        : connectionConfig({ connectionString: options.listenConnectionString, applicationName: "conveyor-listen", queryTimeoutMs, sessionSettings: true });
   const pool = options.pool ?? poolOf(connection, poolSize);
   const resolved: ResolvedConveyorOptions = Object.freeze({
     pool,
@@ -85,6 +154,19 @@ export function resolveConveyorOptions(options: ConveyorOptions): { options: Res
     jobs,
     schema,
     logger: options.logger ?? pino({ level: "info" }),
+    pooler,
+    tracing,
   });
-  return { options: resolved, connection };
+  const readPool =
+    options.readConnectionString === undefined
+      ? null
+      : poolOf(connectionConfig({ connectionString: options.readConnectionString, applicationName: "conveyor-reads", queryTimeoutMs, sessionSettings }), poolSize);
+  return { options: resolved, connection, listenConnection, readPool };
+}
+
+function resolveTracing(tracing: ConveyorOptions["tracing"]): ResolvedConveyorOptions["tracing"] {
+  if (tracing === false) return false;
+  const attempts = tracing?.attempts ?? DEFAULT_TRACING_ATTEMPTS;
+  if (attempts !== "link" && attempts !== "child") throw new ConfigError(`tracing.attempts must be "link" or "child", got ${JSON.stringify(attempts)}`);
+  return Object.freeze({ attempts });
 }

@@ -26,7 +26,8 @@ export async function pruneInBatches(store: RetentionStore, policy: RetentionPol
   };
   const jobs = await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize));
   const deadLetters = await drain(() => store.deadLetterPrune(policy.deadLetterMs, policy.batchSize));
-  return { jobs, deadLetters };
+  const flows = await drain(() => store.flowPruneEmpty(policy.finishedMs, policy.batchSize));
+  return { jobs, deadLetters, flows };
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,21 +1,10 @@
 import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
-import { NotFoundError, ValidationError } from "../core/errors.js";
+import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { Store } from "../store/store.js";
+import { checkCount, refuse } from "./limit-input.js";
 import { checkName, checkTenant } from "../core/validate.js";
-
-function refuse(path: string, message: string): never {
-  throw new ValidationError(`${path} ${message}`, [{ path, message }]);
-}
-
-function checkCount(value: unknown, path: string, max: number): number | null {
-  if (value === null) return null;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max) {
-    refuse(path, `must be an integer from 1 to ${max} (or null for no limit), got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
 
 /**
  * Pause, resume and limit queues; cap tenants. Every input is validated
@@ -54,6 +43,10 @@ export class QueueLimits {
       if (count === null) refuse("rateLimit.count", "is required");
       if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
       rate = { set: true, count, intervalMs };
+    }
+    const limiting = concurrency.value !== null || rate.count !== null;
+    if (limiting && (await this.db.keyLimits.keyLimitsList(queue)).length > 0) {
+      throw new ConflictError(`queue ${JSON.stringify(queue)} has limits per key; remove them before setting queue limits`);
     }
     return this.store.queueSettingsSetLimits(queue, concurrency, rate);
   }

@@ -1,5 +1,8 @@
+import type { KeyHeldBack } from "../core/key-limits.js";
 import type { WorkerInfo } from "../core/model.js";
+import type { KeyLimitStore } from "../store/key-limit-store.js";
 import type { RateLimit } from "../core/queue-settings.js";
+import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { QueueStats, QueueStore } from "../store/queue-store.js";
 import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
@@ -14,6 +17,8 @@ export interface QueueOverviewItem extends QueueStats {
   concurrencyLimit: number | null;
   /** null: no rate limit. */
   rateLimit: RateLimit | null;
+  /** The queue's default limits per key; null when it has no limits per key. */
+  keyLimits: { concurrencyLimit: number | null; rateLimit: RateLimit | null } | null;
 }
 
 /**
@@ -24,25 +29,49 @@ export interface QueueOverviewItem extends QueueStats {
 export class QueueOverview {
   private readonly store: QueueStore;
   private readonly settings: QueueSettingsStore;
+  private readonly flows: FlowStore;
+  private readonly keyLimits: KeyLimitStore;
 
   constructor(conveyor: ConveyorClient) {
-    const { store } = clientInternals(conveyor);
-    this.store = store.queues;
-    this.settings = store.queueSettings;
+    // Overviews only read: from the read replica when the client has one.
+    const { reader } = clientInternals(conveyor);
+    this.store = reader.queues;
+    this.settings = reader.queueSettings;
+    this.flows = reader.flows;
+    this.keyLimits = reader.keyLimits;
+  }
+
+  /** Keys held back by their limits now (at their concurrency cap or with a full rate window), with their ready jobs: for metrics. */
+  keysHeldBack(): Promise<KeyHeldBack[]> {
+    return this.keyLimits.keyHeldBackList();
   }
 
   /**
    * Jobs by status per queue, the age of each queue's oldest ready job, and
-   * its settings. Across all tenants, queues that have settings but no jobs
-   * are listed too; a tenant scope lists only queues holding its jobs.
+   * its settings. Across all tenants, queues that have settings or key
+   * limits but no jobs are listed too; a tenant scope lists only queues
+   * holding its jobs.
    */
   async queueStats(scope: TenantScope = {}): Promise<QueueOverviewItem[]> {
     const tenant = scope.tenant ?? null;
-    const [stats, settings] = await Promise.all([this.store.queueStats(tenant), this.settings.queueSettingsList()]);
+    const [stats, settings, keyLimits] = await Promise.all([
+      this.store.queueStats(tenant),
+      this.settings.queueSettingsList(),
+      this.keyLimits.keyLimitsList(null),
+    ]);
     const byName = new Map(settings.map((s) => [s.queue, s]));
+    const keyDefaults = new Map(
+      keyLimits.filter((k) => k.key === null).map((k) => [k.queue, { concurrencyLimit: k.concurrency, rateLimit: k.rateLimit }]),
+    );
     const items: QueueOverviewItem[] = stats.map((queue) => {
       const set = byName.get(queue.queue);
-      return { ...queue, paused: set?.paused ?? false, concurrencyLimit: set?.concurrency ?? null, rateLimit: set?.rateLimit ?? null };
+      return {
+        ...queue,
+        paused: set?.paused ?? false,
+        concurrencyLimit: set?.concurrency ?? null,
+        rateLimit: set?.rateLimit ?? null,
+        keyLimits: keyDefaults.get(queue.queue) ?? null,
+      };
     });
     if (tenant === null) {
       const listed = new Set(stats.map((queue) => queue.queue));
@@ -50,11 +79,25 @@ export class QueueOverview {
         if (listed.has(set.queue)) continue;
         items.push({
           queue: set.queue,
-          counts: { queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 },
+          counts: { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 },
           oldestReadyAgeMs: null,
           paused: set.paused,
           concurrencyLimit: set.concurrency,
           rateLimit: set.rateLimit,
+          keyLimits: keyDefaults.get(set.queue) ?? null,
+        });
+        listed.add(set.queue);
+      }
+      for (const [queue, limits] of keyDefaults) {
+        if (listed.has(queue)) continue;
+        items.push({
+          queue,
+          counts: { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 },
+          oldestReadyAgeMs: null,
+          paused: false,
+          concurrencyLimit: null,
+          rateLimit: null,
+          keyLimits: limits,
         });
       }
       items.sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
@@ -65,6 +108,15 @@ export class QueueOverview {
   /** Unfinished and dead-lettered jobs by queue and status, across tenants (for a metrics gauge). */
   queueDepth(): Promise<Array<{ queue: string; status: string; count: number }>> {
     return this.store.queueDepth();
+  }
+
+  /**
+   * Batch callbacks across tenants by whether they still wait: `waiting`,
+   * `released` (queued, running or ran) or `skipped` (ended without
+   * running: a member's failure under `when`, or a cancel). For a metrics gauge.
+   */
+  flowCallbackStates(): Promise<Record<"waiting" | "skipped" | "released", number>> {
+    return this.flows.flowCallbackStates();
   }
 
   /** Live workers; with a tenant scope, each lists only that tenant's running jobs. */

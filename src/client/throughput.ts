@@ -14,7 +14,7 @@ export class Throughput {
   private readonly store: StatsStore;
 
   constructor(conveyor: ConveyorClient) {
-    this.store = clientInternals(conveyor).store.stats;
+    this.store = clientInternals(conveyor).reader.stats;
   }
 
   /** The last 60 minutes, oldest first, one entry per minute (zeros included). */

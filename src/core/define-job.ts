@@ -11,6 +11,7 @@ import { ConfigError } from "./errors.js";
 import type { RetryAfter } from "./errors.js";
 import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./schedules.js";
 import type { Queryable } from "./queryable.js";
+import type { DependencyOutcome, DependencySummary } from "./flows.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
@@ -90,6 +91,19 @@ export interface JobContext<P> {
    * open; after a rollback the handler may try again).
    */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * This job's dependencies (`dependsOn`, flows, a batch's members), each
+   * with how it ended and what it returned, in id order; empty when it has
+   * none. Read from the database at each call.
+   */
+  dependencies(): Promise<DependencyOutcome[]>;
+  /**
+   * The results of this job's dependencies of `definition`'s kind that
+   * succeeded, typed by that definition's handler, in id order.
+   */
+  resultsOf<D extends AnyJobDefinition>(definition: D): Promise<Array<ResultOf<D>>>;
+  /** Counts of this job's dependencies by how they ended and the ids of those that failed: what a batch callback reads. */
+  dependencySummary(): Promise<DependencySummary>;
 }
 
 /** A handler returns a JSON-serialisable result (kept on the job), nothing, or a `RetryAfter`. */
@@ -119,6 +133,12 @@ export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
    * list of them. Workers running the kind enqueue each tick once. Default: none.
    */
   cron?: CronOption<StandardSchemaV1.InferInput<S>>;
+  /**
+   * The limit key of each job, from its parsed payload, e.g.
+   * `(p) => "stripe:" + p.accountId`: jobs of one key share the queue's
+   * limits per key. An enqueue's own `limitKey` wins. Default: none.
+   */
+  limitKey?: (payload: StandardSchemaV1.InferOutput<S>) => string;
 }
 
 /** A validated, frozen job kind. Pass it to `new Conveyor({ jobs })` and to `enqueue`. */
@@ -141,6 +161,8 @@ export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R 
   readonly priority: number;
   /** Cron schedules of this kind, validated (empty when it has none). */
   readonly schedules: readonly ResolvedCronSchedule[];
+  /** Derives a job's limit key from its parsed payload; null when the kind has none (the default). */
+  readonly limitKey: ((payload: StandardSchemaV1.InferOutput<S>) => string) | null;
 }
 
 /** Any job definition, whatever its payload type. */
@@ -149,6 +171,9 @@ export type AnyJobDefinition = JobDefinition<any, any>;
 
 /** Payload type accepted by `enqueue` for a definition. */
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
+
+/** What a definition's handler resolves to when it succeeds (a `RetryAfter` is not a result). */
+export type ResultOf<D> = D extends { readonly handler: (...args: never[]) => infer R } ? Exclude<Awaited<R>, RetryAfter> : never;
 
 /** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
 export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;
@@ -183,6 +208,9 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
   checkName(queue, `${where}: queue`, ConfigError);
   const priority = input.priority ?? DEFAULT_PRIORITY;
   checkPriority(priority, `${where}: priority`, ConfigError);
+  if (input.limitKey !== undefined && typeof input.limitKey !== "function") {
+    throw new ConfigError(`${where}: limitKey must be a function of the payload returning the key`);
+  }
   return Object.freeze({
     kind: input.kind,
     schema: input.schema,
@@ -193,6 +221,7 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
     queue,
     priority,
     schedules: resolveSchedules(input.cron, { kind: input.kind, schema: input.schema, queue, priority }),
+    limitKey: input.limitKey ?? null,
   });
 }
 

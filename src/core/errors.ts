@@ -82,6 +82,23 @@ export class UniqueJobConflictError extends ConflictError {
 }
 
 /**
+ * A flow or batch reused an idempotency key with a different request (any
+ * difference in its jobs, payloads, options or edges). Nothing was inserted.
+ */
+export class FlowIdempotencyConflictError extends ConflictError {
+  /** The reused key. */
+  readonly idempotencyKey: string;
+  /** The flow the key already names. */
+  readonly flowId: string;
+
+  constructor(idempotencyKey: string, flowId: string) {
+    super(`idempotency key ${JSON.stringify(idempotencyKey)} was already used for flow ${flowId} with a different request`);
+    this.idempotencyKey = idempotencyKey;
+    this.flowId = flowId;
+  }
+}
+
+/**
  * An enqueue reused an idempotency key with a different request (see
  * `requestDifferences` for what "same" means). Nothing was inserted.
  * `jobId` is the job the key already names, or null when two items of one

@@ -1,3 +1,4 @@
+import type { TraceContext } from "./trace-context.js";
 import type { ExecutionOutcome, JobStatus } from "./states.js";
 
 /** An error as stored on a job or an execution. */
@@ -40,6 +41,8 @@ export interface Job<P = unknown> {
   idempotencyKey: string | null;
   /** The unique key the job holds; null when it has none or released it by leaving its unique states. */
   uniqueKey: string | null;
+  /** The key its queue's limits per key count it under; null when none. */
+  limitKey: string | null;
   /** The handler's return value, when it succeeded and returned JSON. */
   result: unknown;
   /** The worker holding the job while it runs. */
@@ -82,6 +85,13 @@ export interface ClaimedJob<P = unknown> {
   idempotencyKey: string | null;
   /** Milliseconds from the job becoming ready (run_at) to this claim, by the database clock. */
   waitedMs: number;
+  /**
+   * The trace context stored at enqueue (migration 015), read only while a
+   * tracer provider is registered; absent otherwise.
+   */
+  traceContext?: TraceContext | null;
+  /** The trace contexts of the job's dependencies (workflows), which its attempt's span links; read as `traceContext` is. */
+  dependencyTraceContexts?: readonly TraceContext[];
 }
 
 /** One attempt of a job. */
@@ -128,8 +138,8 @@ export interface DeadLetter {
   attempts: number;
   /** Attempts it was allowed. */
   maxAttempts: number;
-  /** Why it died: attempts ran out, or a handler threw `PermanentError`. */
-  reason: "attempts_exhausted" | "permanent_error";
+  /** Why it died: attempts ran out, a handler threw `PermanentError`, or a dependency ended other than succeeded. */
+  reason: "attempts_exhausted" | "permanent_error" | "dependency_failed";
   /** The error of its last attempt. */
   lastError: StoredError | null;
   /** Every attempt up to the death, oldest first. */

@@ -24,6 +24,8 @@ export interface PruneResult {
   jobs: number;
   /** Dead-letter entries deleted, each with its dead job. */
   deadLetters: number;
+  /** Flows and batches deleted: those older than the finished-job age whose jobs are all gone. */
+  flows: number;
 }
 
 /** What one prune deletes: ages and batch size, validated. */

@@ -1,13 +1,14 @@
 /**
  * Job states. See the lifecycle in docs/jobs.md:
  *
+ *   waiting ─(every dependency ended)─▶ queued
  *   queued ─▶ running ─▶ succeeded
  *     ▲         ├────▶ retrying ─(run_at ≤ now)─▶ running
  *     │         ├────▶ dead      (attempts spent or a permanent error)
  *     │         └────▶ cancelled (cancel observed)
  *   requeue (from dead)          queued | retrying ─ cancel ─▶ cancelled
  */
-export const JOB_STATUSES = ["queued", "running", "retrying", "succeeded", "cancelled", "dead"] as const;
+export const JOB_STATUSES = ["waiting", "queued", "running", "retrying", "succeeded", "cancelled", "dead"] as const;
 /** A job's state: one of `JOB_STATUSES`. */
 export type JobStatus = (typeof JOB_STATUSES)[number];
 

@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
   MAX_DELAY_MS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_LIMIT_KEY_LENGTH,
   MAX_MAX_ATTEMPTS,
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
@@ -52,6 +53,13 @@ export function checkMaxAttempts(value: unknown, field = "maxAttempts", ErrorTyp
 export function checkIdempotencyKey(value: unknown, field = "idempotencyKey"): asserts value is string {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH || value.includes("\u0000")) {
     refuse(ValidationError, `${field} must be a non-empty string of at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without NUL`, field);
+  }
+}
+
+/** A limit key: 1 to MAX_LIMIT_KEY_LENGTH characters, no control characters. */
+export function checkLimitKey(value: unknown, field = "limitKey", ErrorType: ErrorClass = ValidationError): asserts value is string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_LIMIT_KEY_LENGTH || /[\u0000-\u001f]/.test(value)) {
+    refuse(ErrorType, `${field} must be a string of 1 to ${MAX_LIMIT_KEY_LENGTH} characters without control characters, got ${JSON.stringify(value)}`, field);
   }
 }
 

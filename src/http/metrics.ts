@@ -2,6 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { QueueOverview } from "../client/queue-overview.js";
+import { KEY_METRICS_TOP } from "../core/defaults.js";
+import type { KeyHeldBack } from "../core/key-limits.js";
 
 /**
  * The API's Prometheus metrics, in a registry of its own (so an API and a
@@ -22,6 +24,14 @@ export class ApiMetrics {
   readonly queueDepth: Gauge<"queue" | "status">;
   /** `conveyor_queue_depth_up`: 1 when the last depth read succeeded, else 0. */
   readonly queueDepthUp: Gauge;
+  /** `conveyor_flow_callbacks{state}`: batch callbacks waiting, released or skipped, read at scrape time. */
+  readonly flowCallbacks: Gauge<"state">;
+  /** `conveyor_key_limit_held_jobs{queue}`: ready jobs held back by their key's limit, read at scrape time. */
+  readonly keyHeldJobs: Gauge<"queue">;
+  /** `conveyor_keys_at_limit{queue}`: keys at their concurrency limit or with a full rate window, read at scrape time. */
+  readonly keysAtLimit: Gauge<"queue">;
+  /** `conveyor_key_at_limit_held_jobs{queue,key}`: the KEY_METRICS_TOP (10) keys per queue holding back the most jobs, so the label set stays bounded. */
+  readonly keyAtLimitHeldJobs: Gauge<"queue" | "key">;
 
   /** @internal `buildApp` makes one; read it as `app.conveyorMetrics`. */
   constructor(overview: QueueOverview, log: Logger, registry: Registry = new Registry()) {
@@ -62,7 +72,7 @@ export class ApiMetrics {
         }));
     this.queueDepth = new Gauge({
       name: "conveyor_queue_depth",
-      help: "Jobs by queue and status, all tenants: queued, running, retrying, and dead (in the dead-letter queue)",
+      help: "Jobs by queue and status, all tenants: waiting (on dependencies), queued, running, retrying, and dead (in the dead-letter queue)",
       labelNames: ["queue", "status"],
       registers,
       // Read at scrape time, so the number is current and costs nothing between scrapes.
@@ -78,6 +88,84 @@ export class ApiMetrics {
       registers,
       async collect() {
         this.set((await readDepth()) === null ? 0 : 1);
+      },
+    });
+    this.flowCallbacks = new Gauge({
+      name: "conveyor_flow_callbacks",
+      help: "Batch callbacks, all tenants: waiting (a member has not ended), released (queued, running or ran), skipped (ended without running)",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          const counts = await overview.flowCallbackStates();
+          for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+        } catch (error) {
+          // As for the depth: an outage leaves the gauge empty, never fails the scrape (conveyor_queue_depth_up says it).
+          log.warn({ err: error }, "batch callback states unavailable for /metrics");
+        }
+      },
+    });
+    // The three key gauges share one read per scrape, as the depth gauges do.
+    let pendingKeys: Promise<KeyHeldBack[] | null> | undefined;
+    const readKeys = () =>
+      (pendingKeys ??= overview
+        .keysHeldBack()
+        .catch((error: unknown) => {
+          log.warn({ err: error }, "keys held back unavailable for /metrics");
+          return null;
+        })
+        .finally(() => {
+          pendingKeys = undefined;
+        }));
+    const perQueue = (rows: readonly KeyHeldBack[]) => {
+      const totals = new Map<string, { keys: number; jobs: number }>();
+      for (const row of rows) {
+        const total = totals.get(row.queue) ?? { keys: 0, jobs: 0 };
+        total.keys += 1;
+        total.jobs += row.heldJobs;
+        totals.set(row.queue, total);
+      }
+      return totals;
+    };
+    this.keyHeldJobs = new Gauge({
+      name: "conveyor_key_limit_held_jobs",
+      help: "Ready jobs held back by their key's limit (concurrency or rate), by queue",
+      labelNames: ["queue"],
+      registers,
+      async collect() {
+        const rows = await readKeys();
+        this.reset();
+        for (const [queue, total] of perQueue(rows ?? [])) this.set({ queue }, total.jobs);
+      },
+    });
+    this.keysAtLimit = new Gauge({
+      name: "conveyor_keys_at_limit",
+      help: "Keys at their concurrency limit or with a full rate window, by queue",
+      labelNames: ["queue"],
+      registers,
+      async collect() {
+        const rows = await readKeys();
+        this.reset();
+        for (const [queue, total] of perQueue(rows ?? [])) this.set({ queue }, total.keys);
+      },
+    });
+    this.keyAtLimitHeldJobs = new Gauge({
+      name: "conveyor_key_at_limit_held_jobs",
+      help: `Ready jobs held back, for the ${KEY_METRICS_TOP} keys of each queue holding back the most (a bounded label set)`,
+      labelNames: ["queue", "key"],
+      registers,
+      async collect() {
+        const rows = await readKeys();
+        this.reset();
+        const shown = new Map<string, number>();
+        // Rows come ordered by queue, then held jobs descending.
+        for (const row of rows ?? []) {
+          const count = shown.get(row.queue) ?? 0;
+          if (count >= KEY_METRICS_TOP) continue;
+          shown.set(row.queue, count + 1);
+          this.set({ queue: row.queue, key: row.key }, row.heldJobs);
+        }
       },
     });
     collectDefaultMetrics({ register: registry, prefix: "conveyor_api_" });

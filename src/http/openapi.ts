@@ -72,6 +72,7 @@ export async function installOpenApi(app: FastifyInstance, docs: KindDocs, optio
       },
       tags: [
         { name: "jobs", description: "enqueue, inspect, cancel" },
+        { name: "flows", description: "graphs of jobs and batches with a callback" },
         { name: "dead letters", description: "jobs that will not succeed" },
         { name: "operations", description: "queues, workers, health, metrics" },
       ],

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEPENDENCY_POLICIES, type DependencyPolicy } from "../core/flows.js";
 import { EXECUTION_OUTCOMES, JOB_STATUSES } from "../core/states.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { BATCH_OUTCOMES } from "./schemas.js";
@@ -36,6 +37,7 @@ const job = z.object({
   lastError: errorShape,
   cancelRequested: z.boolean(),
   uniqueKey: z.string().nullable().describe("the unique key the job holds; null when none or released"),
+  limitKey: z.string().nullable().describe("the key its queue's limits per key count it under (GET /v1/queues/{queue}/keys/{key} says why it waits); null when none"),
   createdAt: storedTime,
   updatedAt: storedTime,
   startedAt: isoTime.nullable(),
@@ -54,7 +56,9 @@ const deadLetter = z.object({
   payload: z.unknown(),
   attempts: z.number().int(),
   maxAttempts: z.number().int(),
-  reason: z.enum(["attempts_exhausted", "permanent_error"]),
+  reason: z
+    .enum(["attempts_exhausted", "permanent_error", "dependency_failed"])
+    .describe("attempts ran out, a handler threw PermanentError, or a dependency ended other than succeeded"),
   lastError: errorShape,
   history: z.array(execution),
   deadAt: storedTime,
@@ -62,13 +66,24 @@ const deadLetter = z.object({
 
 const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 
+const statusCounts = z.object(
+  Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>,
+);
+
 const queueStats = z.object({
   queue: z.string(),
-  counts: z.object(Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>),
+  counts: statusCounts,
   oldestReadyAgeMs: z.number().nullable().describe("ms the oldest job ready to run has waited; null when none waits"),
   paused: z.boolean().describe("paused queues are not claimed"),
   concurrencyLimit: z.number().int().nullable().describe("most jobs running at once across all workers; null: no cap"),
   rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable().describe("claims per fixed window; null: none"),
+  keyLimits: z
+    .object({
+      concurrencyLimit: z.number().int().nullable(),
+      rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable(),
+    })
+    .nullable()
+    .describe("the queue's default limits per key (GET /v1/queues/{name}/key-limits for overrides); null: no limits per key"),
 });
 
 const worker = z.object({
@@ -81,6 +96,34 @@ const worker = z.object({
   startedAt: storedTime,
   lastSeenAt: storedTime,
   runningJobIds: z.array(z.uuid()).describe("a tenant key sees only its own tenant's jobs here"),
+});
+
+const flow = z.object({
+  id: z.uuid(),
+  tenant: z.string(),
+  kind: z.enum(["flow", "batch"]).describe("flow: a graph (POST /v1/flows); batch: members and a callback (POST /v1/batches)"),
+  name: z.string().nullable(),
+  idempotencyKey: z.string().nullable(),
+  callbackJobId: z.uuid().nullable().describe("a batch's callback job; null for a flow"),
+  createdAt: storedTime,
+});
+
+const flowNode = z.object({
+  node: z.string().describe("the job's name in the flow"),
+  dependsOn: z
+    .array(z.object({ jobId: z.uuid(), node: z.string().nullable().describe("its name when it is in this flow; null for a job outside it") }))
+    .describe("what the job waits for, in id order"),
+  job,
+});
+
+const policy = z.enum(DEPENDENCY_POLICIES as readonly DependencyPolicy[] as [DependencyPolicy, ...DependencyPolicy[]]);
+
+const dependencyLink = z.object({
+  jobId: z.uuid(),
+  kind: z.string(),
+  status: z.enum(JOB_STATUSES),
+  node: z.string().nullable().describe("its name in its flow; null outside a flow"),
+  onFailure: policy.describe("the edge's policy when the dependency ends other than succeeded"),
 });
 
 const problem = z
@@ -114,6 +157,46 @@ export const responseSchemas = {
   queues: toJsonSchema(z.object({ items: z.array(queueStats) })),
   workers: toJsonSchema(z.object({ items: z.array(worker) })),
   problem: toJsonSchema(problem),
+  flow: toJsonSchema(flow),
+  flowPage: toJsonSchema(page(flow)),
+  flowDetail: toJsonSchema(
+    flow.extend({ counts: statusCounts.describe("the flow's jobs by status"), jobs: z.array(flowNode).describe("in id order") }),
+  ),
+  flowCreated: toJsonSchema(
+    z.object({
+      id: z.uuid(),
+      created: z.boolean().describe("false when the idempotency key returned a flow created before"),
+      jobs: z.record(z.string(), job).describe("every job by its name (`waiting` when it has dependencies)"),
+    }),
+  ),
+  batchCreated: toJsonSchema(
+    z.object({
+      id: z.uuid(),
+      created: z.boolean().describe("false when the idempotency key returned a batch created before"),
+      jobs: z.array(job).describe("the members, in request order"),
+      callback: job,
+    }),
+  ),
+  flowCancelled: toJsonSchema(
+    z.object({
+      id: z.uuid(),
+      cancelled: z.number().int().describe("jobs cancelled at once (they had not started)"),
+      cancelRequested: z.number().int().describe("running jobs asked to stop at their worker's next heartbeat"),
+    }),
+  ),
+  jobDependencies: toJsonSchema(
+    z.object({
+      jobId: z.uuid(),
+      flowId: z.uuid().nullable().describe("the flow or batch the job belongs to; null when none"),
+      node: z.string().nullable().describe("its name in that flow"),
+      dependencies: z.array(dependencyLink).describe("what the job waits for (its parents)"),
+      dependents: z.array(dependencyLink).describe("what waits for it (its children)"),
+      counts: z
+        .object({ pending: z.number().int(), failed: z.number().int(), blocking: z.number().int() })
+        .nullable()
+        .describe("its dependencies not ended yet, ended other than succeeded, and of those the ones blocking it; null when it has none"),
+    }),
+  ),
 };
 
 /** A JSON response in a route's `response` map. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { decodeCursor } from "../client/cursor.js";
 import { MAX_BATCH_JOBS, MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LIST_LIMIT, MAX_NAME_LENGTH, MAX_TENANT_LENGTH } from "../core/defaults.js";
 import { JOB_STATUSES } from "../core/states.js";
+import { jobDependencyFields } from "../wire/flow-request.js";
 import { batchJobItem, jobFields } from "../wire/job-request.js";
 
 // Request schemas (a job to enqueue is in wire/job-request.ts). Value rules the client enforces anyway (names, ranges) are
@@ -61,7 +62,12 @@ export const deadLetterListQuery = z.object(listFilters).strict();
 export const tenantQuery = z.object({ tenant: tenantFilter }).strict();
 
 /** `POST /v1/jobs`; the idempotency key comes in the `Idempotency-Key` header. */
-export const createJobBody = z.object(jobFields).strict();
+export const createJobBody = z.object({ ...jobFields, ...jobDependencyFields }).strict();
+
+/** `GET /v1/flows`. */
+export const flowListQuery = z
+  .object({ kind: z.enum(["flow", "batch"]).optional().describe("only flows, or only batches"), tenant: tenantFilter, limit, cursor })
+  .strict();
 
 export const batchBody = z.object({ jobs: z.array(batchJobItem).min(1).max(MAX_BATCH_JOBS) }).strict();
 
@@ -74,6 +80,13 @@ export const idempotencyHeaders = z.looseObject({
     .regex(PRINTABLE, "must not contain control characters")
     .optional()
     .describe("same key and request: the job it first created (200); same key, different request: 409"),
+});
+
+/** `POST /v1/flows` and `POST /v1/batches`: the key may also come in the body as `idempotencyKey`. */
+export const flowIdempotencyHeaders = z.looseObject({
+  "idempotency-key": idempotencyHeaders.shape["idempotency-key"].describe(
+    "as the body's idempotencyKey (give one, or both equal): same key and request return the flow it first created (200); a different request: 409",
+  ),
 });
 
 export type CreateJobBody = z.output<typeof createJobBody>;

@@ -1,7 +1,7 @@
 import { CLAIM_MIN_FRESH_IDS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import type { DatabaseClock } from "./database-clock.js";
-import { type ConnectionConfig, createPlanModePool, type Pool, type Queryable } from "./db.js";
+import { type ConnectionConfig, createPlanModePool, type Pool, poolOf, type Queryable } from "./db.js";
 import { freshExecutionIds } from "./execution-ids.js";
 import type { BoundQuery, Queries } from "./queries.js";
 import { rowToClaimedJob } from "./rows.js";
@@ -37,9 +37,16 @@ export class ClaimStore {
     queries: Queries,
     queues: readonly string[] | null,
     private readonly clock: DatabaseClock,
+    /** Behind a pooler in transaction mode: no session to set a plan mode on, nothing prepared; each claim is planned for its values. */
+    pooled = false,
   ) {
     const { jobClaim, jobClaimAllQueues } = queries;
     const allQueues = queues === null;
+    if (pooled) {
+      this.pool = poolOf({ ...connection, application_name: "conveyor-claims" }, 1);
+      this.claim = { ...(allQueues ? jobClaimAllQueues : jobClaim), prepared: false };
+      return;
+    }
     this.pool = createPlanModePool(connection, "conveyor-claims", allQueues ? "force_generic_plan" : "force_custom_plan");
     this.claim = { ...(allQueues ? jobClaimAllQueues : jobClaim), prepared: true };
   }

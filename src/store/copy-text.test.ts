@@ -36,10 +36,14 @@ describe("COPY text", () => {
   });
 
   it("writes one tab-separated line per row", () => {
-    const lines = copyLines([row({ payload: '{"s":"a\\tb"}' }), row({ priority: -4, delayMs: 5 })], 1_700_000_000_000_000);
+    const traced = { traceContext: '{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}' };
+    const lines = copyLines(
+      [row({ payload: '{"s":"a\\tb"}' }), row({ priority: -4, delayMs: 5, limitKey: "host\ta", ...traced })],
+      1_700_000_000_000_000,
+    );
     expect(lines.split("\n")).toEqual([
-      '01890a5d-ac96-774b-bcce-b302099a8057\tdefault\tmail\temail.send\t{"s":"a\\\\tb"}\t0\t3\t2023-11-14T22:13:20.000000Z',
-      "01890a5d-ac96-774b-bcce-b302099a8057\tdefault\tmail\temail.send\t{\"n\":1}\t-4\t3\t2023-11-14T22:13:20.005000Z",
+      '01890a5d-ac96-774b-bcce-b302099a8057\tdefault\tmail\temail.send\t{"s":"a\\\\tb"}\t0\t3\t2023-11-14T22:13:20.000000Z\t\\N\t\\N',
+      `01890a5d-ac96-774b-bcce-b302099a8057\tdefault\tmail\temail.send\t{"n":1}\t-4\t3\t2023-11-14T22:13:20.005000Z\t${traced.traceContext}\thost\\ta`,
       "",
     ]);
   });

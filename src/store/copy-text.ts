@@ -43,7 +43,9 @@ export function copyLines(rows: readonly JobInsertRow[], nowMicros: number): str
   for (const row of rows) {
     if (row.idempotencyKey !== null || row.unique !== null) throw new Error(`job ${row.id} has a key: it must be inserted, not copied`);
     const runAt = row.runAt === null && row.delayMs === null ? now : timestampFromMicros(runAtMicros(row, nowMicros));
-    text += `${row.id}\t${copyText(row.tenant)}\t${copyText(row.queue)}\t${copyText(row.kind)}\t${copyText(row.payload)}\t${row.priority}\t${row.maxAttempts}\t${runAt}\n`;
+    const traceContext = row.traceContext == null ? "\\N" : copyText(row.traceContext);
+    const limitKey = row.limitKey == null ? "\\N" : copyText(row.limitKey);
+    text += `${row.id}\t${copyText(row.tenant)}\t${copyText(row.queue)}\t${copyText(row.kind)}\t${copyText(row.payload)}\t${row.priority}\t${row.maxAttempts}\t${runAt}\t${traceContext}\t${limitKey}\n`;
   }
   return text;
 }

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { CONNECT_TIMEOUT_MS } from "../core/defaults.js";
+import { HostSelector, parseHostList, writableClientClass } from "./hosts.js";
 
 export type { Queryable } from "../core/queryable.js";
 
@@ -31,6 +32,12 @@ export interface ConnectionOptions {
   applicationName: string;
   /** Client-side deadline of every statement on the pool, in ms; 0 for none. */
   queryTimeoutMs: number;
+  /**
+   * Set SESSION_SETTINGS on each new connection. False behind a pooler in
+   * transaction mode, where a session setting would land on whichever
+   * server connection the pooler picked and stay there for other clients.
+   */
+  sessionSettings?: boolean;
 }
 
 export interface PoolOptions extends ConnectionOptions {
@@ -56,10 +63,17 @@ export const SESSION_SETTINGS = [
   "SET tcp_user_timeout = 30000",
 ].join("; ");
 
-/** How the connections of a pool Conveyor creates are made (`createPool`), and the connections it opens beside that pool. */
+/**
+ * How the connections of a pool Conveyor creates are made (`createPool`),
+ * and the connections it opens beside that pool. A URL listing several
+ * hosts (`postgres://u@db1,db2:5433/app`) gives connections that go to
+ * whichever of them takes writes (hosts.ts).
+ */
 export function connectionConfig(options: ConnectionOptions): ConnectionConfig {
+  const hosts = parseHostList(options.connectionString);
   return {
-    connectionString: options.connectionString,
+    connectionString: hosts ? hosts.urls[0]! : options.connectionString,
+    ...(hosts ? { Client: writableClientClass(new HostSelector(hosts)) } : {}),
     application_name: options.applicationName,
     types,
     // Notice dead peers (a host that vanished) instead of waiting on them forever.
@@ -74,7 +88,7 @@ export function connectionConfig(options: ConnectionOptions): ConnectionConfig {
     // awaits onConnect before handing the client out, so it never races a query.
     // Plans are left at PostgreSQL's default (plan_cache_mode auto): which
     // statements may reuse a plan is decided per statement (queries.ts).
-    onConnect: (client: pg.ClientBase) => client.query(SESSION_SETTINGS),
+    ...(options.sessionSettings === false ? {} : { onConnect: (client: pg.ClientBase) => client.query(SESSION_SETTINGS) }),
   };
 }
 

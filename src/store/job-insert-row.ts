@@ -19,6 +19,10 @@ export interface JobInsertRow {
   idempotencyKey: string | null;
   /** The unique-key settings, resolved; null for an ordinary job. */
   unique: UniqueInsert | null;
+  /** The W3C trace context to store (JSON text of a TraceContext, core/trace-context.ts); null or absent: none. */
+  traceContext?: string | null;
+  /** The key its limits per key count it under (migration 016); absent or null: none. */
+  limitKey?: string | null;
 }
 
 /** A unique key as `jobInsertUnique` takes it. */

@@ -1,6 +1,7 @@
 import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
 import type { DeadReason } from "../core/outcome.js";
+import type { TraceContext } from "../core/trace-context.js";
 import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
@@ -147,7 +148,10 @@ export class JobStore {
     return this.inserting(db, async (wakeAfterCommit) => {
       const { rows } = await this.run(
         row.idempotencyKey === null ? this.q.jobInsertKeyless : this.q.jobInsert,
-        [row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey, wakeAfterCommit, this.channel],
+        [
+          row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey,
+          wakeAfterCommit, this.channel, row.traceContext ?? null, row.limitKey ?? null,
+        ],
         db,
       );
       if (!rows[0]) return null;
@@ -164,6 +168,8 @@ export class JobStore {
     const timed = input.some((row) => row.runAt !== null);
     const delayed = input.some((row) => row.delayMs !== null);
     const keyed = input.some((row) => row.idempotencyKey !== null);
+    const traced = input.some((row) => row.traceContext != null);
+    const limitKeyed = input.some((row) => row.limitKey != null);
     // A column null in every row goes as one NULL: unnest() pads it to the ids' length.
     const columns = [
       textArray(input.map((row) => row.id)),
@@ -177,14 +183,16 @@ export class JobStore {
       delayed ? numberArray(input.map((row) => row.delayMs)) : null,
       keyed ? textArray(input.map((row) => row.idempotencyKey)) : null,
     ];
+    const traceContexts = traced ? textArray(input.map((row) => row.traceContext ?? null)) : null;
+    const limitKeys = limitKeyed ? textArray(input.map((row) => row.limitKey ?? null)) : null;
     return this.inserting(db, async (wakeAfterCommit) => {
       if (!keyed) {
-        const { rows } = await this.run(this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit], db);
+        const { rows } = await this.run(this.q.jobInsertManyKeyless, [...columns, wakeAfterCommit, traceContexts, limitKeys], db);
         const nowMicros = Number(rows[0].now_us);
         if (wakeAfterCommit) this.wakeFor(input);
         return input.map((row) => insertedJob(row, nowMicros));
       }
-      const { rows } = await this.run(this.q.jobInsertMany, [...columns, wakeAfterCommit], db);
+      const { rows } = await this.run(this.q.jobInsertMany, [...columns, wakeAfterCommit, traceContexts, limitKeys], db);
       const returned = new Map(rows.map((row) => [row.id as string, row]));
       const inserted: JobInsertRow[] = [];
       const jobs = input.map((row) => {
@@ -246,11 +254,17 @@ export class JobStore {
       this.q.jobInsertUnique,
       [
         row.id, row.tenant, row.queue, row.kind, row.payload, row.priority, row.maxAttempts, row.runAt, row.delayMs, row.idempotencyKey,
-        unique.key, unique.states, unique.onConflict === "replace", unique.replacePriority,
+        unique.key, unique.states, unique.onConflict === "replace", unique.replacePriority, row.traceContext ?? null, row.limitKey ?? null,
       ],
       db,
     );
     return rows[0] ? rowToJob(rows[0]) : null;
+  }
+
+  /** The stored trace contexts (migration 015) of these jobs and of their dependencies, by job id. */
+  async jobTraceContexts(ids: readonly string[]): Promise<Map<string, { own: TraceContext | null; dependencies: TraceContext[] }>> {
+    const { rows } = await this.run(this.q.jobTraceContexts, [ids]);
+    return new Map(rows.map((row) => [row.id as string, { own: (row.trace_context as TraceContext | null) ?? null, dependencies: row.dependency_contexts }]));
   }
 
   /** The job holding a unique key in a tenant, or null when no job holds it. */

@@ -47,6 +47,35 @@ export class LimitedClaimStore {
     return rows.map(rowToClaimedJob);
   }
 
+  /**
+   * Claim from one key-limited queue, walking `walk` keys round-robin after
+   * `afterKey` (the cursor; null: from the first key). Returns the jobs and
+   * the cursor to pass next time: the last key claimed from in walk order
+   * (the database's, so its collation's), the last key walked when none
+   * was, or `afterKey` when no key had ready jobs.
+   */
+  async jobClaimByKey(
+    queue: string,
+    request: ClaimRequest,
+    afterKey: string | null,
+    walk: number,
+  ): Promise<{ jobs: ClaimedJob[]; nextKey: string | null }> {
+    const { rows } = await runQuery(this.pool, this.q.jobClaimByKey, [
+      request.workerId,
+      request.limit,
+      request.kinds,
+      queue,
+      request.leaseMs,
+      freshExecutionIds(request.limit, this.clock.nowKnown()),
+      CLAIM_LOCK_TIMEOUT_MS,
+      afterKey,
+      walk,
+    ]);
+    // A row without an id only carries the cursor (nothing was claimed).
+    const jobs = rows.filter((row) => row.id !== null).map(rowToClaimedJob);
+    return { jobs, nextKey: rows.length > 0 ? (rows[0].next_key ?? afterKey) : afterKey };
+  }
+
   /** Tenant-fair claim over unrestricted queues (fewest running first), within each tenant's cap. */
   async jobClaimFair(request: ClaimRequest): Promise<ClaimedJob[]> {
     // Every capped tenant's lock is always taken (an empty table costs one
@@ -64,3 +93,4 @@ export class LimitedClaimStore {
     return rows.map(rowToClaimedJob);
   }
 }
+

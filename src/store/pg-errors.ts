@@ -7,6 +7,8 @@ export const PG_UNTRANSLATABLE_CHARACTER = "22P05";
 export const PG_INVALID_TEXT_REPRESENTATION = "22P02";
 export const PG_READ_ONLY_SQL_TRANSACTION = "25006";
 export const PG_LOCK_NOT_AVAILABLE = "55P03";
+export const PG_DEADLOCK_DETECTED = "40P01";
+export const PG_SERIALIZATION_FAILURE = "40001";
 /** "timestamp out of range", "interval out of range". */
 export const PG_DATETIME_FIELD_OVERFLOW = "22008";
 
@@ -42,6 +44,17 @@ export function translatePgError(error: unknown): Error {
   if (isQueryTimeout(error)) return new DatabaseError("the database did not answer in time (the pool's query timeout)", { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new DatabaseError(`database error: ${message}`, { cause: error });
+}
+
+/**
+ * True for a transaction the server aborted to break a deadlock or a
+ * serialization conflict: nothing it did remains, and running it again is
+ * the remedy.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isTransientConflict(error.cause)) return true;
+  const code = (error as PgErrorShape | undefined)?.code;
+  return code === PG_DEADLOCK_DETECTED || code === PG_SERIALIZATION_FAILURE;
 }
 
 /** True for a statement that gave up waiting for a lock (its `lock_timeout`); nothing it did remains. */

@@ -7,7 +7,9 @@ import * as clock from "./sql/clock.js";
 import * as cron from "./sql/cron.js";
 import * as claimsLimited from "./sql/claims-limited.js";
 import * as deadLetters from "./sql/dead-letters.js";
+import * as flows from "./sql/flows.js";
 import * as jobs from "./sql/jobs.js";
+import * as keyLimits from "./sql/key-limits.js";
 import * as leases from "./sql/leases.js";
 import * as progress from "./sql/progress.js";
 import * as queues from "./sql/queues.js";
@@ -26,6 +28,7 @@ const SOURCES = {
   ...attempts,
   ...clock,
   ...deadLetters,
+  ...flows,
   ...workers,
   ...apiKeys,
   ...queues,
@@ -38,6 +41,7 @@ const SOURCES = {
   ...transactionalCompletion,
   ...unique,
   ...tenantIndex,
+  ...keyLimits,
 } as const;
 
 type QueryName = {
@@ -87,14 +91,19 @@ export interface BoundQuery {
 
 export type Queries = Readonly<Record<QueryName, BoundQuery>>;
 
-/** Every statement with the schema name substituted, quoted in this one place. */
-export function bindQueries(schema: string): Queries {
+/**
+ * Every statement with the schema name substituted, quoted in this one
+ * place. `pooled`: connections go through a pooler in transaction mode,
+ * where a statement prepared on one server connection is unknown on the
+ * next, so none is prepared (each is sent unnamed).
+ */
+export function bindQueries(schema: string, pooled = false): Queries {
   const quoted = quoteIdent(schema);
   const tag = createHash("sha1").update(schema).digest("hex").slice(0, 8);
   const bound: Record<string, BoundQuery> = {};
   for (const [name, text] of Object.entries(SOURCES)) {
     if (typeof text !== "string" || name.endsWith("_COLUMNS")) continue;
-    bound[name] = { name: `conveyor_${tag}_${name}`, text: text.replaceAll("{{schema}}", quoted), prepared: PLANNED_ONCE.has(name) };
+    bound[name] = { name: `conveyor_${tag}_${name}`, text: text.replaceAll("{{schema}}", quoted), prepared: !pooled && PLANNED_ONCE.has(name) };
   }
   return Object.freeze(bound) as Queries;
 }

@@ -9,6 +9,8 @@ export interface ClaimRestrictions {
   limitedQueues: string[];
   /** Whether any tenant has a concurrency cap. */
   tenantCaps: boolean;
+  /** Queues with limits per key, by name (the fast path skips them; migration 016). */
+  keyLimitedQueues: string[];
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -84,6 +86,6 @@ export class QueueSettingsStore {
 
   async claimRestrictions(): Promise<ClaimRestrictions> {
     const { rows } = await runQuery(this.pool, this.q.claimRestrictions, []);
-    return { limitedQueues: rows[0].limited_queues, tenantCaps: rows[0].tenant_caps };
+    return { limitedQueues: rows[0].limited_queues, tenantCaps: rows[0].tenant_caps, keyLimitedQueues: rows[0].key_limited_queues };
   }
 }

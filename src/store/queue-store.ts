@@ -29,6 +29,7 @@ export class QueueStore {
     return rows.map((row) => ({
       queue: row.queue,
       counts: {
+        waiting: row.waiting,
         queued: row.queued,
         running: row.running,
         retrying: row.retrying,

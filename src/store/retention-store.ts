@@ -18,6 +18,12 @@ export class RetentionStore {
     return rows[0].count;
   }
 
+  /** Delete up to `limit` flows older than `olderThanMs` whose jobs are all gone; returns how many. */
+  async flowPruneEmpty(olderThanMs: number, limit: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.flowPruneEmpty, [olderThanMs, limit]);
+    return rows[0].count;
+  }
+
   /** Delete up to `limit` dead letters older than `olderThanMs` with their jobs; returns how many. */
   async deadLetterPrune(olderThanMs: number, limit: number): Promise<number> {
     const { rows } = await runQuery(this.pool, this.q.deadLetterPrune, [olderThanMs, limit]);

@@ -3,8 +3,10 @@ import { ClaimStore } from "./claim-store.js";
 import { CronStore } from "./cron-store.js";
 import { DatabaseClock } from "./database-clock.js";
 import type { ConnectionConfig, Pool } from "./db.js";
+import { FlowStore } from "./flow-store.js";
 import { HandlerStore } from "./handler-store.js";
 import { JobStore } from "./job-store.js";
+import { KeyLimitStore } from "./key-limit-store.js";
 import { LimitedClaimStore } from "./limited-claim-store.js";
 import { bindQueries, type Queries } from "./queries.js";
 import { QueueSettingsStore } from "./queue-settings-store.js";
@@ -33,12 +35,16 @@ export class Store {
   readonly clock: DatabaseClock;
   /** Cron schedules and their ticks. */
   readonly cron: CronStore;
+  /** Dependencies, flows and batches. */
+  readonly flows: FlowStore;
   /** What a running handler writes: progress and transactional completion. */
   readonly handlers: HandlerStore;
   /** Read-only overviews of queues. */
   readonly queues: QueueStore;
   /** Queue and tenant limits. */
   readonly queueSettings: QueueSettingsStore;
+  /** Limits per key: defaults, overrides, what a key is doing. */
+  readonly keyLimits: KeyLimitStore;
   /** Claims from limited queues and fair claims across tenants (on the pool). */
   readonly limitedClaims: LimitedClaimStore;
   /** Retention deletes. */
@@ -53,15 +59,19 @@ export class Store {
     readonly pool: Pool,
     /** Schema holding Conveyor's tables. */
     readonly schema: string,
+    /** Connections go through a pooler in transaction mode: nothing is prepared, no session is relied on. */
+    readonly pooled = false,
   ) {
-    const queries = bindQueries(schema);
+    const queries = bindQueries(schema, pooled);
     this.queries = queries;
     this.jobs = new JobStore(pool, queries, schema);
     this.clock = new DatabaseClock(pool, queries);
     this.cron = new CronStore(pool, queries);
+    this.flows = new FlowStore(pool, queries);
     this.handlers = new HandlerStore(pool, queries, schema);
     this.queues = new QueueStore(pool, queries);
     this.queueSettings = new QueueSettingsStore(pool, queries, schema);
+    this.keyLimits = new KeyLimitStore(pool, queries, schema);
     this.limitedClaims = new LimitedClaimStore(pool, queries, this.clock);
     this.retention = new RetentionStore(pool, queries);
     this.stats = new StatsStore(pool, queries);
@@ -74,7 +84,7 @@ export class Store {
    * null for every queue. Close it when the worker stops.
    */
   claimStoreOpen(connection: ConnectionConfig, queues: readonly string[] | null): ClaimStore {
-    return new ClaimStore(connection, this.queries, queues, this.clock);
+    return new ClaimStore(connection, this.queries, queues, this.clock, this.pooled);
   }
 
   /** Make sure the tenant-fair claim's index exists; true when this call built it (tenant-index-store.ts). */

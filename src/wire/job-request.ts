@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   MAX_DELAY_MS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_LIMIT_KEY_LENGTH,
   MAX_MAX_ATTEMPTS,
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
@@ -41,6 +42,12 @@ export const jobFields = {
     .describe(`run no earlier than this many ms from now (database clock); at most ${MAX_DELAY_MS} (10 years)`),
   maxAttempts: z.number().int().min(1).max(MAX_MAX_ATTEMPTS).optional().describe("default: the kind's"),
   tenant: z.string().min(1).max(MAX_TENANT_LENGTH).optional().describe("admin keys only; default: the key's tenant"),
+  limitKey: z
+    .string()
+    .min(1)
+    .max(MAX_LIMIT_KEY_LENGTH)
+    .optional()
+    .describe("the key the queue's limits per key count this job under (a customer, a host); default: the kind's limitKey(payload), else none"),
   unique: z
     .object({
       key: z.string().min(1).max(MAX_UNIQUE_KEY_LENGTH).describe("at most one job per key (per tenant) in `states`"),

@@ -27,6 +27,8 @@ export interface JobJson {
   cancelRequested: boolean;
   /** Null when the job has no unique key or released it. */
   uniqueKey: string | null;
+  /** Null when the job has no limit key. */
+  limitKey: string | null;
   createdAt: string | null;
   updatedAt: string | null;
   startedAt: string | null;
@@ -68,6 +70,7 @@ export function jobJson(job: Job): JobJson {
     lastError: errorJson(job.lastError),
     cancelRequested: job.cancelRequested,
     uniqueKey: job.uniqueKey,
+    limitKey: job.limitKey,
     createdAt: iso(job.createdAt),
     updatedAt: iso(job.updatedAt),
     startedAt: isoOrNull(job.startedAt),

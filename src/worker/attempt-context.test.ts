@@ -2,6 +2,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../core/model.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
+import type { FlowStore } from "../store/flow-store.js";
 import type { HandlerTools } from "./handler-tools.js";
 import { Attempt } from "./attempt.js";
 
@@ -29,6 +30,7 @@ function contextFor(renewed: Attempt[] = []) {
     },
     // Never reached here: these tests call neither progress nor transaction.
     tools: null as unknown as HandlerTools,
+    flows: null as unknown as FlowStore,
   };
   return { running, context: new AttemptContext(running, deps) };
 }

@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
-import type { JobContext, JobInfo } from "../core/define-job.js";
+import type { AnyJobDefinition, JobContext, JobInfo, ResultOf } from "../core/define-job.js";
+import type { DependencyOutcome, DependencySummary } from "../core/flows.js";
+import type { FlowStore } from "../store/flow-store.js";
 import { parseCronTickKey } from "../core/cron.js";
 import type { Queryable } from "../store/db.js";
 import type { AttemptTools, HandlerTools } from "./handler-tools.js";
@@ -13,6 +15,8 @@ export interface ContextDeps {
   renew(running: Attempt): Promise<boolean>;
   /** ctx.progress and ctx.transaction. */
   tools: HandlerTools;
+  /** ctx.dependencies, ctx.resultsOf and ctx.dependencySummary read here. */
+  flows: FlowStore;
 }
 
 /**
@@ -74,6 +78,21 @@ export class AttemptContext implements JobContext<unknown> {
 
   get transaction(): <T>(work: (tx: Queryable) => Promise<T>) => Promise<T> {
     return (this.#transaction ??= (work) => this.tools().transaction(work));
+  }
+
+  get dependencies(): () => Promise<DependencyOutcome[]> {
+    return () => this.deps.flows.jobDependencyOutcomes(this.running.job.id);
+  }
+
+  get resultsOf(): <D extends AnyJobDefinition>(definition: D) => Promise<Array<ResultOf<D>>> {
+    return async <D extends AnyJobDefinition>(definition: D) => {
+      const outcomes = await this.deps.flows.jobDependencyOutcomes(this.running.job.id);
+      return outcomes.filter((o) => o.kind === definition.kind && o.status === "succeeded").map((o) => o.result as ResultOf<D>);
+    };
+  }
+
+  get dependencySummary(): () => Promise<DependencySummary> {
+    return () => this.deps.flows.jobDependencySummary(this.running.job.id);
   }
 
   /** The attempt's tools if the handler reached for them (progress, transaction); undefined otherwise. */

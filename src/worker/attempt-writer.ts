@@ -3,7 +3,7 @@ import { Batcher } from "../core/batcher.js";
 import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS } from "../core/defaults.js";
 import type { Job } from "../core/model.js";
 import type { AttemptEnd, JobStore } from "../store/job-store.js";
-import { isConnectionError } from "../store/pg-errors.js";
+import { isConnectionError, isTransientConflict } from "../store/pg-errors.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { sleep } from "./wake-signal.js";
 
@@ -26,8 +26,8 @@ type Outcome = { kind: "success"; pending: Pending<Success> } | { kind: "end"; p
  * Writes attempt outcomes in batches (core/batcher.ts): while one flush is
  * in flight, new outcomes queue up and go out together in the next, so a
  * busy worker makes one completion statement per round trip instead of one
- * per job, and an idle one adds no delay. Writes that fail because the database is away are
- * retried with back-off until the job's lease would have expired (after that
+ * per job, and an idle one adds no delay. Writes that fail because the database is away,
+ * or that the server aborted to break a deadlock, are retried with back-off until the job's lease would have expired (after that
  * another worker may own it, and the reclaim sweep takes over).
  */
 export class AttemptWriter {
@@ -105,7 +105,10 @@ export class AttemptWriter {
         return;
       } catch (error) {
         this.metrics.databaseErrors.inc({ operation });
-        if (!isConnectionError(error)) {
+        // A deadlock broken by the server (a completion releasing dependents
+        // that another transaction also releases) undid the whole batch:
+        // writing it again is the remedy, as for a lost connection.
+        if (!isConnectionError(error) && !isTransientConflict(error)) {
           if (remaining.length > 1) {
             this.log.warn({ err: (error as Error).message, operation, count: remaining.length }, "outcome batch refused; writing its rows one by one");
             for (const single of remaining) await this.writeBatch(operation, [single], write);

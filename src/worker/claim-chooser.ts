@@ -1,4 +1,10 @@
-import { CLAIM_RESTRICTIONS_REFRESH_MS } from "../core/defaults.js";
+import {
+  CLAIM_RESTRICTIONS_REFRESH_MS,
+  KEY_CLAIMS_PER_ROUND,
+  KEY_SHARE_PER_CLAIM,
+  MAX_KEYS_PER_CLAIM,
+  MIN_KEYS_PER_CLAIM,
+} from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import type { Fairness } from "../core/queue-settings.js";
 import type { ClaimStore } from "../store/claim-store.js";
@@ -12,7 +18,12 @@ import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-setti
  * - fairness off and no tenant caps: `jobClaim` (skips paused and limited queues);
  * - fairness "tenant", or any tenant cap set: the tenant-fair claim instead;
  * - then, with slots still free, each limited queue this worker serves, one
- *   short transaction each (its settings row locked, so caps hold globally).
+ *   short transaction each (its settings row locked, so caps hold globally);
+ * - then, with slots still free, each key-limited queue it serves
+ *   (`jobClaimByKey`), walking the queue's keys round-robin from where this
+ *   worker's last claim of it stopped.
+ * A worker bound to queues that are all limited (by queue or key) skips the
+ * fast claim: it could only step over their ready jobs.
  * Which queues are limited is read at most every CLAIM_RESTRICTIONS_REFRESH_MS
  * (one tiny query, beside a claim rather than before it), so a new limit
  * reaches a worker within about a second and a claim.
@@ -22,7 +33,9 @@ import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-setti
  * fast path from its next refresh, so for up to a second it may be exceeded.
  */
 export class ClaimChooser {
-  private restrictions: ClaimRestrictions = { limitedQueues: [], tenantCaps: false };
+  private restrictions: ClaimRestrictions = { limitedQueues: [], tenantCaps: false, keyLimitedQueues: [] };
+  /** Per key-limited queue, the key this worker's next claim walks from. */
+  private readonly keyCursors = new Map<string, string | null>();
   private readAt = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | null = null;
 
@@ -42,14 +55,18 @@ export class ClaimChooser {
    * stuck lock slows a round by CLAIM_LOCK_TIMEOUT_MS, never stops it.
    */
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
-    const { limitedQueues, tenantCaps } = await this.current();
+    const { limitedQueues, tenantCaps, keyLimitedQueues } = await this.current();
     const jobs: ClaimedJob[] = [];
+    const onlyLimited =
+      request.queues !== null && request.queues.every((queue) => limitedQueues.includes(queue) || keyLimitedQueues.includes(queue));
     try {
-      jobs.push(
-        ...(this.fairness === "tenant" || tenantCaps
-          ? await this.limited.jobClaimFair(request)
-          : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs)),
-      );
+      if (!onlyLimited) {
+        jobs.push(
+          ...(this.fairness === "tenant" || tenantCaps
+            ? await this.limited.jobClaimFair(request)
+            : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs)),
+        );
+      }
     } catch (error) {
       if (!isLockTimeout(error)) throw error;
       this.onLockTimeout("tenants");
@@ -71,7 +88,45 @@ export class ClaimChooser {
         break;
       }
     }
+    for (const queue of keyLimitedQueues) {
+      if (request.limit - jobs.length <= 0) break;
+      if (request.queues !== null && !request.queues.includes(queue)) continue;
+      try {
+        await this.claimByKey(queue, request, jobs);
+      } catch (error) {
+        if (isLockTimeout(error)) {
+          this.onLockTimeout(queue);
+          continue;
+        }
+        if (jobs.length === 0) throw error;
+        break;
+      }
+    }
     return jobs;
+  }
+
+  /**
+   * Claim from one key-limited queue into `jobs`, walking on from this
+   * worker's cursor. One claim walks one key per KEY_SHARE_PER_CLAIM slots
+   * (MIN_KEYS_PER_CLAIM to MAX_KEYS_PER_CLAIM keys)
+   * and takes at most an even share from each, so keys at their limit, or
+   * with fewer jobs than their share, leave it short; then it walks on, up
+   * to KEY_CLAIMS_PER_ROUND claims. A round that comes back short makes the
+   * worker wait for a notification or its poll interval, as for a drained
+   * queue, so a short claim must mean that little is claimable.
+   */
+  private async claimByKey(queue: string, request: ClaimRequest, jobs: ClaimedJob[]): Promise<void> {
+    for (let round = 0; round < KEY_CLAIMS_PER_ROUND; round++) {
+      const free = request.limit - jobs.length;
+      if (free <= 0) return;
+      const cursor = this.keyCursors.get(queue) ?? null;
+      const walk = Math.min(MAX_KEYS_PER_CLAIM, Math.max(MIN_KEYS_PER_CLAIM, Math.ceil(free / KEY_SHARE_PER_CLAIM)));
+      const claimed = await this.limited.jobClaimByKey(queue, { ...request, limit: free }, cursor, walk);
+      this.keyCursors.set(queue, claimed.nextKey);
+      jobs.push(...claimed.jobs);
+      // No key with ready jobs, or the walk came back to where it started.
+      if (claimed.nextKey === null || claimed.nextKey === cursor) return;
+    }
   }
 
   /**

@@ -9,11 +9,13 @@ import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
 import { toStoredError } from "./errors-to-store.js";
 import type { Attempt, Settled } from "./attempt.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 /** What the executor needs of its worker: one object per worker, shared by every attempt. */
 export interface ExecutorDeps extends ContextDeps {
   writer: AttemptWriter;
   metrics: WorkerMetrics;
+  tracing: Tracing;
 }
 
 /** Where an attempt's log lines go: its context's logger, made when first used. */
@@ -32,10 +34,12 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Atte
     definition.timeoutMs > 0
       ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
       : undefined;
-  const settled = await running.run(definition.handler, context);
+  // Undefined (and nothing allocated) unless a tracer provider is registered.
+  const span = deps.tracing.attemptSpan(running.job, deps.workerId, running.job.dependencyTraceContexts);
+  const settled = await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
   clearTimeout(timer);
   running.startWriting();
-  let outcome: string;
+  let outcome = "error"; // the label when recording the outcome itself failed
   try {
     const tools = context.usedTools;
     if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
@@ -43,6 +47,7 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Atte
     outcome = running.committed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
   } finally {
     running.finish();
+    span?.end(outcome, settled.kind === "returned" ? undefined : recordedError(settled));
   }
   const seconds = (performance.now() - started) / 1000;
   const kind = running.job.kind;

@@ -41,7 +41,9 @@ export class NotificationListener {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ ...this.connectionConfig, application_name: "conveyor-listener" });
+    // The connection's own client class when it has one (a host list: the writable host).
+    const Client = this.connectionConfig.Client ?? pg.Client;
+    const client = new Client({ ...this.connectionConfig, application_name: "conveyor-listener" }) as pg.Client;
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client, new Error("connection ended")));
     client.on("notification", (message) => this.onNotify(message.payload ?? ""));

@@ -40,8 +40,8 @@ export class Pruner {
     const result = await this.prune(this.abort.signal);
     if (result.jobs > 0) this.metrics.pruned.inc({ reason: "finished" }, result.jobs);
     if (result.deadLetters > 0) this.metrics.pruned.inc({ reason: "dead_letter" }, result.deadLetters);
-    if (result.jobs + result.deadLetters > 0) {
-      this.log.info({ jobs: result.jobs, deadLetters: result.deadLetters }, "pruned old finished jobs and dead letters");
+    if (result.jobs + result.deadLetters + result.flows > 0) {
+      this.log.info({ jobs: result.jobs, deadLetters: result.deadLetters, flows: result.flows }, "pruned old finished jobs and dead letters");
     }
     return result;
   }

@@ -3,6 +3,9 @@ import { RECLAIM_BATCH_SIZE } from "../core/defaults.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { Periodic } from "./periodic.js";
+import type { Job } from "../core/model.js";
+import type { TraceContext } from "../core/trace-context.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 /**
  * Every worker sweeps for expired leases; there is no leader. Concurrent
@@ -18,6 +21,7 @@ export class Reclaimer {
     private readonly intervalMs: number,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
+    private readonly tracing?: { tracing: Tracing; workerId: string },
   ) {
     this.periodic = new Periodic(() => this.sweepAll(), intervalMs, (error) => {
       this.metrics.databaseErrors.inc({ operation: "reclaim" });
@@ -44,11 +48,20 @@ export class Reclaimer {
         if (job.status === "dead") this.metrics.deadLettered.inc({ kind: job.kind });
       }
       total += jobs.length;
+      if (jobs.length > 0 && this.tracing?.tracing.active) await this.traceExpired(jobs);
       if (jobs.length > 0) {
         this.log.info({ count: jobs.length, jobIds: jobs.slice(0, 20).map((job) => job.id) }, "reclaimed jobs with expired leases");
       }
       if (jobs.length < RECLAIM_BATCH_SIZE) return total;
     }
+  }
+
+  /** Spans for the expired attempts (Tracing.leaseExpired); a failure to read their contexts costs the links only. */
+  private async traceExpired(jobs: readonly Job[]): Promise<void> {
+    const contexts = await this.store.jobTraceContexts(jobs.map((job) => job.id)).catch(() => new Map<string, { own: TraceContext | null }>());
+    // The expired attempt counts (jobReclaimExpired): `attempts` is its number.
+    const expired = jobs.map((job) => ({ ...job, traceContext: contexts.get(job.id)?.own ?? null }));
+    this.tracing!.tracing.leaseExpired(expired, this.tracing!.workerId);
   }
 
   stop(): Promise<void> {

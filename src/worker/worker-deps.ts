@@ -3,6 +3,7 @@ import type { AnyJobDefinition } from "../core/define-job.js";
 import type { PruneOptions, PruneResult } from "../core/retention.js";
 import type { ConnectionConfig } from "../store/db.js";
 import type { Store } from "../store/store.js";
+import type { Tracing } from "../tracing/tracing.js";
 
 /**
  * Everything a worker takes from the client it serves, named one by one so
@@ -16,6 +17,12 @@ export interface WorkerDeps {
    */
   readonly connection: ConnectionConfig;
   /**
+   * How the LISTEN connection is made: `connection`, or a direct URL when the
+   * client's connections go through a transaction pooler; null when there is
+   * none and the worker must poll.
+   */
+  readonly listenConnection: ConnectionConfig | null;
+  /**
    * The client's Store, shared so the statements are bound once and the
    * wake-ups of the worker's writes go out with the client's. Its pool runs
    * handler transactions, cron ticks, the tenant index and limited claims;
@@ -28,4 +35,6 @@ export interface WorkerDeps {
   readonly logger: Logger;
   /** The client's `prune`, which the worker runs on its retention interval. */
   readonly prune: (options: PruneOptions) => Promise<PruneResult>;
+  /** The client's OpenTelemetry spans: each attempt runs in a CONSUMER span while a tracer provider is registered. */
+  readonly tracing: Tracing;
 }

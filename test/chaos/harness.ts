@@ -103,13 +103,14 @@ export class ChaosRun {
   }
 
   /** Start a worker process on this schema (direct, or at `databaseUrl` when given: a proxy). */
-  spawn(args: readonly string[], options: { databaseUrl?: string; env?: NodeJS.ProcessEnv } = {}): CliProcess {
+  spawn(args: readonly string[], options: { databaseUrl?: string; env?: NodeJS.ProcessEnv; netns?: string } = {}): CliProcess {
     const worker = spawnWorker({
       databaseUrl: options.databaseUrl ?? this.databaseUrl,
       schema: this.schema,
       jobs: CHAOS_JOBS,
       args: ["--no-migrate", ...args],
       env: options.env,
+      netns: options.netns,
     });
     this.workers.push(worker);
     return worker;

@@ -193,7 +193,7 @@ describe("conveyor queues and conveyor workers", () => {
   it("shows counts per queue, and live workers with what they run", async () => {
     const table = await cli("queues");
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
+    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+WAITING\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
     const { items } = json(await cli("queues", "--json"));
     const expected = await new (await import("../../src/client/queue-overview.js")).QueueOverview(test.conveyor).queueStats();
     expect(items.map((q: { queue: string; counts: unknown }) => [q.queue, q.counts])).toEqual(expected.map((q) => [q.queue, q.counts]));
@@ -218,7 +218,7 @@ describe("conveyor queues and conveyor workers", () => {
 describe("bad arguments and --help", () => {
   it("refuses each with one line on stderr and a non-zero exit", async () => {
     const cases: Array<[string[], RegExp]> = [
-      [["jobs", "list", "--status", "finished"], /argument 'finished' is invalid\. Allowed choices are queued, running/],
+      [["jobs", "list", "--status", "finished"], /argument 'finished' is invalid\. Allowed choices are waiting, queued, running/],
       [["jobs", "list", "--limit", "0"], /--limit.*expected a whole number from 1 to 1000/],
       [["jobs", "list", "--cursor", "garbage"], /cursor/],
       [["jobs", "show", "42"], /'42' is invalid for argument 'id'\. expected a UUID/],
@@ -277,6 +277,11 @@ describe("bad arguments and --help", () => {
       ["dlq", "requeue"],
       ["dlq", "purge"],
       ["queues"],
+      ["queues", "key-limit"],
+      ["queues", "key-limit-delete"],
+      ["queues", "key-limits"],
+      ["queues", "keys"],
+      ["queues", "key"],
       ["workers"],
       ["dev"],
       ["migrate"],

@@ -14,6 +14,7 @@ import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { z } from "zod";
 import exampleJobs from "../../examples/jobs.js";
+import { JOB_STATUSES } from "../../src/core/states.js";
 import { defineJob, PermanentError } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { REPO_ROOT, runUntilFinished, silent, waitUntil } from "../cli/support.js";
@@ -109,7 +110,8 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     const queues = page.getByTestId("queues");
     await queues.waitFor();
-    await poll(() => queues.locator("tr[data-queue=default] td").nth(6).textContent()).toBe("2"); // dead
+    // The queue's name, then one column per status.
+    await poll(() => queues.locator("tr[data-queue=default] td").nth(1 + JOB_STATUSES.indexOf("dead")).textContent()).toBe("2");
     await page.getByTestId("throughput-chart").waitFor();
     await poll(() => page.getByTestId("throughput-chart").locator("figcaption").textContent()).toMatch(/2 enqueued.*0 succeeded.*2 failed/);
     await screenshot("01-overview");
@@ -285,6 +287,34 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
       await api("PATCH", "/v1/queues/default", { concurrency: null, rateLimit: null });
     }
     await poll(() => page.locator("[data-testid=queues] tr[data-queue=default] [data-testid=limits]").textContent()).toBe("none");
+  });
+
+  it("shows limits per key with the busiest keys on the overview", async () => {
+    expect((await api("PATCH", "/v1/queues/keyed/key-limits", { concurrency: 4, rateLimit: { count: 60, intervalMs: 60_000 } })).status).toBe(200);
+    expect((await api("PATCH", "/v1/queues/keyed/keys/hooks.fragile.example/limits", { concurrency: 1 })).status).toBe(200);
+    const payload = { to: "keys@example.com", subject: "k", body: "k" };
+    const jobs = await test.conveyor.enqueueMany([
+      ...Array.from({ length: 3 }, () => ({ job: "email.send", payload, queue: "keyed", limitKey: "hooks.fragile.example" })),
+      { job: "email.send", payload, queue: "keyed", limitKey: "api.example.com" },
+    ]);
+    try {
+      await page.goto(`${server.url}/#/`);
+      const section = page.locator("[data-testid=key-limits][data-queue=keyed]");
+      await poll(() => section.locator("p").first().textContent()).toBe("keyed: every key 4 at once, 60 per 1 min 0 s; 1 key(s) overridden");
+      await poll(() => page.locator("[data-testid=queues] tr[data-queue=keyed] [data-testid=limits]").textContent()).toBe(
+        " per key: 4 at once, 60 per 1 min 0 s",
+      );
+      await poll(() => section.locator("tr[data-key='hooks.fragile.example'] td").allTextContents()).toEqual([
+        "hooks.fragile.example",
+        "3",
+        "0",
+        "1 at once (override)",
+      ]);
+      await screenshot("09c-overview-key-limits");
+    } finally {
+      for (const job of jobs) await test.conveyor.cancel(job.id);
+      await api("DELETE", "/v1/queues/keyed/key-limits");
+    }
   });
 
   it("fits every page on a 390 px wide screen, without scrolling sideways", async () => {

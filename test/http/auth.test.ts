@@ -18,6 +18,12 @@ const V1_ROUTES: Array<{ method: "GET" | "POST" | "DELETE"; url: string }> = [
   { method: "GET", url: "/v1/dead-letters/0190f5c2-0000-7000-8000-000000000000" },
   { method: "POST", url: "/v1/dead-letters/0190f5c2-0000-7000-8000-000000000000/requeue" },
   { method: "DELETE", url: "/v1/dead-letters/0190f5c2-0000-7000-8000-000000000000" },
+  { method: "GET", url: "/v1/jobs/0190f5c2-0000-7000-8000-000000000000/dependencies" },
+  { method: "POST", url: "/v1/flows" },
+  { method: "POST", url: "/v1/batches" },
+  { method: "GET", url: "/v1/flows" },
+  { method: "GET", url: "/v1/flows/0190f5c2-0000-7000-8000-000000000000" },
+  { method: "POST", url: "/v1/flows/0190f5c2-0000-7000-8000-000000000000/cancel" },
   { method: "GET", url: "/v1/queues" },
   { method: "GET", url: "/v1/workers" },
 ];

@@ -152,7 +152,7 @@ describe("GET /v1/queues and /v1/workers", () => {
     const response = await call(test.app, { url: "/v1/queues", key: test.keys.acme });
     expect(response.statusCode).toBe(200);
     const stats = response.json.items.find((queue: { queue: string }) => queue.queue === "stats");
-    expect(stats.counts).toEqual({ queued: 2, running: 0, retrying: 0, succeeded: 0, cancelled: 1, dead: 0 });
+    expect(stats.counts).toEqual({ waiting: 0, queued: 2, running: 0, retrying: 0, succeeded: 0, cancelled: 1, dead: 0 });
     expect(stats.oldestReadyAgeMs).toBeGreaterThanOrEqual(40);
     const empty = response.json.items.find((queue: { queue: string }) => queue.queue === "default");
     expect(empty.oldestReadyAgeMs === null || typeof empty.oldestReadyAgeMs === "number").toBe(true);

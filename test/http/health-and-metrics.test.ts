@@ -78,6 +78,28 @@ describe("GET /metrics", () => {
     expect(text).toContain("conveyor_api_process_cpu_seconds_total");
   });
 
+  it("counts jobs waiting on dependencies in the depth, and batch callbacks by whether they wait", async () => {
+    const post = (url: string, body?: unknown) => call(test.app, { method: "POST", url, key: test.keys.acme, body });
+    const parent = (await post("/v1/jobs", { kind: "item", payload: { n: 1 }, queue: "gated", delayMs: 60_000 })).json;
+    await post("/v1/jobs", { kind: "item", payload: { n: 2 }, queue: "gated", dependsOn: [parent.id] });
+    await post("/v1/jobs", { kind: "item", payload: { n: 3 }, queue: "gated", dependsOn: [parent.id] });
+    const batch = (when: string) =>
+      post("/v1/batches", { jobs: [{ kind: "item", payload: { n: 1 }, delayMs: 60_000 }], callback: { kind: "item", payload: { n: 0 }, queue: "callbacks", when } });
+    await batch("always");
+    // A member cancelled: the callback of "always" is released, the callback of "succeeded" is skipped.
+    const released = (await batch("always")).json;
+    const skipped = (await batch("succeeded")).json;
+    for (const made of [released, skipped]) expect((await post(`/v1/jobs/${made.jobs[0].id}/cancel`)).statusCode).toBe(200);
+
+    const text = (await call(test.app, { url: "/metrics" })).body;
+    expect(sample(text, "conveyor_queue_depth", { queue: "gated", status: "waiting" })).toBe(2);
+    expect(sample(text, "conveyor_queue_depth", { queue: "gated", status: "queued" })).toBe(1);
+    expect(sample(text, "conveyor_queue_depth", { queue: "callbacks", status: "waiting" })).toBe(1);
+    expect(sample(text, "conveyor_flow_callbacks", { state: "waiting" })).toBe(1);
+    expect(sample(text, "conveyor_flow_callbacks", { state: "released" })).toBe(1);
+    expect(sample(text, "conveyor_flow_callbacks", { state: "skipped" })).toBe(1);
+  });
+
   it("still answers when the database is down, counting the failed depth read", async () => {
     const { Conveyor } = await import("../../src/index.js");
     const unreachable = new Conveyor({ connectionString: "postgres://nobody@127.0.0.1:9/none", jobs: allJobs, logger: silent });

@@ -20,6 +20,12 @@ const OPERATIONS = [
   ["get", "/v1/jobs"],
   ["get", "/v1/jobs/{id}"],
   ["post", "/v1/jobs/{id}/cancel"],
+  ["get", "/v1/jobs/{id}/dependencies"],
+  ["post", "/v1/flows"],
+  ["get", "/v1/flows"],
+  ["get", "/v1/flows/{id}"],
+  ["post", "/v1/flows/{id}/cancel"],
+  ["post", "/v1/batches"],
   ["get", "/v1/dead-letters"],
   ["get", "/v1/dead-letters/{id}"],
   ["post", "/v1/dead-letters/{id}/requeue"],
@@ -30,6 +36,14 @@ const OPERATIONS = [
   ["patch", "/v1/queues/{name}"],
   ["delete", "/v1/queues/{name}"],
   ["patch", "/v1/tenants/{tenant}"],
+  ["patch", "/v1/queues/{name}/key-limits"],
+  ["get", "/v1/queues/{name}/key-limits"],
+  ["get", "/v1/key-limits"],
+  ["delete", "/v1/queues/{name}/key-limits"],
+  ["get", "/v1/queues/{name}/keys"],
+  ["get", "/v1/queues/{name}/keys/{key}"],
+  ["patch", "/v1/queues/{name}/keys/{key}/limits"],
+  ["delete", "/v1/queues/{name}/keys/{key}/limits"],
   ["get", "/v1/workers"],
   ["get", "/v1/schedules"],
   ["post", "/v1/maintenance/prune"],
@@ -113,7 +127,7 @@ describe("GET /openapi.json", () => {
     }
     const job = list.responses["200"].content["application/json"].schema.properties.items.items;
     expect(Object.keys(job.properties).sort()).toEqual(
-      ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "uniqueKey", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),
+      ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "uniqueKey", "limitKey", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),
     );
   });
 
@@ -137,6 +151,12 @@ describe("GET /openapi.json", () => {
     const batchItem = document.paths["/v1/jobs/batch"].post.requestBody.content["application/json"].schema.properties.jobs.items;
     expect(batchItem.oneOf).toHaveLength(6);
     expect(document.paths["/v1/jobs/batch"].post.requestBody.content["application/json"].schema.properties.jobs.maxItems).toBe(1000);
+    const flowBody = document.paths["/v1/flows"].post.requestBody.content["application/json"].schema;
+    expect(flowBody.properties.jobs.additionalProperties.oneOf).toHaveLength(6);
+    const batchBody = document.paths["/v1/batches"].post.requestBody.content["application/json"].schema;
+    expect(batchBody.properties.jobs.items.oneOf).toHaveLength(6);
+    expect(batchBody.properties.callback.oneOf).toHaveLength(6);
+    expect(batchBody.properties.callback.properties.when.enum).toEqual(["always", "succeeded", "failed"]);
     const refs = collectRefs(document);
     expect(refs).toContain("#/components/schemas/JobPayload.tree_walk_v1");
     for (const ref of refs) expect(resolvePointer(ref), ref).toBeDefined();

@@ -156,6 +156,7 @@ export const JOB_FIELDS = [
   "lastError",
   "cancelRequested",
   "uniqueKey",
+  "limitKey",
   "createdAt",
   "updatedAt",
   "startedAt",

@@ -21,7 +21,7 @@ describe("the package name", () => {
     expect(manifest.name).toBe(NAME);
     expect(manifest.private).toBeUndefined();
     expect(manifest.bin).toEqual({ conveyor: "./dist/src/cli/main.js" });
-    expect(Object.keys(manifest.exports as object).sort()).toEqual([".", "./embedded", "./http", "./package.json"]);
+    expect(Object.keys(manifest.exports as object).sort()).toEqual([".", "./embedded", "./http", "./package.json", "./testing"]);
   });
 
   it("is what the README installs first, right after its introduction", async () => {

@@ -38,8 +38,11 @@ export class CliProcess {
   stderr = "";
   private readonly lineWaiters = new Set<() => void>();
 
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  /** `netns`: run in that network namespace (`ip netns exec`, which execs the CLI: the PID is the worker's). */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv, netns?: string) {
+    this.child = netns
+      ? spawn("ip", ["netns", "exec", netns, process.execPath, CLI, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     if (this.child.pid === undefined) throw new Error(`could not spawn ${CLI}`);
     this.pid = this.child.pid;
     // Always drain both pipes: a full pipe would block the worker's logging.
@@ -143,6 +146,8 @@ export interface WorkerSpawn {
   /** Further CLI arguments (concurrency, lease timings, metrics port…). */
   args?: readonly string[];
   env?: NodeJS.ProcessEnv;
+  /** A network namespace to run it in (a host of its own). Default: this one. */
+  netns?: string;
 }
 
 /** Start `conveyor worker` against the given database and schema. */
@@ -151,6 +156,7 @@ export function spawnWorker(options: WorkerSpawn): CliProcess {
   return new CliProcess(
     ["worker", "--jobs", options.jobs ?? LEDGER_JOBS, "--schema", options.schema, ...(options.args ?? [])],
     cliEnv(options.databaseUrl, options.env),
+    options.netns,
   );
 }
 

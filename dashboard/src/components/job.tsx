@@ -8,9 +8,10 @@ import type { JobWithExecutions } from "../types.js";
 import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 import { JobOutput } from "./job-output.js";
+import { JobLinks } from "./job-links.js";
 
 const REFRESH_MS = 2_000;
-const CANCELLABLE = new Set(["queued", "retrying", "running"]);
+const CANCELLABLE = new Set(["waiting", "queued", "retrying", "running"]);
 
 /** One job: its fields, payload, every attempt, and a cancel button while it can still be cancelled. */
 export function JobPage({ api, id }: { api: Api; id: string }) {
@@ -81,11 +82,13 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
           ["Finished", formatTime(job.finishedAt)],
           ["Last error", <StoredError error={job.lastError} />],
           ...(job.uniqueKey !== null ? [["Unique key", <code data-testid="unique-key">{job.uniqueKey}</code>] as [string, ComponentChildren]] : []),
+          ...(job.limitKey !== null ? [["Limit key", <code data-testid="limit-key">{job.limitKey}</code>] as [string, ComponentChildren]] : []),
         ]}
       />
       <h2>Payload</h2>
       <JsonBlock value={job.payload} label="payload" />
       <JobOutput job={job} />
+      <JobLinks api={api} id={job.id} />
       <h2>Execution timeline</h2>
       <Timeline attempts={job.executions} />
       {job.status === "dead" ? (

@@ -5,6 +5,7 @@ import { href } from "../router.js";
 import { JOB_STATUSES, type QueueList, type QueueStatsJson, type Throughput, type ThroughputMinuteJson, type WorkerJson, type WorkerList } from "../types.js";
 import { ThroughputChart } from "./chart.js";
 import { Badge, Problem, Updated } from "./common.js";
+import { KeyLimitTables, type KeyLimitedQueue, loadKeyLimitedQueues } from "./key-limits.js";
 
 const REFRESH_MS = 2_000;
 
@@ -12,18 +13,21 @@ interface OverviewData {
   queues: QueueStatsJson[];
   workers: WorkerJson[];
   minutes: ThroughputMinuteJson[];
+  /** null: this key may not read limits per key (tenant keys). */
+  keyLimited: KeyLimitedQueue[] | null;
 }
 
-/** Queues with counts by status and their limits (paused too), jobs per minute, and live workers; refreshed every 2 s. */
+/** Queues with counts by status and their limits (paused too), limits per key with the busiest keys (admin keys), jobs per minute, and live workers; refreshed every 2 s. */
 export function Overview({ api }: { api: Api }) {
   const { data, error, updatedAt } = usePoll<OverviewData>(
     async () => {
-      const [queues, workers, throughput] = await Promise.all([
+      const [queues, workers, throughput, keyLimited] = await Promise.all([
         api.get<QueueList>("/v1/queues"),
         api.get<WorkerList>("/v1/workers"),
         api.get<Throughput>("/v1/stats/throughput"),
+        loadKeyLimitedQueues(api),
       ]);
-      return { queues: queues.items, workers: workers.items, minutes: throughput.minutes };
+      return { queues: queues.items, workers: workers.items, minutes: throughput.minutes, keyLimited };
     },
     REFRESH_MS,
     [api],
@@ -39,6 +43,12 @@ export function Overview({ api }: { api: Api }) {
         <>
           <h2>Queues</h2>
           <QueueTable queues={data.queues} />
+          {data.keyLimited !== null && data.keyLimited.length > 0 ? (
+            <>
+              <h2>Limits per key</h2>
+              <KeyLimitTables queues={data.keyLimited} />
+            </>
+          ) : null}
           <h2>Jobs per minute</h2>
           <ThroughputChart minutes={data.minutes} />
           <h2>Workers</h2>
@@ -89,11 +99,18 @@ function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
   );
 }
 
-/** What `conveyor queues` shows in LIMITS: paused, a cap on jobs running at once, a claim rate. */
+/** What `conveyor queues` shows in LIMITS: paused, a cap on jobs running at once, a claim rate, limits per key. */
 function QueueLimits({ queue }: { queue: QueueStatsJson }) {
+  const perKey = queue.keyLimits
+    ? [
+        ...(queue.keyLimits.concurrencyLimit !== null ? [`${queue.keyLimits.concurrencyLimit} at once`] : []),
+        ...(queue.keyLimits.rateLimit ? [`${queue.keyLimits.rateLimit.count} per ${formatDuration(queue.keyLimits.rateLimit.intervalMs)}`] : []),
+      ]
+    : null;
   const limits = [
     ...(queue.concurrencyLimit !== null ? [`${queue.concurrencyLimit} at once`] : []),
     ...(queue.rateLimit ? [`${queue.rateLimit.count} per ${formatDuration(queue.rateLimit.intervalMs)}`] : []),
+    ...(perKey !== null ? [`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`] : []),
   ];
   if (!queue.paused && limits.length === 0) return <span class="muted">none</span>;
   return (

@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import type { Conveyor } from "../../conveyor.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../../core/errors.js";
+import type { DependencyLink, JobDependencies } from "../../core/flows.js";
 import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
@@ -67,7 +68,7 @@ export function registerJobs(program: Command): void {
         const job = await conveyor.getJob(id);
         if (!job) throw new NotFoundError(`job ${id} not found`);
         if (options.json) return printJson({ ...jobJson(job), executions: job.executions.map(executionJson) });
-        process.stdout.write(showJob(job));
+        process.stdout.write(showJob(job) + showDependencies(await conveyor.getJobDependencies(id)));
       });
     });
 
@@ -207,6 +208,7 @@ function showJob(job: JobWithExecutions): string {
     ["finished", isoOrDash(job.finishedAt)],
     ["idempotency key", job.idempotencyKey ?? "-"],
     ["unique key", job.uniqueKey ?? "-"],
+    ["limit key", job.limitKey ?? "-"],
     ["last error", job.lastError ? `${job.lastError.name}: ${job.lastError.message}` : "-"],
   ];
   let text = formatFacts(facts);
@@ -232,6 +234,25 @@ function showJob(job: JobWithExecutions): string {
           .map((line) => (line ? `  ${line}` : line))
           .join("\n");
   return text;
+}
+
+/** A job's flow, parents and children, or nothing when it has none (and is in no flow). */
+function showDependencies(found: JobDependencies | null): string {
+  if (!found || (found.flowId === null && found.dependencies.length === 0 && found.dependents.length === 0)) return "";
+  const links = (title: string, list: DependencyLink[]) =>
+    list.length === 0
+      ? `\n${title}: none\n`
+      : `\n${title}:\n` +
+        formatTable(
+          ["JOB", "NODE", "KIND", "STATUS", "ON FAILURE"],
+          list.map((link) => [link.jobId, link.node ?? "-", link.kind, link.status, link.onFailure]),
+        )
+          .split("\n")
+          .map((line) => (line ? `  ${line}` : line))
+          .join("\n");
+  let text = found.flowId === null ? "" : `\nflow: ${found.flowId} (node ${found.node})\n`;
+  if (found.counts) text += `\ndependencies pending: ${found.counts.pending}, failed: ${found.counts.failed}, blocking: ${found.counts.blocking}\n`;
+  return text + links("waits for", found.dependencies) + links("waited on by", found.dependents);
 }
 
 /** Pretty JSON, indented two spaces, each line made safe for a terminal. */

@@ -29,7 +29,7 @@ export function registerPrune(program: Command): void {
     )
     .option("--batch-size <n>", `rows per delete statement, 1-${MAX_RETENTION_BATCH_SIZE} (default: ${DEFAULT_RETENTION_BATCH_SIZE})`, positiveInt)
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
-    .option("--json", 'print {"jobs": n, "deadLetters": n}', false)
+    .option("--json", 'print {"jobs": n, "deadLetters": n, "flows": n}', false)
     .action(async (options: { finishedOlderThan: number; deadOlderThan: number; batchSize?: number; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         const result = await conveyor.prune({
@@ -39,8 +39,9 @@ export function registerPrune(program: Command): void {
         });
         if (options.json) return printJson(result);
         process.stdout.write(
-          `pruned ${result.jobs} finished jobs (older than ${formatDuration(options.finishedOlderThan)}) ` +
-            `and ${result.deadLetters} dead letters (older than ${formatDuration(options.deadOlderThan)})\n`,
+          `pruned ${result.jobs} finished jobs (older than ${formatDuration(options.finishedOlderThan)}), ` +
+            `${result.deadLetters} dead letters (older than ${formatDuration(options.deadOlderThan)}) ` +
+            `and ${result.flows} emptied flows\n`,
         );
       });
     });

@@ -14,7 +14,7 @@ export function concurrencyArg(value: string): number | "none" {
 }
 
 /** `--rate`: `<count>/<interval ms>` (e.g. 100/60000), or "none" to remove the rate limit. */
-function rateArg(value: string): RateLimit | "none" {
+export function rateArg(value: string): RateLimit | "none" {
   if (value === "none") return "none";
   const match = /^(\d+)\/(\d+)$/.exec(value);
   if (!match) throw new InvalidArgumentError(`expected <count>/<interval ms> such as 100/60000, or "none"; got "${value}"`);
@@ -22,11 +22,23 @@ function rateArg(value: string): RateLimit | "none" {
 }
 
 /** "paused, 3 at once, 100 per 1m" — what is set on a queue, for tables; "-" when nothing. */
-export function describeLimits(queue: { paused: boolean; concurrencyLimit: number | null; rateLimit: RateLimit | null }): string {
+export function describeLimits(queue: {
+  paused: boolean;
+  concurrencyLimit: number | null;
+  rateLimit: RateLimit | null;
+  keyLimits?: { concurrencyLimit: number | null; rateLimit: RateLimit | null } | null;
+}): string {
   const parts: string[] = [];
   if (queue.paused) parts.push("paused");
   if (queue.concurrencyLimit !== null) parts.push(`${queue.concurrencyLimit} at once`);
   if (queue.rateLimit) parts.push(`${queue.rateLimit.count} per ${humanDuration(queue.rateLimit.intervalMs)}`);
+  if (queue.keyLimits) {
+    const perKey = [
+      ...(queue.keyLimits.concurrencyLimit !== null ? [`${queue.keyLimits.concurrencyLimit} at once`] : []),
+      ...(queue.keyLimits.rateLimit ? [`${queue.keyLimits.rateLimit.count} per ${humanDuration(queue.keyLimits.rateLimit.intervalMs)}`] : []),
+    ];
+    parts.push(`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`);
+  }
   return parts.length > 0 ? parts.join(", ") : "-";
 }
 

@@ -4,6 +4,7 @@ import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { JOB_STATUSES } from "../../core/states.js";
 import { withSession } from "../session.js";
 import { formatTable, humanDuration, printJson } from "../table.js";
+import { registerKeyLimits } from "./key-limits.js";
 import { describeLimits, registerQueueSettings } from "./queue-settings.js";
 
 /** `conveyor queues`: every queue with its jobs by status and the age of its oldest ready job. */
@@ -36,4 +37,5 @@ export function registerQueues(program: Command): void {
       });
     });
   registerQueueSettings(queues);
+  registerKeyLimits(queues);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { traceContextFromHeaders } from "../../core/trace-context.js";
 import type { EnqueueOptions } from "../../client/enqueue.js";
 import type { EnqueuedJob } from "../../client/enqueued-job.js";
 import { IdempotencyConflictError, UniqueJobConflictError } from "../../core/errors.js";
@@ -37,7 +38,7 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
       schema: {
         tags: ["jobs"],
         operationId: "createJob",
-        summary: "enqueue a job",
+        summary: "enqueue a job (with dependsOn: waiting until every dependency has ended)",
         security: BEARER_SECURITY,
         headers: routeSchema(idempotencyHeaders),
         body: routeSchema(createJobBody, createDoc),
@@ -50,6 +51,11 @@ export function jobCreateRoutes(app: FastifyInstance, { conveyor, metrics, kinds
     },
     async (request, reply) => {
       const body = request.body;
+      if (body.onDependencyFailure !== undefined && body.dependsOn === undefined) {
+        throw new HttpProblem(422, "VALIDATION", "onDependencyFailure applies to dependsOn, which is missing", {
+          errors: [{ path: "onDependencyFailure", message: "only with dependsOn" }],
+        });
+      }
       const key = request.headers["idempotency-key"];
       const options = enqueueOptions(request, body, key);
       let job: EnqueuedJob;
@@ -124,7 +130,7 @@ function batchOutcome(job: EnqueuedJob): BatchOutcome {
   return job.unique ?? (job.created ? "created" : "existing");
 }
 
-function enqueueOptions(request: FastifyRequest, body: CreateJobBody, idempotencyKey: string | undefined): Omit<EnqueueOptions, "tx"> {
+function enqueueOptions(request: FastifyRequest, body: CreateJobBody | BatchJobItem, idempotencyKey: string | undefined): Omit<EnqueueOptions, "tx"> {
   return {
     tenant: writeTenant(request, body.tenant),
     queue: body.queue,
@@ -134,6 +140,10 @@ function enqueueOptions(request: FastifyRequest, body: CreateJobBody, idempotenc
     delayMs: body.delayMs,
     idempotencyKey,
     unique: body.unique,
+    // The caller's W3C trace context, so the job joins the caller's trace; an invalid header is ignored, as the spec says.
+    traceContext: traceContextFromHeaders(request.headers.traceparent, request.headers.tracestate),
+    ...("dependsOn" in body && body.dependsOn !== undefined ? { dependsOn: body.dependsOn, onDependencyFailure: body.onDependencyFailure } : {}),
+    limitKey: body.limitKey,
   };
 }
 

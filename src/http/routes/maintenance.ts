@@ -24,6 +24,7 @@ const pruneResponse = toJsonSchema(
   z.object({
     jobs: z.number().int().describe("succeeded and cancelled jobs deleted, with their executions"),
     deadLetters: z.number().int().describe("dead letters deleted, each with its dead job and executions"),
+    flows: z.number().int().describe("flows and batches deleted: older than the finished-job age, with no job left"),
   }),
 );
 

@@ -7,11 +7,14 @@ import { COMMIT_WITHOUT_WAITING } from "./transaction-settings.js";
 // (see claims-limited.ts).
 
 /**
- * True for a job whose queue is neither paused nor limited. CASE rather than
- * `queue <> ALL(…)` for the planner's sake (see jobClaim in claims.ts); the jobs table is aliased `j`.
+ * True for a job whose queue is neither paused nor limited, by queue or by
+ * key (a key-limited queue has a default row, limit_key '', in key_limits:
+ * migration 016). CASE rather than `queue <> ALL(…)` for the planner's sake
+ * (see jobClaim in claims.ts); the jobs table is aliased `j`.
  */
 export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
-                 WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)) THEN false ELSE true END`;
+                 WHERE paused OR concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL
+                 UNION ALL SELECT k.queue FROM {{schema}}.key_limits AS k WHERE k.limit_key = '')) THEN false ELSE true END`;
 
 /**
  * What every claim returns: a ClaimedJob's columns (rowToClaimedJob), not the

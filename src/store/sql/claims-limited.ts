@@ -18,14 +18,16 @@ import { CLAIMED_COLUMNS } from "./claim-fragments.js";
 
 /**
  * What a worker needs to choose its claims: the queues that are limited but
- * not paused (claimed one by one with jobClaimFromLimitedQueue), and whether
- * any tenant has a concurrency cap (then the tenant-aware claim is used).
+ * not paused (claimed one by one with jobClaimFromLimitedQueue), whether
+ * any tenant has a concurrency cap (then the tenant-aware claim is used),
+ * and the queues with key limits (claimed one by one with jobClaimByKey).
  * No parameters.
  */
 export const claimRestrictions = `
 SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM {{schema}}.queue_settings
                  WHERE NOT paused AND (concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)), '{}') AS limited_queues,
-       EXISTS (SELECT 1 FROM {{schema}}.tenant_settings WHERE concurrency_limit IS NOT NULL) AS tenant_caps`;
+       EXISTS (SELECT 1 FROM {{schema}}.tenant_settings WHERE concurrency_limit IS NOT NULL) AS tenant_caps,
+       coalesce((SELECT array_agg(queue ORDER BY queue) FROM {{schema}}.key_limits WHERE limit_key = ''), '{}') AS key_limited_queues`;
 
 /**
  * Claim from one limited queue (function job_claim_from_limited_queue): lock
@@ -61,3 +63,16 @@ SELECT ${CLAIMED_COLUMNS} FROM {{schema}}.job_claim_from_limited_queue($1, $2, $
  */
 export const jobClaimFair = `
 SELECT ${CLAIMED_COLUMNS} FROM {{schema}}.job_claim_fair($1, $2, $3::text[], $4::text[], $5, $6::uuid[], $7)`;
+
+/**
+ * Claim from one key-limited queue (function job_claim_by_key, migration
+ * 016): walk up to $9 keys with ready jobs after the cursor $8 (wrapping
+ * around), lock their state rows SKIP LOCKED, then take from each at most
+ * its concurrency limit minus its running jobs and what is left of its rate
+ * window, fewest running first. Every row also carries next_key, the last
+ * key claimed from in walk order (the worker's next cursor). A paused queue, or one whose key limits were removed, yields nothing.
+ * $1 worker_id, $2 limit, $3 kinds text[], $4 queue, $5 lease_ms, $6 execution ids uuid[], $7 lock_timeout_ms,
+ * $8 cursor key|null, $9 keys to walk
+ */
+export const jobClaimByKey = `
+SELECT ${CLAIMED_COLUMNS}, next_key FROM {{schema}}.job_claim_by_key($1, $2, $3::text[], $4, $5, $6::uuid[], $7, $8, $9)`;

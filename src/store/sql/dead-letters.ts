@@ -22,11 +22,16 @@ WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
  * Put a dead job back in the queue with fresh attempts and the same job id.
  * The entry is deleted in the same statement, so a requeue happens once
  * however many callers race. The execution history stays in job_executions.
+ * A job with dependencies is released from them (its counts are deleted):
+ * it runs now, whatever they are. Jobs that depend on this one are re-armed
+ * by the trigger jobs_release_dependents (migration 014).
  * $1 dead-letter id, $2 tenant|null
  */
 export const deadLetterRequeue = `
 WITH entry AS (
   DELETE FROM {{schema}}.dead_letter_jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) RETURNING job_id
+), released AS (
+  DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT job_id FROM entry))
 )
 UPDATE {{schema}}.jobs AS j SET
   status = 'queued', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()

@@ -2,7 +2,7 @@
 export const JOB_COLUMNS = `id, tenant, queue, kind, payload, priority, status, attempts, max_attempts, run_at,
   locked_by, current_execution_id, lease_expires_at, cancel_requested, idempotency_key, last_error, result,
   created_at, updated_at, started_at, finished_at,
-  progress, progress_updated_at, unique_key`;
+  progress, progress_updated_at, unique_key, limit_key`;
 
 /** The same columns qualified by a table alias, for statements that join. */
 export function jobColumnsOf(alias: string): string {

@@ -33,7 +33,7 @@ const ON_KEY_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency
 
 /**
  * $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null,
- * $9 delay_ms|null, $10 idempotency_key|null; $11 and $12 belong to WAKE_ONE (see it)
+ * $9 delay_ms|null, $10 idempotency_key|null; $11 and $12 belong to WAKE_ONE (see it); $13 trace_context (json text)|null, $14 limit_key|null
  *
  * The insert trigger is always told to skip: the statement sends its own
  * NOTIFY (WAKE_ONE), which the trigger's set-based pass over its transition
@@ -42,9 +42,9 @@ const ON_KEY_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency
  * 300 inserts each): a single enqueue's execution went from 150 to 109 µs.
  */
 const INSERT_ONE = `
-INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
 SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::integer,
-       coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text
+       coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text, $13::jsonb, $14::text
 WHERE ${SKIP_NOTIFY_TRIGGER}`;
 
 /**
@@ -58,19 +58,19 @@ WHERE ${SKIP_NOTIFY_TRIGGER}`;
 const WAKE_ONE = `CASE WHEN NOT $11::boolean AND run_at <= now() THEN pg_notify($12::text, queue) END AS woken`;
 
 /**
- * INSERT_ONE's columns, each an array: $1 uuid[] … $10 text[]; $11 wake after
+ * INSERT_ONE's columns, each an array: $1 uuid[] … $10 text[], $12 trace_context (json text)[] and $13 limit keys text[]; $11 wake after
  * commit (true: no NOTIFY in this transaction; the caller sends the wake-up
  * once it has committed, see migration 009; false: the insert trigger
  * notifies, one pass over the whole batch).
  * $1 sets the row count; a shorter array, or a NULL one, is padded with NULLs by unnest().
  */
 const INSERT_MANY = `
-INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key)
+INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
 SELECT id, tenant, queue, kind, payload::jsonb, priority, max_attempts,
-       coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key
+       coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key, trace_context::jsonb, limit_key
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[],
-            $8::timestamptz[], $9::float8[], $10::text[])
-  AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key)
+            $8::timestamptz[], $9::float8[], $10::text[], $12::text[], $13::text[])
+  AS input(id, tenant, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key, trace_context, limit_key)
 WHERE ${wakeAfterCommit("$11")}`;
 
 /**
@@ -118,6 +118,22 @@ export const jobInsertManyKeyless = `
 WITH inserted AS (${INSERT_MANY})
 SELECT ${NOW_MICROS}`;
 
+/**
+ * The stored trace contexts of claimed jobs, read by a worker only while a
+ * tracer provider is registered (migration 015): by primary key, one
+ * statement per claimed batch. With them, the contexts of each job's
+ * dependencies (migration 014), which its attempt's span links: at most
+ * 128, OpenTelemetry's default limit of links per span. $1 job ids uuid[]
+ */
+export const jobTraceContexts = `
+SELECT j.id, j.trace_context,
+       (SELECT coalesce(array_agg(parent.trace_context), '{}') FROM (
+          SELECT p.trace_context FROM {{schema}}.job_dependencies AS d
+          JOIN {{schema}}.jobs AS p ON p.id = d.depends_on
+          WHERE d.job_id = j.id AND p.trace_context IS NOT NULL
+          ORDER BY d.depends_on LIMIT 128) AS parent) AS dependency_contexts
+FROM {{schema}}.jobs AS j WHERE j.id = ANY($1::uuid[])`;
+
 /** $1 tenant, $2 idempotency keys text[]; `requested_key` names the key each job answers */
 export const jobGetByIdempotencyKeys = `
 SELECT ${jobColumnsOf("jobs")}, input.key AS requested_key
@@ -144,7 +160,7 @@ ORDER BY id DESC
 LIMIT $6`;
 
 /**
- * Cancel: a queued or retrying job is cancelled at once; a running one gets
+ * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets
  * the flag its worker sees at the next heartbeat. Terminal jobs match nothing.
  * The row lock makes this safe against a concurrent claim: whichever commits
  * first, the other re-reads the row.
@@ -156,5 +172,5 @@ UPDATE {{schema}}.jobs SET
   finished_at = CASE WHEN status = 'running' THEN NULL ELSE now() END,
   cancel_requested = true,
   updated_at = now()
-WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) AND status IN ('queued', 'retrying', 'running')
+WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) AND status IN ('waiting', 'queued', 'retrying', 'running')
 RETURNING ${JOB_COLUMNS}`;

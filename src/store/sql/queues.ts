@@ -11,6 +11,7 @@
  */
 export const queueStats = `
 SELECT queue,
+       count(*) FILTER (WHERE status = 'waiting')::int   AS waiting,
        count(*) FILTER (WHERE status = 'queued')::int    AS queued,
        count(*) FILTER (WHERE status = 'running')::int   AS running,
        count(*) FILTER (WHERE status = 'retrying')::int  AS retrying,
@@ -25,7 +26,8 @@ GROUP BY queue
 ORDER BY queue`;
 
 /**
- * Queue depth for the metrics gauge: unfinished jobs by queue and status,
+ * Queue depth for the metrics gauge: unfinished jobs by queue and status
+ * (`waiting`: on their dependencies),
  * plus dead-lettered ones. Succeeded and cancelled jobs are left out: they
  * only grow, and counting them on every scrape would read the whole table.
  * No parameters.
@@ -33,7 +35,7 @@ ORDER BY queue`;
 export const queueDepth = `
 SELECT queue, status, count(*)::int AS count
 FROM {{schema}}.jobs
-WHERE status IN ('queued', 'running', 'retrying')
+WHERE status IN ('waiting', 'queued', 'running', 'retrying')
 GROUP BY queue, status
 UNION ALL
 SELECT queue, 'dead' AS status, count(*)::int AS count

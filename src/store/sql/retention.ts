@@ -52,6 +52,25 @@ WITH target AS (
 SELECT count(*)::int AS count FROM pruned`;
 
 /**
+ * Delete up to $2 flows created more than $1 ms ago whose jobs are all gone
+ * (pruned or purged), oldest first; returns how many. A flow with any job
+ * left is kept, so a flow page stays whole while any of it remains.
+ * $1 age ms float8, $2 limit
+ */
+export const flowPruneEmpty = `
+WITH target AS (
+  SELECT f.id FROM {{schema}}.flows AS f
+  WHERE f.created_at < now() - $1::float8 * interval '1 millisecond'
+    AND NOT EXISTS (SELECT 1 FROM {{schema}}.flow_jobs AS m WHERE m.flow_id = f.id)
+  ORDER BY f.created_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), pruned AS (
+  DELETE FROM {{schema}}.flows WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+)
+SELECT count(*)::int AS count FROM pruned`;
+
+/**
  * Delete up to $2 dead-letter entries older than $1 ms, oldest first, with
  * their dead jobs and executions; returns how many. The entry is locked first
  * (a requeue or purge holding it is skipped), then its job (anyone writing it

@@ -17,20 +17,21 @@ import { JOB_COLUMNS } from "./job-columns.js";
  * serialised by its row lock, so their updated_at is their write order.
  * $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null,
  * $9 delay_ms|null, $10 idempotency_key|null, $11 unique_key, $12 unique_states text[], $13 replace boolean,
- * $14 replace priority too boolean
+ * $14 replace priority too boolean, $15 trace_context (json text)|null (a replacement takes the newer enqueue's), $16 limit_key|null
  */
 export const jobInsertUnique = `
 INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key,
-                             unique_key, unique_states)
+                             unique_key, unique_states, trace_context, limit_key)
 SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::integer,
        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text,
-       $11::text, $12::text[]
+       $11::text, $12::text[], $15::jsonb, $16::text
 WHERE $10::text IS NULL
    OR NOT EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE tenant = $2 AND idempotency_key = $10)
 ON CONFLICT (tenant, unique_key) WHERE unique_key IS NOT NULL DO UPDATE SET
   payload = EXCLUDED.payload,
   run_at = EXCLUDED.run_at,
   priority = CASE WHEN $14::boolean THEN EXCLUDED.priority ELSE jobs.priority END,
+  trace_context = EXCLUDED.trace_context,
   updated_at = clock_timestamp()
 WHERE $13::boolean
   AND jobs.status IN ('queued', 'retrying')

@@ -5,6 +5,7 @@
 import { Conveyor, defaults, defineJob, IdempotencyConflictError, type JobStatus } from "conveyor-jobs";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "conveyor-jobs/embedded";
 import { buildApp, type ConveyorApp } from "conveyor-jobs/http";
+import { createTestConveyor, runHandler } from "conveyor-jobs/testing";
 import { z } from "zod";
 
 export const resizeImage = defineJob({
@@ -57,3 +58,17 @@ export const entryPoints: [(conveyor: Conveyor) => Promise<ConveyorApp>, () => P
   (conveyor) => buildApp(conveyor),
   () => startEmbeddedPostgres(),
 ];
+
+// conveyor-jobs/testing and the tracing options compile in an app that has
+// neither @opentelemetry/api nor a test runner installed.
+export async function testHelpers(): Promise<string> {
+  const { outcome } = await runHandler(resizeImage, { url: "https://example.com/a.png", width: 640 });
+  // @ts-expect-error `width` must be a number, in tests too
+  await runHandler(resizeImage, { url: "https://example.com/a.png", width: "640" });
+  const t = await createTestConveyor({ jobs: [resizeImage], tracing: { attempts: "child" } });
+  await t.expectEnqueued(resizeImage, { payload: { width: 640 } });
+  await t.close();
+  // @ts-expect-error attempts is "link" or "child"
+  new Conveyor({ connectionString: "postgres://", tracing: { attempts: "sideways" } });
+  return outcome;
+}

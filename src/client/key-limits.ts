@@ -1,0 +1,122 @@
+import { DEFAULT_TOP_KEYS, MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "../core/defaults.js";
+import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
+import type { KeyHeldBack, KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
+import { checkLimitKey, checkName } from "../core/validate.js";
+import type { KeyLimitStore, KeyStatusRow } from "../store/key-limit-store.js";
+import type { Store } from "../store/store.js";
+import { checkCount, refuse } from "./limit-input.js";
+
+const KNOWN = ["concurrency", "rateLimit", "throttleMs"];
+
+/** The rate part of a KeyLimitsInput, validated: `throttleMs` is a rate of one start per window. */
+function resolveRate(limits: KeyLimitsInput): { set: boolean; count: number | null; intervalMs: number | null } {
+  if (limits.rateLimit !== undefined && limits.throttleMs !== undefined) refuse("throttleMs", "is exclusive with rateLimit (a throttle is a rate of 1)");
+  if (limits.throttleMs !== undefined) {
+    const intervalMs = checkCount(limits.throttleMs, "throttleMs", MAX_RATE_INTERVAL_MS);
+    return intervalMs === null ? { set: true, count: null, intervalMs: null } : { set: true, count: 1, intervalMs };
+  }
+  if (limits.rateLimit === undefined) return { set: false, count: null, intervalMs: null };
+  if (limits.rateLimit === null) return { set: true, count: null, intervalMs: null };
+  if (typeof limits.rateLimit !== "object") refuse("rateLimit", "must be { count, intervalMs } or null");
+  const count = checkCount(limits.rateLimit.count, "rateLimit.count", MAX_RATE_LIMIT_COUNT);
+  const intervalMs = checkCount(limits.rateLimit.intervalMs, "rateLimit.intervalMs", MAX_RATE_INTERVAL_MS);
+  if (count === null) refuse("rateLimit.count", "is required");
+  if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
+  return { set: true, count, intervalMs };
+}
+
+/** Why a key's jobs are (not) running, from what the store read (most binding first). */
+export function explainKey(queue: string, key: string, row: KeyStatusRow): KeyStatus {
+  const { limits } = row;
+  const windowEndsAt =
+    limits.rateLimit !== null && row.windowStartedAt !== null ? new Date(row.windowStartedAt.getTime() + limits.rateLimit.intervalMs) : null;
+  const window =
+    windowEndsAt !== null && windowEndsAt > row.now ? { startedAt: row.windowStartedAt!, count: row.windowCount, endsAt: windowEndsAt } : null;
+  const base = { queue, key, limits, source: row.source, running: row.running, ready: row.ready, scheduled: row.scheduled, window };
+  const waiting = `${row.ready} job(s) of key ${JSON.stringify(key)} ready`;
+  if (row.ready > 0 && row.paused) return { ...base, state: "paused", reason: `${waiting}; queue ${JSON.stringify(queue)} is paused` };
+  if (row.ready > 0 && limits.concurrency !== null && row.running >= limits.concurrency) {
+    return { ...base, state: "concurrency_limit", reason: `${waiting}; ${row.running} running, at the key's concurrency limit of ${limits.concurrency} (${row.source})` };
+  }
+  if (row.ready > 0 && window !== null && limits.rateLimit !== null && window.count >= limits.rateLimit.count) {
+    return {
+      ...base,
+      state: "rate_limit",
+      reason: `${waiting}; ${window.count} started in the current window, the key's rate limit of ${limits.rateLimit.count} per ${limits.rateLimit.intervalMs} ms (${row.source}); the window closes at ${window.endsAt.toISOString()}`,
+    };
+  }
+  if (row.ready > 0) return { ...base, state: "ready", reason: `${waiting}; no key limit holds them: they start as workers free slots` };
+  if (row.scheduled > 0) return { ...base, state: "scheduled", reason: `${row.scheduled} job(s) of key ${JSON.stringify(key)} wait for their run time` };
+  return { ...base, state: "idle", reason: `no job of key ${JSON.stringify(key)} is waiting in queue ${JSON.stringify(queue)}` };
+}
+
+/**
+ * Limits per key: set, delete and list them; explain a key; list the keys
+ * with the most jobs waiting. Every input is validated here (a
+ * ValidationError names the field); the statements are in
+ * `store/sql/key-limits.ts`. Used through the `Conveyor` methods.
+ */
+export class KeyLimitsControl {
+  private readonly store: KeyLimitStore;
+
+  /** `db`: the client's Store. */
+  constructor(private readonly db: Store) {
+    this.store = db.keyLimits;
+  }
+
+  async setKeyLimits(queue: string, limits: KeyLimitsInput, key: string | null): Promise<KeyLimitSettings> {
+    checkName(queue, "queue", ValidationError);
+    if (key !== null) checkLimitKey(key, "key");
+    if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
+    const unknown = Object.keys(limits).filter((field) => !KNOWN.includes(field));
+    if (unknown.length > 0) refuse(unknown[0]!, `is not a key limit (known: ${KNOWN.join(", ")})`);
+    if (limits.concurrency === undefined && limits.rateLimit === undefined && limits.throttleMs === undefined) {
+      refuse("limits", "must set concurrency, rateLimit or throttleMs");
+    }
+    const concurrency =
+      limits.concurrency === undefined
+        ? { set: false, value: null }
+        : { set: true, value: checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT) };
+    const rate = resolveRate(limits);
+    // A queue is claimed either within its queue limits or within its key
+    // limits, not both (the claims are separate functions).
+    const queueSettings = (await this.db.queueSettings.queueSettingsList()).find((settings) => settings.queue === queue);
+    if (queueSettings !== undefined && (queueSettings.concurrency !== null || queueSettings.rateLimit !== null)) {
+      throw new ConflictError(`queue ${JSON.stringify(queue)} has queue limits; remove them before setting limits per key`);
+    }
+    return this.store.keyLimitsSet(queue, key, concurrency, rate);
+  }
+
+  async deleteKeyLimits(queue: string, key: string | null): Promise<void> {
+    checkName(queue, "queue", ValidationError);
+    if (key !== null) checkLimitKey(key, "key");
+    if ((await this.store.keyLimitsDelete(queue, key)) === 0) {
+      throw new NotFoundError(
+        key === null
+          ? `queue ${JSON.stringify(queue)} has no key limits to delete`
+          : `key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`,
+      );
+    }
+  }
+
+  listKeyLimits(queue: string | null): Promise<KeyLimitSettings[]> {
+    if (queue !== null) checkName(queue, "queue", ValidationError);
+    return this.store.keyLimitsList(queue);
+  }
+
+  async keyStatus(queue: string, key: string): Promise<KeyStatus> {
+    checkName(queue, "queue", ValidationError);
+    checkLimitKey(key, "key");
+    return explainKey(queue, key, await this.store.keyStatusGet(queue, key));
+  }
+
+  topKeys(queue: string, limit: number = DEFAULT_TOP_KEYS): Promise<KeyLoad[]> {
+    checkName(queue, "queue", ValidationError);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_TOP_KEYS) refuse("limit", `must be an integer from 1 to ${MAX_TOP_KEYS}, got ${JSON.stringify(limit)}`);
+    return this.store.keyTopByWaiting(queue, limit);
+  }
+
+  keysHeldBack(): Promise<KeyHeldBack[]> {
+    return this.store.keyHeldBackList();
+  }
+}

@@ -1,0 +1,13 @@
+-- The W3C trace context captured when a job was enqueued (docs/tracing.md):
+-- {"traceparent": "00-<trace id>-<span id>-<flags>", "tracestate": "…"}, the
+-- second key only when the caller had one. Workers link (or parent) each
+-- attempt's span to it, so a job's attempts join the trace that enqueued it.
+--
+-- One nullable column with no default: adding it rewrites nothing (a catalog
+-- change only), and a job enqueued without tracing stores a null, which
+-- takes no space beyond the row's null bitmap. Nothing indexes or filters
+-- on it; it is read by primary key.
+--
+-- Numbered 015: 014 is taken by another change. Migrations apply by the
+-- versions a schema lacks, so either order of the two is fine.
+ALTER TABLE {{schema}}.jobs ADD COLUMN trace_context jsonb;

@@ -1,0 +1,34 @@
+import { EXECUTION_COLUMNS } from "./job-columns.js";
+
+// Statements of the test helpers (`conveyor-jobs/testing`, store/testing-store.ts).
+// Not among the store's bound queries (queries.ts): only tests run them.
+
+/**
+ * Make every retrying job due now, so a test's drain runs its retries
+ * without waiting out their backoff. No parameters; returns how many moved.
+ */
+export const jobRetriesDueNow = `
+UPDATE {{schema}}.jobs SET run_at = now(), updated_at = now()
+WHERE status = 'retrying' AND run_at > now()
+RETURNING id`;
+
+/** What a drain waits on: jobs ready to run now, jobs running, and jobs retrying (due or not). No parameters. */
+export const jobCountPending = `
+SELECT count(*) FILTER (WHERE status IN ('queued', 'retrying') AND run_at <= now())::int AS ready,
+       count(*) FILTER (WHERE status = 'running')::int AS running,
+       count(*) FILTER (WHERE status = 'retrying')::int AS retrying
+FROM {{schema}}.jobs`;
+
+/** Attempts that ended from $1 (timestamptz) on, oldest first, with their job's kind, status, payload and result. */
+export const executionListEndedSince = `
+SELECT ${EXECUTION_COLUMNS.split(", ").map((column) => `e.${column}`).join(", ")},
+       j.kind, j.status AS job_status, j.payload, j.result
+FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+WHERE e.finished_at >= $1
+ORDER BY e.finished_at, e.id`;
+
+/** The database's now(), where a drain starts counting attempts. No parameters. */
+export const clockNow = `SELECT now() AS now`;
+
+/** Drop a test's schema and everything in it; the schema name is quoted into the text. */
+export const schemaDrop = `DROP SCHEMA IF EXISTS {{schema}} CASCADE`;
