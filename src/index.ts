@@ -17,6 +17,7 @@ export type {
   ListJobsFilter,
   TenantScope,
 } from "./client/conveyor-client.js";
+export type { JobFilter } from "./core/job-filter.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,

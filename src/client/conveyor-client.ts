@@ -22,6 +22,8 @@ import type { JobInsertRow } from "../store/job-insert-row.js";
 import { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
+import type { JobFilter } from "../core/job-filter.js";
+import { checkJobFilter } from "./job-filter.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
@@ -43,14 +45,8 @@ export interface TenantScope {
   tenant?: string | null;
 }
 
-/** Which jobs `listJobs` lists: every field optional, all given must match. */
-export interface ListJobsFilter extends TenantScope {
-  /** Only jobs in this state. */
-  status?: JobStatus;
-  /** Only jobs of this kind. */
-  kind?: string;
-  /** Only jobs in this queue. */
-  queue?: string;
+/** Which jobs `listJobs` lists, and how many: a search filter, a page size and a cursor. */
+export interface ListJobsFilter extends JobFilter {
   /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
   /** `nextCursor` from the previous page. */
@@ -403,18 +399,9 @@ export class ConveyorClient {
 
   /** Jobs, newest first, with cursor pagination. */
   async listJobs(filter: ListJobsFilter = {}): Promise<Page<Job>> {
-    if (filter.status !== undefined && !isJobStatus(filter.status)) {
-      throw new ValidationError(`status must be one of ${JOB_STATUSES.join(", ")}; got ${JSON.stringify(filter.status)}`);
-    }
-    const limit = checkLimit(filter.limit);
-    const items = await this.reader.jobs.jobList({
-      tenant: filter.tenant,
-      status: filter.status,
-      kind: filter.kind,
-      queue: filter.queue,
-      beforeId: decodeCursor(filter.cursor),
-      limit: limit + 1,
-    });
+    const { limit: pageSize, cursor, ...search } = filter;
+    const limit = checkLimit(pageSize);
+    const items = await this.reader.jobs.jobSearch(checkJobFilter(search), decodeCursor(cursor), limit + 1);
     return pageOf(items, limit);
   }
 

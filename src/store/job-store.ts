@@ -12,19 +12,10 @@ import type { BoundQuery, Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
 import { translatePgError } from "./pg-errors.js";
 import { runQuery } from "./run-query.js";
+import { type JobFilterValues, jobFilterCondition, jobSearchStatement } from "./sql/job-filter.js";
 import { withTransaction } from "./transaction.js";
 import type { JobInsertRow, UniqueInsert } from "./job-insert-row.js";
 import { insertedJobAt, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
-
-export interface JobListFilter {
-  tenant?: string | null;
-  status?: string | null;
-  kind?: string | null;
-  queue?: string | null;
-  /** Exclusive: return rows older than this id. */
-  beforeId?: string | null;
-  limit: number;
-}
 
 /**
  * One attempt that did not succeed, as the worker decided it
@@ -293,12 +284,13 @@ export class JobStore {
     return rows.map(rowToExecution);
   }
 
-  async jobList(filter: JobListFilter, db?: Queryable): Promise<Job[]> {
-    const { rows } = await this.run(
-      this.q.jobList,
-      [filter.tenant ?? null, filter.status ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
-      db,
-    );
+  /** Jobs matching `filter`, newest first, older than `beforeId` when given. Planned for the filters given (unnamed). */
+  async jobSearch(filter: JobFilterValues, beforeId: string | null, limit: number, db?: Queryable): Promise<Job[]> {
+    const values: unknown[] = [];
+    const where = jobFilterCondition(filter, values);
+    const before = beforeId === null ? "" : `\n  AND j.id < $${values.push(beforeId)}::uuid`;
+    const text = jobSearchStatement(this.schema, where + before, `$${values.push(limit)}`);
+    const { rows } = await runQuery(db ?? this.pool, { name: "jobSearch", text, prepared: false }, values);
     return rows.map(rowToJob);
   }
 

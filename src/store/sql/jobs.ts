@@ -148,17 +148,6 @@ SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs WHERE id = $1 AND ($2::text IS NULL O
 export const executionListByJob = `
 SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_executions WHERE job_id = $1 ORDER BY started_at, id`;
 
-/** $1 tenant|null, $2 status|null, $3 kind|null, $4 queue|null, $5 cursor id|null (exclusive), $6 limit — newest first */
-export const jobList = `
-SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs
-WHERE ($1::text IS NULL OR tenant = $1)
-  AND ($2::text IS NULL OR status = $2)
-  AND ($3::text IS NULL OR kind = $3)
-  AND ($4::text IS NULL OR queue = $4)
-  AND ($5::uuid IS NULL OR id < $5)
-ORDER BY id DESC
-LIMIT $6`;
-
 /**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets
  * the flag its worker sees at the next heartbeat. Terminal jobs match nothing.
