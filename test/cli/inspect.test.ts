@@ -218,7 +218,7 @@ describe("conveyor queues and conveyor workers", () => {
 describe("bad arguments and --help", () => {
   it("refuses each with one line on stderr and a non-zero exit", async () => {
     const cases: Array<[string[], RegExp]> = [
-      [["jobs", "list", "--status", "finished"], /argument 'finished' is invalid\. Allowed choices are waiting, queued, running/],
+      [["jobs", "list", "--status", "finished"], /argument 'finished' is invalid\. expected one or more of waiting, queued, running/],
       [["jobs", "list", "--limit", "0"], /--limit.*expected a whole number from 1 to 1000/],
       [["jobs", "list", "--cursor", "garbage"], /cursor/],
       [["jobs", "show", "42"], /'42' is invalid for argument 'id'\. expected a UUID/],

@@ -12,6 +12,7 @@ import { EXAMPLE_JOBS } from "../examples.js";
 import { enqueueFile } from "../enqueue-file.js";
 import { positiveInt } from "../parse.js";
 import { withSession } from "../session.js";
+import { addJobFilterOptions, type JobFilterFlags, jobFilterOf } from "../job-filter-options.js";
 import { cell, formatFacts, formatTable, humanDuration, isoOrDash, printJson } from "../table.js";
 
 const schemaOption = () => new Option("--schema <name>", "schema holding Conveyor's tables").default(DEFAULT_SCHEMA);
@@ -21,27 +22,14 @@ const jsonOption = () => new Option("--json", "print the HTTP API's JSON for the
 export function registerJobs(program: Command): void {
   const jobs = program.command("jobs").description("list, show, enqueue and cancel jobs (straight from the database)");
 
-  jobs
-    .command("list")
-    .description("jobs, newest first (one page; --cursor for the next)")
-    .addOption(new Option("--status <status>", "only jobs in this status").choices(JOB_STATUSES))
-    .option("--kind <kind>", "only jobs of this kind")
-    .option("--queue <queue>", "only jobs in this queue")
-    .option("--tenant <tenant>", "only this tenant's jobs (default: every tenant)")
+  addJobFilterOptions(jobs.command("list").description("jobs matching a search, newest first (one page; --cursor for the next)"))
     .option("--limit <n>", "page size, 1-1000", listLimit, 50)
     .option("--cursor <cursor>", "the next page, as printed after the previous one")
     .addOption(schemaOption())
     .addOption(jsonOption())
-    .action(async (options: { status?: JobStatus; kind?: string; queue?: string; tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
+    .action(async (options: JobFilterFlags & { limit: number; cursor?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const page = await conveyor.listJobs({
-          status: options.status,
-          kind: options.kind,
-          queue: options.queue,
-          tenant: options.tenant ?? null,
-          limit: options.limit,
-          cursor: options.cursor,
-        });
+        const page = await conveyor.listJobs({ ...jobFilterOf(options), limit: options.limit, cursor: options.cursor });
         if (options.json) return printJson({ items: page.items.map(jobJson), nextCursor: page.nextCursor });
         if (page.items.length === 0) {
           process.stdout.write("no jobs\n");
