@@ -20,6 +20,7 @@ import { type MetricKey, type Report, svgChart, table, targetsText, toJson } fro
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
+import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
 import { chainGraph, fanInGraph, layeredGraph, runWorkflow } from "./workloads/workflows.js";
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     workloads: { type: "string" },
     large: { type: "string" },
     "key-jobs": { type: "string" },
+    "dashboard-jobs": { type: "string" },
   },
 });
 
@@ -53,6 +55,7 @@ const config: BenchConfig = {
 };
 if (args.runs) config.runs = Math.max(1, Number.parseInt(args.runs, 10));
 if (args.large) config.scaleLarge = Math.max(0, Number.parseInt(args.large, 10));
+if (args["dashboard-jobs"]) config.dashboardJobs = Math.max(10_000, Number.parseInt(args["dashboard-jobs"], 10));
 if (args["key-jobs"]) config.keyLimitJobs = Math.max(1_000, Number.parseInt(args["key-jobs"], 10));
 
 const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
@@ -288,6 +291,26 @@ if (has("key-limits") && config.systems.includes("conveyor")) {
   report.meta.keyLimits = keyLimits;
 }
 
+// The dashboard and bulk actions at scale, Conveyor alone: API latencies over
+// a store of ten million jobs and a bulk retry beside a working worker
+// (workloads/dashboard.ts).
+let dashboard: DashboardBenchResult | null = null;
+if (has("dashboard") && config.systems.includes("conveyor")) {
+  log(`dashboard: ${config.dashboardJobs.toLocaleString("en-US")} jobs in the store`);
+  try {
+    dashboard = await dashboardBench({
+      jobs: config.dashboardJobs,
+      requests: config.dashboardRequests,
+      liveJobs: config.dashboardLiveJobs,
+      baselineMs: config.dashboardBaselineMs,
+      log,
+    });
+  } catch (error) {
+    log(`dashboard: FAILED ${(error as Error).stack ?? error}`);
+  }
+  report.meta.dashboard = dashboard;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? null;
 report.postgres.pgbench = median(insertRuns);
 report.postgres.nodePg = median(insertNodeRuns);
@@ -306,6 +329,16 @@ if (keyLimits !== null) {
     `Limits per key (Conveyor, ${config.keyLimitJobs.toLocaleString("en-US")} waiting over ${config.keyLimitKeys.toLocaleString("en-US")} keys): ` +
       `no limits ${fmtRate(keyLimits.unlimited)}; a limit that never binds ${fmtRate(keyLimits.notBinding)} (${pct(keyLimits.notBindingRatio)}, target >= 80%); ` +
       `other keys while 5 hot keys are held at 1 ${fmtRate(keyLimits.hotBinding)} (${pct(keyLimits.hotBindingRatio)} of never-binding, target >= 80%)\n`,
+  );
+}
+if (dashboard !== null) {
+  const p = (name: string, value: { p50: number; p95: number }, target: number) => `${name} p50 ${value.p50} ms, p95 ${value.p95} ms (target p95 < ${target} ms)`;
+  const bulk = dashboard.bulkRetry;
+  process.stdout.write(
+    `Dashboard (Conveyor, ${dashboard.jobs.toLocaleString("en-US")} jobs, through the API): ${p("overview", dashboard.overview, 200)}; ` +
+      `${p("filtered list", dashboard.filteredList, 200)}; ${p("payload search", dashboard.payloadSearch, 500)}; ${p("job page", dashboard.jobPage, 200)}\n` +
+      `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s; a worker's claim rate ${fmtRate(bulk.claimRateBefore)} before, ` +
+      `${fmtRate(bulk.claimRateDuring)} during (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
   );
 }
 process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);

@@ -49,9 +49,14 @@ export interface BenchConfig {
   keyLimitJobs: number;
   keyLimitKeys: number;
   keyLimitPhaseMs: number;
+  /** The dashboard at scale (Conveyor only): jobs in the store, requests per endpoint, the live worker's jobs and its baseline span. */
+  dashboardJobs: number;
+  dashboardRequests: number;
+  dashboardLiveJobs: number;
+  dashboardBaselineMs: number;
 }
 
-export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "workflows", "key-limits"] as const;
+export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "workflows", "key-limits", "dashboard"] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
@@ -84,6 +89,10 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         keyLimitJobs: 500_000,
         keyLimitKeys: 10_000,
         keyLimitPhaseMs: 2_000,
+        dashboardJobs: 300_000,
+        dashboardRequests: 20,
+        dashboardLiveJobs: 200_000,
+        dashboardBaselineMs: 2_000,
       }
     : {
         quick,
@@ -113,5 +122,9 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         keyLimitJobs: 1_000_000,
         keyLimitKeys: 10_000,
         keyLimitPhaseMs: 4_000,
+        dashboardJobs: 10_000_000,
+        dashboardRequests: 100,
+        dashboardLiveJobs: 800_000,
+        dashboardBaselineMs: 5_000,
       };
 }
