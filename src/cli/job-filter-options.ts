@@ -7,22 +7,8 @@ import { isoTime } from "./arguments.js";
 // The search filter as command-line options, shared by `conveyor jobs list`,
 // `conveyor jobs count` and the bulk actions, so each names jobs the same way.
 
-/** The options `addJobFilterOptions` adds, as commander parses them. */
-export interface JobFilterFlags {
-  status?: JobStatus[];
-  kind?: string;
-  queue?: string;
-  tenant?: string;
-  id?: string;
-  idempotencyKey?: string;
-  uniqueKey?: string;
-  payload?: Record<string, unknown>;
-  error?: string;
-  createdAfter?: Date;
-  createdBefore?: Date;
-  finishedAfter?: Date;
-  finishedBefore?: Date;
-}
+/** The options `addJobFilterOptions` adds, as commander parses them: the filter's fields, states always a list. */
+export type JobFilterFlags = Omit<JobFilter, "status" | "tenant"> & { status?: JobStatus[]; tenant?: string };
 
 function statusList(value: string): JobStatus[] {
   const list = value.split(",").map((s) => s.trim());
