@@ -71,12 +71,21 @@ export class ClaimChooser {
       if (!isLockTimeout(error)) throw error;
       this.onLockTimeout("tenants");
     }
-    for (const queue of limitedQueues) {
-      const free = request.limit - jobs.length;
-      if (free <= 0) break;
+    // Each limited queue in turn while slots are free: queue caps, then key limits.
+    const rounds: Array<[string, () => Promise<void>]> = [
+      ...limitedQueues.map((queue): [string, () => Promise<void>] => [
+        queue,
+        async () => {
+          jobs.push(...(await this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: request.limit - jobs.length })));
+        },
+      ]),
+      ...keyLimitedQueues.map((queue): [string, () => Promise<void>] => [queue, () => this.claimByKey(queue, request, jobs)]),
+    ];
+    for (const [queue, claimFrom] of rounds) {
+      if (request.limit - jobs.length <= 0) break;
       if (request.queues !== null && !request.queues.includes(queue)) continue;
       try {
-        jobs.push(...(await this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: free })));
+        await claimFrom();
       } catch (error) {
         if (isLockTimeout(error)) {
           this.onLockTimeout(queue);
@@ -84,20 +93,6 @@ export class ClaimChooser {
         }
         // Jobs already claimed must still be run: hand them over, and let the
         // next round meet the error again (the claim loop logs and backs off).
-        if (jobs.length === 0) throw error;
-        break;
-      }
-    }
-    for (const queue of keyLimitedQueues) {
-      if (request.limit - jobs.length <= 0) break;
-      if (request.queues !== null && !request.queues.includes(queue)) continue;
-      try {
-        await this.claimByKey(queue, request, jobs);
-      } catch (error) {
-        if (isLockTimeout(error)) {
-          this.onLockTimeout(queue);
-          continue;
-        }
         if (jobs.length === 0) throw error;
         break;
       }
