@@ -18,6 +18,7 @@ export type {
   TenantScope,
 } from "./client/conveyor-client.js";
 export type { JobFilter } from "./core/job-filter.js";
+export type { JobCount } from "./core/overview.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
@@ -76,6 +77,7 @@ export {
   RetryAfter,
   retryAfter,
   SchemaTooNewError,
+  SearchTimeoutError,
   UniqueJobConflictError,
   ValidationError,
 } from "./core/errors.js";

@@ -23,7 +23,9 @@ import { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import type { JobFilter } from "../core/job-filter.js";
+import type { JobCount } from "../core/overview.js";
 import { checkJobFilter } from "./job-filter.js";
+import { countJobs } from "./counts.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
@@ -397,12 +399,38 @@ export class ConveyorClient {
     return { ...job, executions: await this.reader.jobs.executionListByJob(id) };
   }
 
-  /** Jobs, newest first, with cursor pagination. */
+  /**
+   * Jobs matching a filter, newest first, with cursor pagination. Every
+   * field given must match (see `JobFilter`); unknown fields are refused.
+   * Throws `SearchTimeoutError` when the page is not read within
+   * `searchTimeoutMs` (a filter no index serves, such as an error text
+   * alone, over many jobs): narrow it by queue, kind, status or a time range.
+   *
+   * @example
+   * const page = await conveyor.listJobs({ queue: "mail", status: ["dead", "retrying"], error: "timeout", limit: 20 });
+   * const next = await conveyor.listJobs({ queue: "mail", status: ["dead", "retrying"], error: "timeout", limit: 20, cursor: page.nextCursor });
+   */
   async listJobs(filter: ListJobsFilter = {}): Promise<Page<Job>> {
     const { limit: pageSize, cursor, ...search } = filter;
     const limit = checkLimit(pageSize);
-    const items = await this.reader.jobs.jobSearch(checkJobFilter(search), decodeCursor(cursor), limit + 1);
+    const values = checkJobFilter(search);
+    const items = await this.reader.search.jobSearch(values, decodeCursor(cursor), limit + 1, this.options.searchTimeoutMs);
     return pageOf(items, limit);
+  }
+
+  /**
+   * How many jobs match a filter (as `listJobs` filters): exact up to
+   * `exactCountLimit` (10,000), beyond it, or when counting does not finish
+   * within `searchTimeoutMs`, the planner's estimate from table statistics,
+   * with `estimated: true`. A count never reads more than the limit's worth
+   * of rows, at ten jobs or ten million.
+   *
+   * @example
+   * const { count, estimated } = await conveyor.countJobs({ queue: "mail", status: "dead" });
+   */
+  async countJobs(filter: JobFilter = {}): Promise<JobCount> {
+    const values = checkJobFilter(filter);
+    return countJobs(this.reader.search, values, this.options.exactCountLimit, this.options.searchTimeoutMs);
   }
 
   /**

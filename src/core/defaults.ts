@@ -72,6 +72,24 @@ export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 export const DEFAULT_LIST_LIMIT = 50;
 /** The most one page returns: 1000. */
 export const MAX_LIST_LIMIT = 1000;
+/**
+ * Searches and counts (`listJobs`, `countJobs`): the longest one
+ * statement may run, 5 s, set as the statement's
+ * `statement_timeout` in its own transaction (so it holds behind a pooler
+ * in transaction mode too). A filter no index serves (an error text alone)
+ * could otherwise read the whole jobs table. A search that hits it throws
+ * `SearchTimeoutError`; a count answers the planner's estimate instead.
+ * 0 turns it off.
+ */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 5_000;
+/**
+ * `countJobs`: jobs counted one by one at most, 10,000; above that, the
+ * count is the planner's estimate (`estimated: true`). Counting stops
+ * once one more than this has matched.
+ */
+export const DEFAULT_EXACT_COUNT_LIMIT = 10_000;
+/** The largest `exactCountLimit` accepted: 1,000,000. */
+export const MAX_EXACT_COUNT_LIMIT = 1_000_000;
 
 
 /** Connections in the pool Conveyor creates from a connection string. */

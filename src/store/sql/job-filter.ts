@@ -115,3 +115,26 @@ WHERE ${where}
 ORDER BY j.id DESC
 LIMIT ${limit}`;
 }
+
+/**
+ * How many jobs match, counting `limit` at most (give the exact-count limit
+ * plus one, so that "more than the limit" shows): `where` from
+ * jobFilterCondition (alias `j`), `limit` its parameter. Counting stops at
+ * the limit, so it reads no more rows than that once an index reaches them.
+ */
+export function jobCountStatement(schema: string, where: string, limit: string): string {
+  return `SELECT count(*)::int AS count FROM (
+  SELECT 1 FROM ${quoteIdent(schema)}.jobs AS j
+  WHERE ${where}
+  LIMIT ${limit}) AS counted`;
+}
+
+/**
+ * The planner's plan for the jobs that match, as JSON: its top node's
+ * `Plan Rows` is the estimated count. EXPLAIN reads statistics and the
+ * table's size, never its rows. `where` from jobFilterCondition (alias `j`).
+ */
+export function jobEstimateStatement(schema: string, where: string): string {
+  return `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${quoteIdent(schema)}.jobs AS j
+WHERE ${where}`;
+}
