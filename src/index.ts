@@ -18,7 +18,21 @@ export type {
   TenantScope,
 } from "./client/conveyor-client.js";
 export type { JobFilter } from "./core/job-filter.js";
-export type { JobCount } from "./core/overview.js";
+export type {
+  ErrorGroup,
+  JobCount,
+  OldestReadyJob,
+  Overview,
+  OverviewJob,
+  OverviewPart,
+  OverviewQueue,
+  QueueStats,
+  RecentOutcomes,
+  StatusCounts,
+  StatusEstimated,
+  StuckJob,
+  WorkerLoad,
+} from "./core/overview.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,

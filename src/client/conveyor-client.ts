@@ -23,8 +23,9 @@ import { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import type { JobFilter } from "../core/job-filter.js";
-import type { JobCount } from "../core/overview.js";
+import type { JobCount, Overview } from "../core/overview.js";
 import { checkJobFilter } from "./job-filter.js";
+import { readOverview } from "./overview.js";
 import { countJobs } from "./counts.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
@@ -431,6 +432,23 @@ export class ConveyorClient {
   async countJobs(filter: JobFilter = {}): Promise<JobCount> {
     const values = checkJobFilter(filter);
     return countJobs(this.reader.search, values, this.options.exactCountLimit, this.options.searchTimeoutMs);
+  }
+
+  /**
+   * Everything an operator reads first, for every tenant or one: per queue
+   * its jobs by state (exact up to 1,000 per state, estimated beyond, and
+   * for succeeded and cancelled), its oldest ready job's age and its attempts in
+   * the last 15 minutes; per kind the same attempts; the ready job that has
+   * waited longest; running jobs past their lease; the most frequent errors;
+   * and live workers with their load. Answered from indexes and statistics,
+   * never by reading the jobs table through; a part that does not finish
+   * within `searchTimeoutMs` is left out and named in `incomplete`.
+   *
+   * @example
+   * const { queues, stuck, topErrors } = await conveyor.overview({ tenant: "acme" });
+   */
+  async overview(scope: TenantScope = {}): Promise<Overview> {
+    return readOverview(this.reader, scope.tenant ?? null, this.options);
   }
 
   /**

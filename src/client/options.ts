@@ -67,8 +67,8 @@ export interface ConveyorOptions {
   readConnectionString?: string;
   /**
    * The longest one statement of a search or count may run, in ms, 0 for
-   * no bound (`listJobs`, `countJobs`, the HTTP API's lists and the
-   * dashboard). Each runs in its own short transaction with this
+   * no bound (`listJobs`, `countJobs`, `overview`, the HTTP API's lists and
+   * the dashboard). Each runs in its own short transaction with this
    * `statement_timeout`, which holds behind a pooler in transaction mode
    * too. A search that hits it throws `SearchTimeoutError` (narrow it by
    * queue, kind, status or a time range); a count answers the planner's
@@ -79,7 +79,9 @@ export interface ConveyorOptions {
   /**
    * `countJobs` counts this many matching jobs one by one at most; above
    * it (or when counting hits `searchTimeoutMs`) the count is the
-   * planner's estimate, flagged `estimated`. 1 to `MAX_EXACT_COUNT_LIMIT`. Default
+   * planner's estimate, flagged `estimated`. Per-queue counts (overview,
+   * queue statistics, metrics) count at most `QUEUE_EXACT_COUNT_LIMIT`
+   * (1,000), or this when lower. 1 to `MAX_EXACT_COUNT_LIMIT`. Default
    * `DEFAULT_EXACT_COUNT_LIMIT` (10,000).
    */
   exactCountLimit?: number;

@@ -73,7 +73,7 @@ export class Store {
     this.cron = new CronStore(pool, queries);
     this.flows = new FlowStore(pool, queries);
     this.handlers = new HandlerStore(pool, queries, schema);
-    this.queues = new QueueStore(pool, queries);
+    this.queues = new QueueStore(pool, queries, schema);
     this.queueSettings = new QueueSettingsStore(pool, queries, schema);
     this.keyLimits = new KeyLimitStore(pool, queries, schema);
     this.limitedClaims = new LimitedClaimStore(pool, queries, this.clock);
