@@ -1,6 +1,7 @@
 import { QUEUE_EXACT_COUNT_LIMIT } from "../core/defaults.js";
 import { SearchTimeoutError } from "../core/errors.js";
 import type { JobCount, OldestReadyJob, QueueStats, StatusCounts, StatusEstimated } from "../core/overview.js";
+import { JOB_STATUSES } from "../core/states.js";
 import type { JobSearchStore } from "../store/job-search-store.js";
 import type { QueueCountRow, QueueStore, ReadyHead } from "../store/queue-store.js";
 import type { JobFilterValues } from "../store/sql/job-filter.js";
@@ -94,10 +95,14 @@ export async function readQueueCounts(store: QueueStore, tenant: string | null, 
   }
   const items: QueueCounts[] = [];
   for (const row of rows) {
-    const counts = { ...row.estimates } as StatusCounts;
+    const counts = {} as StatusCounts;
     const estimated = { ...ALL_ESTIMATED };
     let counted = 0;
-    for (const status of ["waiting", "queued", "retrying", "running", "dead"] as const) {
+    for (const status of JOB_STATUSES) {
+      if (status === "succeeded" || status === "cancelled") {
+        counts[status] = row.estimates[status];
+        continue;
+      }
       const { read, matched, estimate } = row.reads[status];
       const exact = read <= limit || estimate === null;
       counts[status] = exact ? matched : Math.max(estimate, matched);
