@@ -18,6 +18,21 @@ export type {
   TenantScope,
 } from "./client/conveyor-client.js";
 export type { JobFilter } from "./core/job-filter.js";
+export type {
+  ErrorGroup,
+  JobCount,
+  OldestReadyJob,
+  Overview,
+  OverviewJob,
+  OverviewPart,
+  OverviewQueue,
+  QueueStats,
+  RecentOutcomes,
+  StatusCounts,
+  StatusEstimated,
+  StuckJob,
+  WorkerLoad,
+} from "./core/overview.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
@@ -76,6 +91,7 @@ export {
   RetryAfter,
   retryAfter,
   SchemaTooNewError,
+  SearchTimeoutError,
   UniqueJobConflictError,
   ValidationError,
 } from "./core/errors.js";

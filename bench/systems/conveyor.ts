@@ -19,6 +19,8 @@ import type { BenchSystem, Payload, StartWorker, SystemInstance, WorkflowGraph }
  * for profiling.)
  */
 const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 800);
+// The opt-in payload index of docs/operations.md ("Searching and counting"), to measure what it costs enqueues.
+const PAYLOAD_INDEX = process.env.BENCH_CONVEYOR_PAYLOAD_INDEX === "1";
 const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 4);
 
 const schema = z.object({ n: z.number(), t: z.number().optional() });
@@ -72,6 +74,7 @@ export const system: BenchSystem = {
     let tracked = false;
     const conveyor = new Conveyor({ connectionString: db.url, jobs: [job], logger: logger() });
     await conveyor.migrate();
+    if (PAYLOAD_INDEX) await conveyor.pool.query("CREATE INDEX CONCURRENTLY jobs_payload_idx ON conveyor.jobs USING gin (payload jsonb_path_ops)");
     const instance: SystemInstance = {
       target: db.url,
       async enqueueOne(payload) {

@@ -23,7 +23,10 @@ import { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import { migrate, type MigrationResult, schemaStatus, type SchemaStatus } from "../store/migrate.js";
 import type { JobFilter } from "../core/job-filter.js";
+import type { JobCount, Overview } from "../core/overview.js";
 import { checkJobFilter } from "./job-filter.js";
+import { readOverview } from "./overview.js";
+import { countJobs } from "./counts.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AnyJobDefinition, PayloadInput, PayloadOutput } from "../core/define-job.js";
 import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
@@ -397,12 +400,55 @@ export class ConveyorClient {
     return { ...job, executions: await this.reader.jobs.executionListByJob(id) };
   }
 
-  /** Jobs, newest first, with cursor pagination. */
+  /**
+   * Jobs matching a filter, newest first, with cursor pagination. Every
+   * field given must match (see `JobFilter`); unknown fields are refused.
+   * Throws `SearchTimeoutError` when the page is not read within
+   * `searchTimeoutMs` (a filter no index serves, such as an error text
+   * alone, over many jobs): narrow it by queue, kind, status or a time range.
+   *
+   * @example
+   * const page = await conveyor.listJobs({ queue: "mail", status: ["dead", "retrying"], error: "timeout", limit: 20 });
+   * const next = await conveyor.listJobs({ queue: "mail", status: ["dead", "retrying"], error: "timeout", limit: 20, cursor: page.nextCursor });
+   */
   async listJobs(filter: ListJobsFilter = {}): Promise<Page<Job>> {
     const { limit: pageSize, cursor, ...search } = filter;
     const limit = checkLimit(pageSize);
-    const items = await this.reader.jobs.jobSearch(checkJobFilter(search), decodeCursor(cursor), limit + 1);
+    const values = checkJobFilter(search);
+    const items = await this.reader.search.jobSearch(values, decodeCursor(cursor), limit + 1, this.options.searchTimeoutMs);
     return pageOf(items, limit);
+  }
+
+  /**
+   * How many jobs match a filter (as `listJobs` filters): exact up to
+   * `exactCountLimit` (10,000), beyond it, or when counting does not finish
+   * within `searchTimeoutMs`, the planner's estimate from table statistics,
+   * with `estimated: true`. A count never reads more than the limit's worth
+   * of rows, at ten jobs or ten million.
+   *
+   * @example
+   * const { count, estimated } = await conveyor.countJobs({ queue: "mail", status: "dead" });
+   */
+  async countJobs(filter: JobFilter = {}): Promise<JobCount> {
+    const values = checkJobFilter(filter);
+    return countJobs(this.reader.search, values, this.options.exactCountLimit, this.options.searchTimeoutMs);
+  }
+
+  /**
+   * Everything an operator reads first, for every tenant or one: per queue
+   * its jobs by state (exact up to 1,000 per state, estimated beyond, and
+   * for succeeded and cancelled), its oldest ready job's age and its attempts in
+   * the last 15 minutes; per kind the same attempts; the ready job that has
+   * waited longest; running jobs past their lease; the most frequent errors;
+   * and live workers with their load. Answered from indexes and statistics,
+   * never by reading the jobs table through; a part that does not finish
+   * within `searchTimeoutMs` is left out and named in `incomplete`.
+   *
+   * @example
+   * const { queues, stuck, topErrors } = await conveyor.overview({ tenant: "acme" });
+   */
+  async overview(scope: TenantScope = {}): Promise<Overview> {
+    return readOverview(this.reader, scope.tenant ?? null, this.options);
   }
 
   /**

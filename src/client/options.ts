@@ -1,6 +1,14 @@
 import type { Logger } from "pino";
 import pino from "pino";
-import { DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_SCHEMA, DEFAULT_TRACING_ATTEMPTS } from "../core/defaults.js";
+import {
+  DEFAULT_EXACT_COUNT_LIMIT,
+  DEFAULT_POOL_SIZE,
+  DEFAULT_QUERY_TIMEOUT_MS,
+  DEFAULT_SCHEMA,
+  DEFAULT_SEARCH_TIMEOUT_MS,
+  DEFAULT_TRACING_ATTEMPTS,
+  MAX_EXACT_COUNT_LIMIT,
+} from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfig, poolOf } from "../store/db.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
@@ -58,6 +66,26 @@ export interface ConveyorOptions {
    */
   readConnectionString?: string;
   /**
+   * The longest one statement of a search or count may run, in ms, 0 for
+   * no bound (`listJobs`, `countJobs`, `overview`, the HTTP API's lists and
+   * the dashboard). Each runs in its own short transaction with this
+   * `statement_timeout`, which holds behind a pooler in transaction mode
+   * too. A search that hits it throws `SearchTimeoutError` (narrow it by
+   * queue, kind, status or a time range); a count answers the planner's
+   * estimate instead. Must be below `queryTimeoutMs` when Conveyor creates
+   * the pool. Default `DEFAULT_SEARCH_TIMEOUT_MS` (5 s).
+   */
+  searchTimeoutMs?: number;
+  /**
+   * `countJobs` counts this many matching jobs one by one at most; above
+   * it (or when counting hits `searchTimeoutMs`) the count is the
+   * planner's estimate, flagged `estimated`. Per-queue counts (overview,
+   * queue statistics, metrics) count at most `QUEUE_EXACT_COUNT_LIMIT`
+   * (1,000), or this when lower. 1 to `MAX_EXACT_COUNT_LIMIT`. Default
+   * `DEFAULT_EXACT_COUNT_LIMIT` (10,000).
+   */
+  exactCountLimit?: number;
+  /**
    * OpenTelemetry spans for enqueues and attempts (docs/tracing.md). They
    * are made only when `@opentelemetry/api` is installed and a tracer
    * provider is registered; `false` turns them off even then. Default `{}`
@@ -93,6 +121,10 @@ export interface ResolvedConveyorOptions {
   readonly pooler: "none" | "transaction";
   /** Tracing: false when off, else its options with defaults applied. */
   readonly tracing: false | Readonly<Required<TracingOptions>>;
+  /** The time bound of each search or count statement, in ms; 0 for none. Default `DEFAULT_SEARCH_TIMEOUT_MS` (5 s). */
+  readonly searchTimeoutMs: number;
+  /** Matching jobs `countJobs` counts one by one at most. Default `DEFAULT_EXACT_COUNT_LIMIT` (10,000). */
+  readonly exactCountLimit: number;
 }
 
 // Schema names end up in NOTIFY channel names (max 63 bytes) as "<schema>:jobs".
@@ -125,6 +157,18 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
   if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 0) {
     throw new ConfigError(`queryTimeoutMs must be an integer >= 0 (0: no deadline), got ${queryTimeoutMs}`);
   }
+  const searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
+  if (!Number.isInteger(searchTimeoutMs) || searchTimeoutMs < 0) {
+    throw new ConfigError(`searchTimeoutMs must be an integer >= 0 (0: no bound), got ${searchTimeoutMs}`);
+  }
+  // The client-side deadline would fire first, and discard the connection instead of answering SearchTimeoutError.
+  if (!options.pool && queryTimeoutMs > 0 && (searchTimeoutMs === 0 || searchTimeoutMs >= queryTimeoutMs)) {
+    throw new ConfigError(`searchTimeoutMs (${searchTimeoutMs}) must be between 1 and queryTimeoutMs (${queryTimeoutMs}), exclusive`);
+  }
+  const exactCountLimit = options.exactCountLimit ?? DEFAULT_EXACT_COUNT_LIMIT;
+  if (!Number.isInteger(exactCountLimit) || exactCountLimit < 1 || exactCountLimit > MAX_EXACT_COUNT_LIMIT) {
+    throw new ConfigError(`exactCountLimit must be an integer from 1 to ${MAX_EXACT_COUNT_LIMIT}, got ${exactCountLimit}`);
+  }
   const jobs = new Map<string, AnyJobDefinition>();
   for (const definition of options.jobs ?? []) {
     if (jobs.has(definition.kind)) throw new ConfigError(`jobs: kind "${definition.kind}" is defined twice`);
@@ -156,6 +200,8 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
     logger: options.logger ?? pino({ level: "info" }),
     pooler,
     tracing,
+    searchTimeoutMs,
+    exactCountLimit,
   });
   const readPool =
     options.readConnectionString === undefined

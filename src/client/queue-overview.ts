@@ -4,10 +4,25 @@ import type { KeyLimitStore } from "../store/key-limit-store.js";
 import type { RateLimit } from "../core/queue-settings.js";
 import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
-import type { QueueStats, QueueStore } from "../store/queue-store.js";
+import type { QueueStats, StatusEstimated } from "../core/overview.js";
+import type { QueueStore } from "../store/queue-store.js";
 import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
+import type { ResolvedConveyorOptions } from "./options.js";
+import { queueCountLimits, readQueueCounts, readReadyAges } from "./counts.js";
+import { SearchTimeoutError } from "../core/errors.js";
 
-export type { QueueStats } from "../store/queue-store.js";
+export type { QueueStats } from "../core/overview.js";
+
+const NONE = { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 };
+const NOT_ESTIMATED: StatusEstimated = {
+  waiting: false,
+  queued: false,
+  running: false,
+  retrying: false,
+  succeeded: false,
+  cancelled: false,
+  dead: false,
+};
 
 /** A queue's counts with what is set on it (pause, limits). */
 export interface QueueOverviewItem extends QueueStats {
@@ -31,10 +46,12 @@ export class QueueOverview {
   private readonly settings: QueueSettingsStore;
   private readonly flows: FlowStore;
   private readonly keyLimits: KeyLimitStore;
+  private readonly limits: Pick<ResolvedConveyorOptions, "exactCountLimit" | "searchTimeoutMs">;
 
   constructor(conveyor: ConveyorClient) {
     // Overviews only read: from the read replica when the client has one.
     const { reader } = clientInternals(conveyor);
+    this.limits = conveyor.options;
     this.store = reader.queues;
     this.settings = reader.queueSettings;
     this.flows = reader.flows;
@@ -48,17 +65,27 @@ export class QueueOverview {
 
   /**
    * Jobs by status per queue, the age of each queue's oldest ready job, and
-   * its settings. Across all tenants, queues that have settings or key
-   * limits but no jobs are listed too; a tenant scope lists only queues
-   * holding its jobs.
+   * its settings. Counts are exact up to `QUEUE_EXACT_COUNT_LIMIT` (1,000)
+   * jobs of a queue in a state (or the client's `exactCountLimit` when
+   * lower) and the planner's estimates beyond, and always for succeeded
+   * and cancelled; `estimated` says which. Across all tenants, queues
+   * that have settings or key limits but no jobs are listed too; a tenant
+   * scope lists only queues holding its jobs. `oldestReadyAgeMs` is null
+   * when none waits, or when it could not be read within `searchTimeoutMs`.
    */
   async queueStats(scope: TenantScope = {}): Promise<QueueOverviewItem[]> {
     const tenant = scope.tenant ?? null;
-    const [stats, settings, keyLimits] = await Promise.all([
-      this.store.queueStats(tenant),
+    const limits = queueCountLimits(this.limits);
+    const [counts, ages, settings, keyLimits] = await Promise.all([
+      readQueueCounts(this.store, tenant, limits),
+      readReadyAges(this.store, tenant, limits.perQueue, limits.timeoutMs).catch((error: unknown) => {
+        if (error instanceof SearchTimeoutError) return null;
+        throw error;
+      }),
       this.settings.queueSettingsList(),
       this.keyLimits.keyLimitsList(null),
     ]);
+    const stats: QueueStats[] = counts.map((queue) => ({ ...queue, oldestReadyAgeMs: ages?.byQueue.get(queue.queue) ?? null }));
     const byName = new Map(settings.map((s) => [s.queue, s]));
     const keyDefaults = new Map(
       keyLimits.filter((k) => k.key === null).map((k) => [k.queue, { concurrencyLimit: k.concurrency, rateLimit: k.rateLimit }]),
@@ -79,7 +106,8 @@ export class QueueOverview {
         if (listed.has(set.queue)) continue;
         items.push({
           queue: set.queue,
-          counts: { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 },
+          counts: { ...NONE },
+          estimated: { ...NOT_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: set.paused,
           concurrencyLimit: set.concurrency,
@@ -92,7 +120,8 @@ export class QueueOverview {
         if (listed.has(queue)) continue;
         items.push({
           queue,
-          counts: { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 },
+          counts: { ...NONE },
+          estimated: { ...NOT_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: false,
           concurrencyLimit: null,
@@ -105,9 +134,22 @@ export class QueueOverview {
     return items;
   }
 
-  /** Unfinished and dead-lettered jobs by queue and status, across tenants (for a metrics gauge). */
-  queueDepth(): Promise<Array<{ queue: string; status: string; count: number }>> {
-    return this.store.queueDepth();
+  /**
+   * Unfinished and dead jobs by queue and status, across tenants (for a
+   * metrics gauge), counted as `queueStats` counts them: exact up to the
+   * per-queue limit, the planner's estimate beyond it (`estimated`). Never
+   * a count of the whole table.
+   */
+  async queueDepth(): Promise<Array<{ queue: string; status: string; count: number; estimated: boolean }>> {
+    const counts = await readQueueCounts(this.store, null, queueCountLimits(this.limits));
+    return counts.flatMap((queue) =>
+      (["waiting", "queued", "running", "retrying", "dead"] as const).map((status) => ({
+        queue: queue.queue,
+        status,
+        count: queue.counts[status],
+        estimated: queue.estimated[status],
+      })),
+    );
   }
 
   /**

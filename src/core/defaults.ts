@@ -72,6 +72,43 @@ export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 export const DEFAULT_LIST_LIMIT = 50;
 /** The most one page returns: 1000. */
 export const MAX_LIST_LIMIT = 1000;
+/**
+ * Searches and counts (`listJobs`, `countJobs`, `overview`, queue counts):
+ * the longest one statement may run, 5 s, set as the statement's
+ * `statement_timeout` in its own transaction (so it holds behind a pooler
+ * in transaction mode too). A filter no index serves (an error text alone)
+ * could otherwise read the whole jobs table. A search that hits it throws
+ * `SearchTimeoutError`; a count answers the planner's estimate instead.
+ * 0 turns it off.
+ */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 5_000;
+/**
+ * `countJobs`: jobs counted one by one at most, 10,000; above that, the
+ * count is the planner's estimate (`estimated: true`). Counting stops
+ * once one more than this has matched.
+ */
+export const DEFAULT_EXACT_COUNT_LIMIT = 10_000;
+/** The largest `exactCountLimit` accepted: 1,000,000. */
+export const MAX_EXACT_COUNT_LIMIT = 1_000_000;
+/**
+ * Per-queue counts (`overview`, `GET /v1/queues`, the queue-depth gauge):
+ * jobs of one queue in one state counted one by one at most, 1,000 (or
+ * `exactCountLimit` when lower); above that, the planner's estimate. Lower
+ * than `countJobs`'s limit because every queue and state pays up to this
+ * many rows at each read, and dashboards and metric scrapes read often.
+ */
+export const QUEUE_EXACT_COUNT_LIMIT = 1_000;
+/**
+ * `overview`: the recent window its throughput, failure rates and top
+ * errors cover, 15 minutes. Each attempt that ended in it is read with its
+ * job, so the cost grows with the attempts in the window: at a million
+ * attempts an hour, a whole hour took seconds (docs/operations.md).
+ */
+export const OVERVIEW_WINDOW_MS = 15 * 60 * 1000;
+/** `overview`: the jobs past their lease it lists (it counts them all, up to the exact-count limit). */
+export const OVERVIEW_STUCK_JOBS = 5;
+/** `overview`: the error messages it lists, most frequent first. */
+export const OVERVIEW_TOP_ERRORS = 10;
 
 
 /** Connections in the pool Conveyor creates from a connection string. */

@@ -16,6 +16,7 @@ export type ConveyorErrorCode =
   | "DATABASE"
   | "DATABASE_READ_ONLY"
   | "SCHEMA_TOO_NEW"
+  | "SEARCH_TIMEOUT"
   | "EMBEDDED_POSTGRES";
 
 /** Base class of every error Conveyor raises on purpose. */
@@ -143,6 +144,26 @@ export class DatabaseError extends ConveyorError {
 export class DatabaseReadOnlyError extends DatabaseError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options, "DATABASE_READ_ONLY");
+  }
+}
+
+/**
+ * A search or count did not finish within the client's `searchTimeoutMs`:
+ * its filter matches rows that no index reaches directly (an error text
+ * alone, say), so answering would mean reading most of the jobs table.
+ * Nothing was changed. Narrow it by queue, kind, status or a time range.
+ */
+export class SearchTimeoutError extends ConveyorError {
+  /** The bound it hit, in ms (`searchTimeoutMs`). */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(
+      "SEARCH_TIMEOUT",
+      `the search did not finish within ${timeoutMs} ms (searchTimeoutMs): narrow it by queue, kind, status or a time range (createdAfter, createdBefore)`,
+      options,
+    );
+    this.timeoutMs = timeoutMs;
   }
 }
 

@@ -2,7 +2,7 @@ import { maxHeaderSize, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { MAX_HTTP_PATH_SEGMENT_LENGTH, READ_ONLY_RETRY_AFTER_S } from "../core/defaults.js";
-import { ConveyorError, ValidationError } from "../core/errors.js";
+import { ConveyorError, type SearchTimeoutError, ValidationError } from "../core/errors.js";
 import { isConnectionError } from "../store/pg-errors.js";
 import { HttpProblem, PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { REQUEST_ID_HEADER } from "./request-id.js";
@@ -37,6 +37,9 @@ export function toHttpProblem(error: unknown, { bodyLimit, timeoutMs }: ProblemL
         return new HttpProblem(404, "NOT_FOUND", error.message);
       case "CONFLICT":
         return new HttpProblem(409, "CONFLICT", error.message);
+      case "SEARCH_TIMEOUT":
+        // 422, not 503: the same search would time out again; a narrower one answers.
+        return new HttpProblem(422, "SEARCH_TIMEOUT", error.message, { extensions: { timeoutMs: (error as SearchTimeoutError).timeoutMs } });
       case "DATABASE":
         if (isConnectionError(error.cause)) {
           return new HttpProblem(503, "UNAVAILABLE", "the database is unreachable; try again later", { headers: { "retry-after": "5" } });

@@ -20,7 +20,12 @@ export class ApiMetrics {
   readonly duration: Histogram<"method" | "route">;
   /** `conveyor_jobs_enqueued_total{kind,queue}`: jobs created through the API (idempotent repeats not counted). */
   readonly enqueued: Counter<"kind" | "queue">;
-  /** `conveyor_queue_depth{queue,status}`: jobs per queue and state, read at scrape time. */
+  /**
+   * `conveyor_queue_depth{queue,status}`: jobs per queue and state, read at
+   * scrape time: exact up to `QUEUE_EXACT_COUNT_LIMIT` (1,000) per queue
+   * and state, the planner's estimate beyond, so a scrape never counts a
+   * deep queue through.
+   */
   readonly queueDepth: Gauge<"queue" | "status">;
   /** `conveyor_queue_depth_up`: 1 when the last depth read succeeded, else 0. */
   readonly queueDepthUp: Gauge;
@@ -58,7 +63,7 @@ export class ApiMetrics {
     });
     // Both gauges below are filled by one query per scrape: prom-client
     // collects metrics concurrently, so they share the read in flight.
-    let pending: Promise<Array<{ queue: string; status: string; count: number }> | null> | undefined;
+    let pending: Promise<Array<{ queue: string; status: string; count: number; estimated: boolean }> | null> | undefined;
     const readDepth = () =>
       (pending ??= overview
         .queueDepth()
@@ -72,7 +77,9 @@ export class ApiMetrics {
         }));
     this.queueDepth = new Gauge({
       name: "conveyor_queue_depth",
-      help: "Jobs by queue and status, all tenants: waiting (on dependencies), queued, running, retrying, and dead (in the dead-letter queue)",
+      help:
+        "Jobs by queue and status, all tenants: waiting (on dependencies), queued, running, retrying, and dead (in the dead-letter queue); " +
+        "exact up to 1,000 per queue and status, the planner's estimate beyond",
       labelNames: ["queue", "status"],
       registers,
       // Read at scrape time, so the number is current and costs nothing between scrapes.

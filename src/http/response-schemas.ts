@@ -70,9 +70,20 @@ const statusCounts = z.object(
   Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>,
 );
 
+const statusEstimated = z
+  .object(
+    Object.fromEntries(JOB_STATUSES.map((status) => [status, z.boolean()])) as Record<(typeof JOB_STATUSES)[number], z.ZodBoolean>,
+  )
+  .describe("per state, true when its count is the planner's estimate (above the exact-count limit, and always for succeeded and cancelled)");
+
+const queueCounts = statusCounts.describe(
+  "jobs by state: exact up to exactCountLimit (1,000) jobs of the queue in the state, estimated beyond (see estimated)",
+);
+
 const queueStats = z.object({
   queue: z.string(),
-  counts: statusCounts,
+  counts: queueCounts,
+  estimated: statusEstimated,
   oldestReadyAgeMs: z.number().nullable().describe("ms the oldest job ready to run has waited; null when none waits"),
   paused: z.boolean().describe("paused queues are not claimed"),
   concurrencyLimit: z.number().int().nullable().describe("most jobs running at once across all workers; null: no cap"),
@@ -96,6 +107,75 @@ const worker = z.object({
   startedAt: storedTime,
   lastSeenAt: storedTime,
   runningJobIds: z.array(z.uuid()).describe("a tenant key sees only its own tenant's jobs here"),
+});
+
+const jobCount = z.object({
+  count: z.number().int().describe("exact when estimated is false; else the planner's estimate, never below what was counted"),
+  estimated: z.boolean().describe("true above the exact-count limit (10,000), or when counting did not finish within the search time bound"),
+});
+
+const recentOutcomes = z.object({
+  succeeded: z.number().int().describe("attempts that succeeded in the window"),
+  failed: z.number().int().describe("attempts that failed, timed out or lost their lease in the window"),
+  failureRate: z.number().nullable().describe("failed / (succeeded + failed); null when neither happened"),
+});
+
+const overviewJob = { id: z.uuid(), queue: z.string(), kind: z.string(), tenant: z.string() };
+
+const overview = z.object({
+  at: isoTime.describe("when it was read (database clock)"),
+  tenant: z.string().nullable().describe("the tenant it covers; null: all"),
+  exactCountLimit: z.number().int().describe("jobs of one queue in one state counted one by one at most; beyond, estimated"),
+  windowMs: z.number().int().describe("the recent window of queues[].recent, kinds and topErrors (15 minutes)"),
+  queues: z.array(
+    z.object({
+      queue: z.string(),
+      counts: queueCounts,
+      estimated: statusEstimated,
+      oldestReadyAgeMs: z.number().nullable().describe("ms its oldest ready job has waited; null when none waits (or incomplete lists oldestReady)"),
+      paused: z.boolean(),
+      recent: recentOutcomes.nullable().describe("its attempts that ended in the window; null when incomplete lists recent"),
+    }),
+  ),
+  kinds: z.array(recentOutcomes.extend({ kind: z.string() })).describe("per kind, attempts that ended in the window, by kind name"),
+  oldestReadyJob: z
+    .object({ ...overviewJob, ageMs: z.number().int().describe("ms since its run time") })
+    .nullable()
+    .describe("the ready job (queued or retrying, run time passed) that has waited longest; null when none waits"),
+  stuck: z
+    .object({
+      count: z.number().int().describe("running jobs whose lease expired; exact up to exactCountLimit"),
+      estimated: z.boolean().describe("true when there are more than exactCountLimit (count is then that limit)"),
+      jobs: z
+        .array(z.object({ ...overviewJob, workerId: z.string(), expiredMs: z.number().int().describe("ms since its lease expired") }))
+        .describe("the 5 longest expired"),
+    })
+    .nullable()
+    .describe("running jobs past their lease: their worker stopped renewing it; null when incomplete lists stuck"),
+  topErrors: z
+    .array(
+      z.object({
+        message: z.string(),
+        count: z.number().int(),
+        kinds: z.array(z.string()),
+        lastSeenAt: isoTime,
+      }),
+    )
+    .describe("the 10 most frequent error messages of failed attempts in the window"),
+  workers: z.array(
+    z.object({
+      id: z.string(),
+      hostname: z.string(),
+      pid: z.number().int(),
+      queues: z.array(z.string()).nullable().describe("null: all queues"),
+      concurrency: z.number().int(),
+      running: z.number().int().describe("jobs it runs now (a tenant key counts only its own)"),
+      lastSeenAt: storedTime,
+    }),
+  ),
+  incomplete: z
+    .array(z.enum(["oldestReady", "recent", "stuck"]))
+    .describe("parts left out because they did not finish within the search time bound"),
 });
 
 const flow = z.object({
@@ -155,6 +235,8 @@ export const responseSchemas = {
   deadLetter: toJsonSchema(deadLetter),
   deadLetterPage: toJsonSchema(page(deadLetter)),
   queues: toJsonSchema(z.object({ items: z.array(queueStats) })),
+  jobCount: toJsonSchema(jobCount),
+  overview: toJsonSchema(overview),
   workers: toJsonSchema(z.object({ items: z.array(worker) })),
   problem: toJsonSchema(problem),
   flow: toJsonSchema(flow),
@@ -223,6 +305,11 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
       { description: descriptions[status] ?? "error", content: { [PROBLEM_CONTENT_TYPE]: { schema: responseSchemas.problem } } },
     ]),
   );
+}
+
+/** One problem response with its own description, for a route whose status means something particular. */
+export function problemResponse(status: number, description: string): Record<number, unknown> {
+  return { [status]: { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: responseSchemas.problem } } } };
 }
 
 /** The problems every authenticated route can answer with. */

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { decodeCursor } from "../client/cursor.js";
 import { MAX_BATCH_JOBS, MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LIST_LIMIT, MAX_NAME_LENGTH, MAX_TENANT_LENGTH } from "../core/defaults.js";
-import { JOB_STATUSES } from "../core/states.js";
 import { jobDependencyFields } from "../wire/flow-request.js";
+import { jobFilterQuery } from "../wire/job-filter.js";
 import { batchJobItem, jobFields } from "../wire/job-request.js";
 
 // Request schemas (a job to enqueue is in wire/job-request.ts). Value rules the client enforces anyway (names, ranges) are
@@ -46,7 +46,7 @@ const cursor = z
 
 const tenantFilter = filterText(MAX_TENANT_LENGTH).optional().describe("admin keys only (a tenant key may name only its own tenant)");
 
-/** What lists of jobs and of dead letters are both filtered and paged by. */
+/** What lists of dead letters are filtered and paged by. */
 const listFilters = {
   kind: filterText(MAX_NAME_LENGTH).optional(),
   queue: filterText(MAX_NAME_LENGTH).optional(),
@@ -55,7 +55,11 @@ const listFilters = {
   cursor,
 };
 
-export const jobListQuery = z.object({ status: z.enum(JOB_STATUSES).optional(), ...listFilters }).strict();
+/** `GET /v1/jobs`: every search filter field, and paging. */
+export const jobListQuery = z.object({ ...jobFilterQuery, limit, cursor }).strict();
+
+/** `GET /v1/jobs/count`: every search filter field. */
+export const jobCountQuery = z.object(jobFilterQuery).strict();
 
 export const deadLetterListQuery = z.object(listFilters).strict();
 

@@ -71,11 +71,14 @@ export function installValidation(app: FastifyInstance): void {
     return (data: unknown) => {
       const result = validator.safeParse(data);
       if (result.success) return { value: result.data };
-      return { error: new RequestValidationError(part, result.error.issues.map(toIssue)) };
+      return { error: new RequestValidationError(part, result.error.issues.flatMap(toIssues)) };
     };
   });
 }
 
-function toIssue(issue: z.core.$ZodIssue): ValidationIssue {
-  return { path: issue.path.map(String).join("."), message: issue.message };
+/** One issue per problem, each naming its path; an unknown key is named as the path itself. */
+function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...path, key].join("."), message: "is not a known field" }));
+  return [{ path: path.join("."), message: issue.message }];
 }

@@ -9,6 +9,8 @@ export const PG_READ_ONLY_SQL_TRANSACTION = "25006";
 export const PG_LOCK_NOT_AVAILABLE = "55P03";
 export const PG_DEADLOCK_DETECTED = "40P01";
 export const PG_SERIALIZATION_FAILURE = "40001";
+/** A statement cancelled: by its `statement_timeout`, or on request. */
+export const PG_QUERY_CANCELED = "57014";
 /** "timestamp out of range", "interval out of range". */
 export const PG_DATETIME_FIELD_OVERFLOW = "22008";
 
@@ -55,6 +57,12 @@ export function isTransientConflict(error: unknown): boolean {
   if (error instanceof Error && error.cause !== undefined && isTransientConflict(error.cause)) return true;
   const code = (error as PgErrorShape | undefined)?.code;
   return code === PG_DEADLOCK_DETECTED || code === PG_SERIALIZATION_FAILURE;
+}
+
+/** True for a statement the server cancelled: its `statement_timeout` ran out (or someone cancelled it); nothing it did remains. */
+export function isStatementCancelled(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isStatementCancelled(error.cause)) return true;
+  return (error as PgErrorShape | undefined)?.code === PG_QUERY_CANCELED;
 }
 
 /** True for a statement that gave up waiting for a lock (its `lock_timeout`); nothing it did remains. */

@@ -1,50 +1,146 @@
 import type { WorkerInfo } from "../core/model.js";
 import type { JobStatus } from "../core/states.js";
-import type { Queryable } from "./db.js";
+import { boundedRead } from "./bounded-read.js";
+import type { Pool } from "./db.js";
 import { runQuery } from "./run-query.js";
 import type { Queries } from "./queries.js";
 import { rowToWorker } from "./rows.js";
 
-/** One queue's jobs by status, and how long its oldest ready job has waited. */
-export interface QueueStats {
-  queue: string;
-  counts: Record<JobStatus, number>;
-  /** Milliseconds since the oldest job ready to run became ready; null when none is waiting. */
-  oldestReadyAgeMs: number | null;
+/** One unfinished state of a queue as read: rows read (up to the limit), those of the tenant among them, and the estimate when the limit was reached. */
+export interface StateRead {
+  read: number;
+  matched: number;
+  /** The planner's estimate; null when every row was read. */
+  estimate: number | null;
 }
 
-/** Read-only overviews of queues and workers (statements in `sql/queues.ts` and `sql/workers.ts`). */
-export class QueueStore {
-  private readonly pool: Queryable;
-  private readonly q: Queries;
+/** What queueCounts read of one queue. */
+export interface QueueCountRow {
+  queue: string;
+  /** The statistics name this queue for the tenant (always false for all tenants). */
+  inStatistics: boolean;
+  /** Ready jobs are read together; `queued` and `retrying` share `read`. */
+  reads: Record<"waiting" | "queued" | "retrying" | "running" | "dead", StateRead>;
+  /** The planner's estimates of succeeded and cancelled jobs. */
+  estimates: Record<"succeeded" | "cancelled", number>;
+}
 
-  constructor(pool: Queryable, queries: Queries) {
+/** The first ready job of one queue and priority whose run time has come. */
+export interface ReadyHead {
+  queue: string;
+  id: string;
+  kind: string;
+  tenant: string;
+  ageMs: number;
+}
+
+/** Running jobs past their lease: how many (up to the limit) and the first ones. */
+export interface LeaseExpired {
+  count: number;
+  jobs: Array<{ id: string; queue: string; kind: string; tenant: string; workerId: string; expiredMs: number }>;
+}
+
+const int = (value: unknown): number => Number(value ?? 0);
+
+/**
+ * Read-only overviews of queues and workers (statements in `sql/queues.ts`
+ * and `sql/workers.ts`). The reads that could grow with the table run in
+ * a transaction of their own under `timeoutMs` (bounded-read.ts).
+ */
+export class QueueStore {
+  private readonly pool: Pool;
+  private readonly q: Queries;
+  private readonly schema: string;
+
+  constructor(pool: Pool, queries: Queries, schema: string) {
     this.pool = pool;
     this.q = queries;
+    this.schema = schema;
   }
 
-  /** Per-queue statistics; `tenant` null counts every tenant. */
-  async queueStats(tenant: string | null): Promise<QueueStats[]> {
-    const { rows } = await runQuery(this.pool, this.q.queueStats, [tenant]);
+  /** Per queue: unfinished and dead jobs counted reading at most `readLimit` rows per state, estimates where that was not enough and for succeeded and cancelled; `tenant` null for every tenant. */
+  async queueCounts(tenant: string | null, readLimit: number, timeoutMs: number): Promise<QueueCountRow[]> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCounts, [tenant, readLimit, this.schema]));
+    return rows.map((row) => {
+      const state = (read: unknown, matched: unknown, estimate: unknown): StateRead => ({
+        read: int(read),
+        matched: int(matched),
+        estimate: estimate === null ? null : int(estimate),
+      });
+      return {
+        queue: row.queue,
+        inStatistics: row.in_statistics,
+        reads: {
+          waiting: state(row.waiting_read, row.waiting, row.waiting_estimate),
+          queued: state(row.ready_read, row.queued, row.queued_estimate),
+          retrying: state(row.ready_read, row.retrying, row.retrying_estimate),
+          running: state(row.running_read, row.running, row.running_estimate),
+          dead: state(row.dead_read, row.dead, row.dead_estimate),
+        },
+        estimates: { succeeded: int(row.succeeded_estimate), cancelled: int(row.cancelled_estimate) },
+      };
+    });
+  }
+
+  /** Per queue, every state counted exactly, when the jobs table holds at most `tableLimit` rows; else null (and only that many rows were read). */
+  async queueCountsSmall(tenant: string | null, tableLimit: number, timeoutMs: number): Promise<Array<{ queue: string; counts: Record<JobStatus, number> }> | null> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCountsSmall, [tenant, tableLimit]));
+    if (!rows[0]?.small) return null;
+    return rows
+      .filter((row) => row.queue !== null)
+      .map((row) => ({
+        queue: row.queue,
+        counts: {
+          waiting: row.waiting,
+          queued: row.queued,
+          running: row.running,
+          retrying: row.retrying,
+          succeeded: row.succeeded,
+          cancelled: row.cancelled,
+          dead: row.dead,
+        },
+      }));
+  }
+
+  /** Per queue: the planner's estimate of every state, counting nothing (for all tenants, or the queues the statistics name for `tenant`). */
+  async queueEstimates(tenant: string | null, timeoutMs: number): Promise<Array<{ queue: string; counts: Record<JobStatus, number> }>> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema]));
     return rows.map((row) => ({
       queue: row.queue,
       counts: {
-        waiting: row.waiting,
-        queued: row.queued,
-        running: row.running,
-        retrying: row.retrying,
-        succeeded: row.succeeded,
-        cancelled: row.cancelled,
-        dead: row.dead,
+        waiting: int(row.waiting_estimate),
+        queued: int(row.queued_estimate),
+        running: int(row.running_estimate),
+        retrying: int(row.retrying_estimate),
+        succeeded: int(row.succeeded_estimate),
+        cancelled: int(row.cancelled_estimate),
+        dead: int(row.dead_estimate),
       },
-      oldestReadyAgeMs: row.oldest_ready_age_ms === null ? null : Math.max(0, Math.round(row.oldest_ready_age_ms)),
     }));
   }
 
-  /** Unfinished jobs by queue and status, plus dead-lettered ones (as status `dead`). */
-  async queueDepth(): Promise<Array<{ queue: string; status: string; count: number }>> {
-    const { rows } = await runQuery(this.pool, this.q.queueDepth, []);
-    return rows.map((row) => ({ queue: row.queue, status: row.status, count: row.count }));
+  /** The first ready job of each queue and priority (for a tenant: among each group's first `readLimit`), whose run time has come. */
+  async queueReadyHeads(tenant: string | null, readLimit: number, timeoutMs: number): Promise<ReadyHead[]> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueReadyHeads, [tenant, readLimit]));
+    return rows.map((row) => ({ queue: row.queue, id: row.id, kind: row.kind, tenant: row.tenant, ageMs: Math.max(0, Math.round(row.age_ms)) }));
+  }
+
+  /** Running jobs whose lease expired: counted up to `countLimit`, the `listLimit` longest expired listed. */
+  async jobLeaseExpiredList(tenant: string | null, countLimit: number, listLimit: number, timeoutMs: number): Promise<LeaseExpired> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.jobLeaseExpiredList, [tenant, countLimit, listLimit]));
+    return {
+      count: int(rows[0]?.count),
+      jobs: rows
+        .filter((row) => row.id !== null)
+        .map((row) => ({
+          id: row.id,
+          queue: row.queue,
+          kind: row.kind,
+          tenant: row.tenant,
+          workerId: row.locked_by,
+          expiredMs: Math.max(0, Math.round(row.expired_ms)),
+        })),
+    };
   }
 
   /** Live workers; `runningJobIds` limited to `tenant`'s jobs unless it is null. */

@@ -5,6 +5,7 @@ import { DatabaseClock } from "./database-clock.js";
 import type { ConnectionConfig, Pool } from "./db.js";
 import { FlowStore } from "./flow-store.js";
 import { HandlerStore } from "./handler-store.js";
+import { JobSearchStore } from "./job-search-store.js";
 import { JobStore } from "./job-store.js";
 import { KeyLimitStore } from "./key-limit-store.js";
 import { LimitedClaimStore } from "./limited-claim-store.js";
@@ -24,13 +25,15 @@ import { tenantIndexEnsure } from "./tenant-index-store.js";
  *
  * Each group's methods are named entity first (`jobs.jobInsert`,
  * `cron.cronScheduleList`, `queueSettings.queueSettingsSetLimits`,
- * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`).
+ * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`, `search.jobCount`).
  */
 export class Store {
   /** Every statement with the schema substituted, bound once here. */
   readonly queries: Queries;
   /** Jobs, executions, dead letters and workers. */
   readonly jobs: JobStore;
+  /** Searches and counts of jobs by a filter, under a time bound. */
+  readonly search: JobSearchStore;
   /** The database server's clock, which execution ids and cron ticks are made from. */
   readonly clock: DatabaseClock;
   /** Cron schedules and their ticks. */
@@ -65,11 +68,12 @@ export class Store {
     const queries = bindQueries(schema, pooled);
     this.queries = queries;
     this.jobs = new JobStore(pool, queries, schema);
+    this.search = new JobSearchStore(pool, schema, this.jobs);
     this.clock = new DatabaseClock(pool, queries);
     this.cron = new CronStore(pool, queries);
     this.flows = new FlowStore(pool, queries);
     this.handlers = new HandlerStore(pool, queries, schema);
-    this.queues = new QueueStore(pool, queries);
+    this.queues = new QueueStore(pool, queries, schema);
     this.queueSettings = new QueueSettingsStore(pool, queries, schema);
     this.keyLimits = new KeyLimitStore(pool, queries, schema);
     this.limitedClaims = new LimitedClaimStore(pool, queries, this.clock);

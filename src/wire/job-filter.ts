@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_NAME_LENGTH, MAX_TENANT_LENGTH, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
-import { type JobFilter, MAX_ERROR_SEARCH_LENGTH } from "../core/job-filter.js";
+import { type JobFilter, MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "../core/job-filter.js";
+import { parseStrictJson } from "./strict-json.js";
 
 // A job search filter as JSON (the `filter` of a bulk action) and as a
 // query string (`GET /v1/jobs`, `GET /v1/jobs/count`). The client checks it
@@ -12,9 +13,11 @@ const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
 const text = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, "must not contain control characters");
 const status = z.enum(JOB_STATUSES as readonly JobStatus[] as [JobStatus, ...JobStatus[]]);
 const instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z" });
+// Hex digits and dashes, 4 to 32 of the digits: what the client takes (dashes anywhere are ignored).
+const ID_PREFIX = /^(?=(?:-*[0-9a-fA-F]){4})(?!(?:-*[0-9a-fA-F]){33})[0-9a-fA-F-]{4,36}$/;
 const idPrefix = z
   .string()
-  .regex(/^[0-9a-fA-F-]{4,36}$/, "must be a job id or at least its first 4 hexadecimal digits")
+  .regex(ID_PREFIX, "must be a job id or at least its first 4 hexadecimal digits")
   .describe("a job id or its first hexadecimal digits (at least 4)");
 
 /** Fields every form of the filter shares, each described once. */
@@ -60,14 +63,17 @@ export const jobFilterQuery = {
     .describe(`a state, or several comma-separated: ${JOB_STATUSES.join(", ")}`),
   payload: z
     .string()
-    .max(8 * 1024)
+    .max(MAX_PAYLOAD_SEARCH_BYTES)
     .transform((value, ctx) => {
+      // Strict, as bodies are read: a number JSON cannot hold exactly or a __proto__ key is refused, never changed.
+      let parsed: unknown;
       try {
-        const parsed: unknown = JSON.parse(value);
-        if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-      } catch {
-        // reported below
+        parsed = parseStrictJson(Buffer.from(value, "utf8"));
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: `must be a JSON object: ${(error as Error).message.replace(/^request body /, "")}` });
+        return z.NEVER;
       }
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
       ctx.addIssue({ code: "custom", message: 'must be a JSON object, e.g. {"customerId":42}' });
       return z.NEVER;
     })

@@ -268,6 +268,7 @@ describe("bad arguments and --help", () => {
       [],
       ["jobs"],
       ["jobs", "list"],
+      ["jobs", "count"],
       ["jobs", "show"],
       ["jobs", "enqueue"],
       ["jobs", "cancel"],

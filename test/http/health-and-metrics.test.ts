@@ -100,6 +100,24 @@ describe("GET /metrics", () => {
     expect(sample(text, "conveyor_flow_callbacks", { state: "skipped" })).toBe(1);
   });
 
+  it("counts a deep queue's depth only up to the exact-count limit, and estimates the rest", async () => {
+    const capped = await createTestConveyor({ jobs: allJobs, logger: silent, schema: test.schema, exactCountLimit: 3 });
+    const app = await buildApp(capped.conveyor, { logger: silent });
+    try {
+      await capped.conveyor.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "item", payload: { n }, queue: "deep-depth", delayMs: 60_000 })));
+      await capped.conveyor.enqueue("item", { n: 0 }, { queue: "shallow-depth", delayMs: 60_000 });
+      await capped.conveyor.pool.query(`ANALYZE "${test.schema}".jobs`);
+      const text = (await call(app, { url: "/metrics" })).body;
+      // Above the limit: the planner's estimate, from statistics that have just counted this small table.
+      expect(sample(text, "conveyor_queue_depth", { queue: "deep-depth", status: "queued" })).toBe(12);
+      expect(sample(text, "conveyor_queue_depth", { queue: "shallow-depth", status: "queued" })).toBe(1);
+      expect(sample(text, "conveyor_queue_depth", { queue: "shallow-depth", status: "dead" })).toBe(0);
+    } finally {
+      await app.close();
+      await capped.cleanup();
+    }
+  });
+
   it("still answers when the database is down, counting the failed depth read", async () => {
     const { Conveyor } = await import("../../src/index.js");
     const unreachable = new Conveyor({ connectionString: "postgres://nobody@127.0.0.1:9/none", jobs: allJobs, logger: silent });

@@ -18,6 +18,7 @@ const OPERATIONS = [
   ["post", "/v1/jobs"],
   ["post", "/v1/jobs/batch"],
   ["get", "/v1/jobs"],
+  ["get", "/v1/jobs/count"],
   ["get", "/v1/jobs/{id}"],
   ["post", "/v1/jobs/{id}/cancel"],
   ["get", "/v1/jobs/{id}/dependencies"],
@@ -45,6 +46,7 @@ const OPERATIONS = [
   ["patch", "/v1/queues/{name}/keys/{key}/limits"],
   ["delete", "/v1/queues/{name}/keys/{key}/limits"],
   ["get", "/v1/workers"],
+  ["get", "/v1/overview"],
   ["get", "/v1/schedules"],
   ["post", "/v1/maintenance/prune"],
   ["get", "/healthz"],
@@ -113,14 +115,29 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(document.paths["/v1/dead-letters/{id}"].delete.responses)).toContain("204");
     expect(Object.keys(document.paths["/v1/dead-letters/{id}/requeue"].post.responses)).toContain("201");
     const list = document.paths["/v1/jobs"].get;
-    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["cursor", "kind", "limit", "queue", "status", "tenant"]);
+    // Every search filter field, and paging; the count takes the same filters.
+    const filterFields = ["createdAfter", "createdBefore", "error", "finishedAfter", "finishedBefore", "id", "idempotencyKey", "kind", "payload", "queue", "status", "tenant", "uniqueKey"];
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual([...filterFields, "cursor", "limit"].sort());
+    expect(list.parameters.every((p: { in: string; required?: boolean; description?: string; schema: { description?: string } }) => p.in === "query" && !p.required)).toBe(true);
+    const countOperation = document.paths["/v1/jobs/count"].get;
+    expect(countOperation.parameters.map((p: { name: string }) => p.name).sort()).toEqual(filterFields);
+    expect(Object.keys(countOperation.responses).sort()).toEqual(["200", "400", "401", "403", "422", "503"]);
+    expect(countOperation.responses["422"].description).toMatch(/^SEARCH_TIMEOUT/);
+    expect(countOperation.responses["200"].content["application/json"].schema.required.sort()).toEqual(["count", "estimated"]);
+    expect(list.responses["422"].description).toMatch(/^SEARCH_TIMEOUT/);
+    const overview = document.paths["/v1/overview"].get;
+    expect(overview.parameters.map((p: { name: string }) => p.name)).toEqual(["tenant"]);
+    expect(Object.keys(overview.responses["200"].content["application/json"].schema.properties).sort()).toEqual(
+      ["at", "exactCountLimit", "incomplete", "kinds", "oldestReadyJob", "queues", "stuck", "tenant", "topErrors", "windowMs", "workers"],
+    );
     // A generated client sends `limit: 5`: the parameter is an integer with its real range, and the server takes "?limit=5".
     expect(list.parameters.find((p: { name: string }) => p.name === "limit").schema).toMatchObject({ type: "integer", minimum: 1, maximum: MAX_LIST_LIMIT });
     for (const [path, methods] of Object.entries<Record<string, { parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>>(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         for (const parameter of operation.parameters ?? []) {
           if (parameter.in !== "query") continue;
-          const digitsOnly = typeof parameter.schema.pattern === "string" && /\\d/.test(parameter.schema.pattern);
+          // A date-time's pattern has digits in it too, and is a string by nature.
+          const digitsOnly = typeof parameter.schema.pattern === "string" && /\\d/.test(parameter.schema.pattern) && parameter.schema.format !== "date-time";
           expect(digitsOnly, `${method} ${path} ?${parameter.name}: a number typed as a string`).toBe(false);
         }
       }

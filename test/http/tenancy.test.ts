@@ -76,6 +76,13 @@ describe("a tenant key on another tenant's ids", () => {
     const queues = await call(test.app, { url: "/v1/queues", key: test.keys.acme });
     const total = queues.json.items.reduce((sum: number, q: { counts: Record<string, number> }) => sum + Object.values(q.counts).reduce((a, b) => a + b, 0), 0);
     expect(total).toBe(jobs.json.items.length);
+    expect((await call(test.app, { url: "/v1/jobs/count", key: test.keys.acme })).json).toEqual({ count: jobs.json.items.length, estimated: false });
+    const overview = (await call(test.app, { url: "/v1/overview", key: test.keys.acme })).json;
+    expect(overview.tenant).toBe("acme");
+    const overviewTotal = overview.queues.reduce((sum: number, q: { counts: Record<string, number> }) => sum + Object.values(q.counts).reduce((a, b) => a + b, 0), 0);
+    expect(overviewTotal).toBe(jobs.json.items.length);
+    expect(overview.workers.find((w: { id: string }) => w.id === worker.id).running).toBe(0);
+    expect(JSON.stringify(overview)).not.toContain("globex");
     const workers = await call(test.app, { url: "/v1/workers", key: test.keys.acme });
     const listed = workers.json.items.find((w: { id: string }) => w.id === worker.id);
     expect(listed.runningJobIds).toEqual([]);
@@ -85,7 +92,7 @@ describe("a tenant key on another tenant's ids", () => {
 
   it("is refused with 403 when it names another tenant in a filter or a body, and nothing is written", async () => {
     const before = await rows(test, "SELECT count(*)::int AS n FROM {{schema}}.jobs");
-    for (const url of ["/v1/jobs?tenant=globex", "/v1/dead-letters?tenant=globex", "/v1/queues?tenant=globex"]) {
+    for (const url of ["/v1/jobs?tenant=globex", "/v1/jobs/count?tenant=globex", "/v1/dead-letters?tenant=globex", "/v1/queues?tenant=globex", "/v1/overview?tenant=globex"]) {
       const problem = expectProblem(await call(test.app, { url, key: test.keys.acme }), 403, "FORBIDDEN");
       expect(problem.detail).toBe('this API key belongs to tenant "acme" and cannot act for tenant "globex"');
     }

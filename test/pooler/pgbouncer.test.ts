@@ -131,6 +131,33 @@ describe("through PgBouncer in transaction mode", () => {
     expect(rows).toEqual([]);
   }, 60_000);
 
+  it("bounds searches in transactions of their own: the bound fires, and never stays on a shared server connection", async () => {
+    const bounded = new Conveyor({ connectionString: bouncer.url, pooler: "transaction", schema: test.schema, logger: silent, poolSize: 6, searchTimeoutMs: 300 });
+    const direct = new Conveyor({ connectionString: testDatabaseUrl(), schema: test.schema, logger: silent, poolSize: 1 });
+    const locker = await direct.pool.connect();
+    try {
+      // Many bounded reads at once over 3 server connections.
+      const reads = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          i % 3 === 0 ? bounded.listJobs({ status: "succeeded", limit: 5 }) : i % 3 === 1 ? bounded.countJobs({ kind: "pooled.work" }) : bounded.overview(),
+        ),
+      );
+      expect(reads).toHaveLength(12);
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${test.schema}".jobs IN ACCESS EXCLUSIVE MODE`);
+      await expect(bounded.listJobs({ error: "anything" })).rejects.toMatchObject({ code: "SEARCH_TIMEOUT", timeoutMs: 300 });
+      await locker.query("COMMIT");
+      // Every server connection the pooler hands out still has the server's own statement_timeout.
+      const settings = await Promise.all(Array.from({ length: 6 }, () => bounded.pool.query("SELECT current_setting('statement_timeout') AS value, pg_sleep(0.4)")));
+      expect(new Set(settings.map(({ rows }) => rows[0].value))).toEqual(new Set(["0"]));
+    } finally {
+      await locker.query("ROLLBACK").catch(() => {});
+      locker.release();
+      await direct.close();
+      await bounded.close();
+    }
+  });
+
   it("serves the HTTP API and the dashboard's reads", async () => {
     const keys = new ApiKeys(conveyor);
     const { key } = await keys.create({ admin: true, name: "pooled" });
@@ -140,7 +167,7 @@ describe("through PgBouncer in transaction mode", () => {
       const created = await app.inject({ method: "POST", url: "/v1/jobs", headers, payload: { kind: "pooled.work", payload: { n: 7 } } });
       expect(created.statusCode, created.body).toBe(201);
       const id = JSON.parse(created.body).id as string;
-      for (const url of [`/v1/jobs/${id}`, "/v1/jobs?limit=5", "/v1/queues", "/v1/workers", "/v1/stats/throughput", "/readyz"]) {
+      for (const url of [`/v1/jobs/${id}`, "/v1/jobs?limit=5", "/v1/jobs/count?queue=default", "/v1/queues", "/v1/overview", "/v1/workers", "/v1/stats/throughput", "/readyz"]) {
         const response = await app.inject({ url, headers });
         expect(response.statusCode, `${url}: ${response.body}`).toBe(200);
       }

@@ -5,6 +5,7 @@ import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../.
 import type { DependencyLink, JobDependencies } from "../../core/flows.js";
 import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
+import { jobCountJson } from "../../wire/overview-json.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
 import { parseStrictJson } from "../../wire/strict-json.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
@@ -18,9 +19,9 @@ import { cell, formatFacts, formatTable, humanDuration, isoOrDash, printJson } f
 const schemaOption = () => new Option("--schema <name>", "schema holding Conveyor's tables").default(DEFAULT_SCHEMA);
 const jsonOption = () => new Option("--json", "print the HTTP API's JSON for the same request").default(false);
 
-/** `conveyor jobs list|show|enqueue|cancel`: jobs, straight from the database. */
+/** `conveyor jobs list|count|show|enqueue|cancel`: jobs, straight from the database. */
 export function registerJobs(program: Command): void {
-  const jobs = program.command("jobs").description("list, show, enqueue and cancel jobs (straight from the database)");
+  const jobs = program.command("jobs").description("list, count, show, enqueue and cancel jobs (straight from the database)");
 
   addJobFilterOptions(jobs.command("list").description("jobs matching a search, newest first (one page; --cursor for the next)"))
     .option("--limit <n>", "page size, 1-1000", listLimit, 50)
@@ -42,6 +43,22 @@ export function registerJobs(program: Command): void {
           ),
         );
         if (page.nextCursor) process.stdout.write(`more: --cursor ${page.nextCursor}\n`);
+      });
+    });
+
+  addJobFilterOptions(
+    jobs
+      .command("count")
+      .description("how many jobs match a search: exact up to 10,000, the planner's estimate beyond (printed with ~); --json prints { count, estimated }"),
+  )
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (options: JobFilterFlags & { schema: string; json: boolean }) => {
+      await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
+        const counted = await conveyor.countJobs(jobFilterOf(options));
+        if (options.json) return printJson(jobCountJson(counted));
+        const number = counted.count.toLocaleString("en-US");
+        process.stdout.write(counted.estimated ? `~${number} jobs (estimated)\n` : `${number} job${counted.count === 1 ? "" : "s"}\n`);
       });
     });
 

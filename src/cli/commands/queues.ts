@@ -11,7 +11,7 @@ import { describeLimits, registerQueueSettings } from "./queue-settings.js";
 export function registerQueues(program: Command): void {
   const queues = program
     .command("queues")
-    .description("queues with their jobs by status and how long the oldest ready job has waited")
+    .description("queues with their jobs by status (~: the planner's estimate, beyond 1,000) and how long the oldest ready job has waited")
     .option("--tenant <tenant>", "count only this tenant's jobs (default: every tenant)")
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
     .option("--json", "print the HTTP API's JSON for the same request", false)
@@ -28,7 +28,7 @@ export function registerQueues(program: Command): void {
             ["QUEUE", ...JOB_STATUSES.map((status) => status.toUpperCase()), "OLDEST READY", "LIMITS"],
             items.map((queue) => [
               queue.queue,
-              ...JOB_STATUSES.map((status) => String(queue.counts[status])),
+              ...JOB_STATUSES.map((status) => `${queue.estimated[status] ? "~" : ""}${queue.counts[status]}`),
               queue.oldestReadyAgeMs === null ? "-" : humanDuration(queue.oldestReadyAgeMs),
               describeLimits(queue),
             ]),

@@ -3,13 +3,20 @@ import type { z } from "zod";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
-import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
-import { idParams, jobListQuery } from "../schemas.js";
+import { jsonResponse, problemResponse, problemResponses, responseSchemas } from "../response-schemas.js";
+import { idParams, jobCountQuery, jobListQuery } from "../schemas.js";
+import { toJobFilter } from "../../wire/job-filter.js";
+import { jobCountJson } from "../../wire/overview-json.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 
-/** `GET /v1/jobs`, `GET /v1/jobs/{id}`, `POST /v1/jobs/{id}/cancel`. */
+const SEARCH_TIMEOUT = problemResponse(
+  422,
+  "SEARCH_TIMEOUT: the search did not finish within the time bound (a filter no index serves, such as error text alone); narrow it by queue, kind, status or a time range. VALIDATION: a value the database refused",
+);
+
+/** `GET /v1/jobs`, `GET /v1/jobs/count`, `GET /v1/jobs/{id}`, `POST /v1/jobs/{id}/cancel`. */
 export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): void {
   app.get<{ Querystring: z.output<typeof jobListQuery> }>(
     "/jobs",
@@ -17,16 +24,34 @@ export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): voi
       schema: {
         tags: ["jobs"],
         operationId: "listJobs",
-        summary: "list jobs, newest first, with cursor paging",
+        summary: "search jobs, newest first, with cursor paging: every filter given must match",
         security: BEARER_SECURITY,
         querystring: routeSchema(jobListQuery),
-        response: { 200: jsonResponse("a page of jobs", responseSchemas.jobPage), ...problemResponses(400, 401, 403, 503) },
+        response: { 200: jsonResponse("a page of jobs", responseSchemas.jobPage), ...problemResponses(400, 401, 403, 503), ...SEARCH_TIMEOUT },
+      },
+    },
+    async (request) => {
+      const { tenant: requested, limit, cursor, ...filter } = request.query;
+      const page = await conveyor.listJobs({ ...toJobFilter(filter), ...readScope(request, requested), limit, cursor });
+      return { items: page.items.map(jobJson), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get<{ Querystring: z.output<typeof jobCountQuery> }>(
+    "/jobs/count",
+    {
+      schema: {
+        tags: ["jobs"],
+        operationId: "countJobs",
+        summary: "how many jobs match a search (the filters of GET /v1/jobs): exact up to 10,000, the planner's estimate beyond",
+        security: BEARER_SECURITY,
+        querystring: routeSchema(jobCountQuery),
+        response: { 200: jsonResponse("the count", responseSchemas.jobCount), ...problemResponses(400, 401, 403, 503), ...SEARCH_TIMEOUT },
       },
     },
     async (request) => {
       const { tenant: requested, ...filter } = request.query;
-      const page = await conveyor.listJobs({ ...filter, ...readScope(request, requested) });
-      return { items: page.items.map(jobJson), nextCursor: page.nextCursor };
+      return jobCountJson(await conveyor.countJobs({ ...toJobFilter(filter), ...readScope(request, requested) }));
     },
   );
 

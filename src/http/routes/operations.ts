@@ -4,19 +4,36 @@ import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { tenantQuery } from "../schemas.js";
+import { overviewJson } from "../../wire/overview-json.js";
 import { workerJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 
-/** `GET /v1/queues` and `GET /v1/workers`. */
-export function operationRoutes(app: FastifyInstance, { overview }: RouteContext): void {
+/** `GET /v1/overview`, `GET /v1/queues` and `GET /v1/workers`. */
+export function operationRoutes(app: FastifyInstance, { conveyor, overview }: RouteContext): void {
+  app.get<{ Querystring: z.output<typeof tenantQuery> }>(
+    "/overview",
+    {
+      schema: {
+        tags: ["operations"],
+        operationId: "getOverview",
+        summary:
+          "at a glance: per queue its jobs by state and recent failure rate, per kind the same, the oldest ready job, jobs past their lease, top errors and workers' load",
+        security: BEARER_SECURITY,
+        querystring: routeSchema(tenantQuery),
+        response: { 200: jsonResponse("the overview (a tenant key sees its own tenant's)", responseSchemas.overview), ...problemResponses(400, 401, 403, 503) },
+      },
+    },
+    async (request) => overviewJson(await conveyor.overview(readScope(request, request.query.tenant))),
+  );
+
   app.get<{ Querystring: z.output<typeof tenantQuery> }>(
     "/queues",
     {
       schema: {
         tags: ["operations"],
         operationId: "listQueues",
-        summary: "per queue: jobs by status and the age of the oldest ready job",
+        summary: "per queue: jobs by status (exact up to 1,000 per status, estimated beyond; see estimated) and the age of the oldest ready job",
         security: BEARER_SECURITY,
         querystring: routeSchema(tenantQuery),
         response: { 200: jsonResponse("every queue that has jobs", responseSchemas.queues), ...problemResponses(400, 401, 403, 503) },

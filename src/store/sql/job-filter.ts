@@ -29,12 +29,19 @@ export interface JobFilterValues {
 }
 
 /**
- * How far a job's id (UUIDv7, from the enqueuing process' clock) may be
- * from its `created_at` (the database's clock). A created range also bounds
- * the id by the range widened by this much, so the primary key narrows the
- * scan, while `created_at` stays the exact test.
+ * How far a job's id (UUIDv7) may be from its `created_at`. A created range
+ * also bounds the id by the range widened by these, so the primary key
+ * narrows the scan, while `created_at` stays the exact test. Ids are made
+ * from the database's clock as the client measures it (DatabaseClock), just
+ * before the insert, and `created_at` is the inserting transaction's start:
+ * an id is earlier than its `created_at` by at most a round trip and the
+ * clock's error (ID_BEFORE_CREATED_MS, generous), and later by up to how
+ * long the transaction had been open (ID_AFTER_CREATED_MS, for an enqueue
+ * inside a long transaction of the caller's). The lower bound stays tight,
+ * so a count of recent jobs, which reads up from it, reads little else.
  */
-const CLOCK_SKEW_MS = 60 * 60 * 1000;
+const ID_BEFORE_CREATED_MS = 60 * 1000;
+const ID_AFTER_CREATED_MS = 60 * 60 * 1000;
 
 /** The smallest UUIDv7 of a Unix millisecond. */
 function uuidV7Floor(ms: number): string {
@@ -85,11 +92,11 @@ export function jobFilterCondition(filter: JobFilterValues, values: unknown[], a
     conditions.push(`${column("last_error")}->>'message' ILIKE ${param(`%${likeLiteral(filter.errorContains)}%`)}`);
   }
   if (filter.createdAfter != null) {
-    conditions.push(`${column("id")} >= ${param(uuidV7Floor(filter.createdAfter.getTime() - CLOCK_SKEW_MS), "::uuid")}`);
+    conditions.push(`${column("id")} >= ${param(uuidV7Floor(filter.createdAfter.getTime() - ID_BEFORE_CREATED_MS), "::uuid")}`);
     conditions.push(`${column("created_at")} >= ${param(filter.createdAfter, "::timestamptz")}`);
   }
   if (filter.createdBefore != null) {
-    conditions.push(`${column("id")} <= ${param(uuidV7Ceiling(filter.createdBefore.getTime() + CLOCK_SKEW_MS), "::uuid")}`);
+    conditions.push(`${column("id")} <= ${param(uuidV7Ceiling(filter.createdBefore.getTime() + ID_AFTER_CREATED_MS), "::uuid")}`);
     conditions.push(`${column("created_at")} < ${param(filter.createdBefore, "::timestamptz")}`);
   }
   if (filter.finishedAfter != null) conditions.push(`${column("finished_at")} >= ${param(filter.finishedAfter, "::timestamptz")}`);
@@ -107,4 +114,27 @@ export function jobSearchStatement(schema: string, where: string, limit: string)
 WHERE ${where}
 ORDER BY j.id DESC
 LIMIT ${limit}`;
+}
+
+/**
+ * How many jobs match, counting `limit` at most (give the exact-count limit
+ * plus one, so that "more than the limit" shows): `where` from
+ * jobFilterCondition (alias `j`), `limit` its parameter. Counting stops at
+ * the limit, so it reads no more rows than that once an index reaches them.
+ */
+export function jobCountStatement(schema: string, where: string, limit: string): string {
+  return `SELECT count(*)::int AS count FROM (
+  SELECT 1 FROM ${quoteIdent(schema)}.jobs AS j
+  WHERE ${where}
+  LIMIT ${limit}) AS counted`;
+}
+
+/**
+ * The planner's plan for the jobs that match, as JSON: its top node's
+ * `Plan Rows` is the estimated count. EXPLAIN reads statistics and the
+ * table's size, never its rows. `where` from jobFilterCondition (alias `j`).
+ */
+export function jobEstimateStatement(schema: string, where: string): string {
+  return `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${quoteIdent(schema)}.jobs AS j
+WHERE ${where}`;
 }

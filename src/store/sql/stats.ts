@@ -1,4 +1,4 @@
-// Activity over time for the dashboard's chart. Read-only; none of this
+// Activity over time for the dashboard and the overview. Read-only; none of this
 // touches the claim path.
 
 /**
@@ -47,3 +47,49 @@ FROM minutes AS m
 LEFT JOIN created AS c ON c.minute = m.minute
 LEFT JOIN ended AS x ON x.minute = m.minute
 ORDER BY m.minute`;
+
+/**
+ * Attempts that ended in the last $2 ms, per queue, per kind, and the $3
+ * most frequent error messages of those that failed (with their kinds and
+ * when each was last seen). Rows are (part, name, …): part `queue`, `kind`
+ * or `error` (name the message). Succeeded attempts and failed ones (failed,
+ * timeout, lease_expired) are counted; other endings (cancelled, retry
+ * after, interrupted) are neither.
+ *
+ * The window is found as in statsThroughputByMinute, by the attempts'
+ * UUIDv7 ids, so an attempt that started before it is not counted. Each
+ * attempt's job is looked up by primary key: the LIMIT inside the lateral
+ * keeps that a per-row index lookup, where a join could be planned as a
+ * hash join over the whole jobs table.
+ * $1 tenant|null (null: all tenants), $2 window in ms, $3 error messages listed
+ */
+export const statsRecentActivity = `
+WITH window_start AS (
+  SELECT now() - $2::float8 * interval '1 millisecond' AS since
+), lower_id AS (
+  SELECT (lpad(to_hex((extract(epoch FROM since) * 1000)::bigint), 12, '0') || '00000000000000000000')::uuid AS id
+  FROM window_start
+), ended AS MATERIALIZED (
+  SELECT j.queue, j.kind, e.outcome = 'succeeded' AS succeeded, e.finished_at, e.error ->> 'message' AS message
+  FROM {{schema}}.job_executions AS e
+  CROSS JOIN LATERAL (
+    SELECT j.queue, j.kind FROM {{schema}}.jobs AS j
+    WHERE j.id = e.job_id AND ($1::text IS NULL OR j.tenant = $1)
+    LIMIT 1) AS j
+  WHERE e.id >= (SELECT id FROM lower_id)
+    AND e.finished_at >= (SELECT since FROM window_start)
+    AND e.outcome IN ('succeeded', 'failed', 'timeout', 'lease_expired')
+)
+SELECT 'queue' AS part, queue AS name,
+       (count(*) FILTER (WHERE succeeded))::int AS succeeded, (count(*) FILTER (WHERE NOT succeeded))::int AS failed,
+       NULL::text[] AS kinds, NULL::timestamptz AS last_seen_at
+FROM ended GROUP BY queue
+UNION ALL
+SELECT 'kind', kind, (count(*) FILTER (WHERE succeeded))::int, (count(*) FILTER (WHERE NOT succeeded))::int, NULL, NULL
+FROM ended GROUP BY kind
+UNION ALL
+(SELECT 'error', coalesce(message, ''), 0, count(*)::int, array_agg(DISTINCT kind ORDER BY kind), max(finished_at)
+ FROM ended WHERE NOT succeeded
+ GROUP BY coalesce(message, '')
+ ORDER BY count(*) DESC, max(finished_at) DESC
+ LIMIT $3)`;
