@@ -76,8 +76,17 @@ describe("reclaim sweep races", () => {
     const [again] = await storeOf(conveyor).jobClaim("second-owner", 1, ["noop"], null, 60_000);
     expect(again!.id).toBe(job.id);
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
-    // The first owner's late completion is fenced: it writes nothing, no execution record either.
+    // The first owner's late completion or failure is fenced: it writes nothing, no execution record either.
+    const executionRows = async () =>
+      (await sql(conveyor, `SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1`, [job.id])).rows[0].n;
+    expect(await executionRows()).toBe(1); // the reclaimed attempt's
     expect((await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
+    const lateFailure = {
+      jobId: job.id, executionId: job.executionId, outcome: "failed" as const, error: null, nextStatus: "retrying" as const,
+      delayMs: 0, countsAttempt: true, deadReason: null,
+    };
+    expect(await storeOf(conveyor).jobEndAttempts([lateFailure])).toEqual([]);
+    expect(await executionRows()).toBe(1);
     const written = await storeOf(conveyor).jobComplete("second-owner", [{ jobId: job.id, executionId: again!.executionId, result: null }]);
     expect(written.size).toBe(1);
     const done = await conveyor.getJob(job.id);
