@@ -49,7 +49,7 @@ async function startsBy(workerId: string): Promise<{ big: number; small: number;
   const { rows } = await sql(
     test.conveyor,
     `SELECT j.tenant, count(*)::int AS n, max(e.started_at) AS last
-     FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+     FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
      WHERE e.worker_id = $1 GROUP BY j.tenant`,
     [workerId],
   );

@@ -3,7 +3,7 @@ import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
 import { SchemaTooNewError } from "../src/core/errors.js";
 import { loadMigrations } from "../src/store/migrate.js";
 import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
-import { connectTestClient, createTestConveyor, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
+import { connectTestClient, createTestConveyor, dbOf, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -235,5 +235,115 @@ describe("schema", () => {
     }
     expect(predicate("jobs_running_lease_idx")).toMatch(/status = 'running'/);
     expect(predicate("jobs_idempotency_key_idx")).toMatch(/idempotency_key IS NOT NULL/);
+  });
+});
+
+describe("migration 019 over attempts claimed before it", () => {
+  /** Apply the migrations before `version` as `migrate()` would have, ledger included. */
+  async function migrateBefore(test: TestConveyor, version: number): Promise<void> {
+    const s = `"${test.schema}"`;
+    const client = await test.conveyor.pool.connect();
+    try {
+      await client.query(`CREATE SCHEMA ${s}`);
+      await client.query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const migration of loadMigrations().filter((m) => m.version < version)) {
+        await client.query(migration.sql.replaceAll("{{schema}}", s));
+        await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  /** A claim as a worker before 019 wrote it: the job row, and a 'running' execution row. */
+  const OLD_CLAIM = (s: string) => `
+    WITH claimed AS (
+      UPDATE ${s}.jobs SET status = 'running', attempts = attempts + 1, locked_by = 'old-worker',
+        current_execution_id = ${s}.uuid_v7(), lease_expires_at = now() + $2::float8 * interval '1 millisecond',
+        started_at = now(), updated_at = now()
+      WHERE id = ANY($1::uuid[]) RETURNING id, attempts, current_execution_id
+    )
+    INSERT INTO ${s}.job_executions (id, job_id, attempt, worker_id, started_at)
+    SELECT current_execution_id, id, attempts, 'old-worker', now() FROM claimed RETURNING job_id, id`;
+
+  it("shows each running attempt once and records it once, finished, however it ends", async () => {
+    const test = await freshSchema();
+    const { conveyor } = test;
+    const s = `"${test.schema}"`;
+    await migrateBefore(test, 19);
+    const ids = Array.from({ length: 7 }, (_, n) => `018f0000-0000-7000-8000-00000000010${n}`);
+    const [done, failed, buried, expired, inTransaction, handedBack, neverClaimed] = ids as [string, string, string, string, string, string, string];
+    await conveyor.pool.query(
+      `INSERT INTO ${s}.jobs (id, tenant, queue, kind, payload, max_attempts) SELECT id, 'default', 'default', 'k', '{}', 2 FROM unnest($1::uuid[]) AS id`,
+      [ids],
+    );
+    // `buried` failed once already; its second attempt, claimed below, is its last.
+    await conveyor.pool.query(OLD_CLAIM(s), [[buried], 60_000]);
+    await conveyor.pool.query(
+      `WITH ended AS (
+         UPDATE ${s}.jobs SET status = 'retrying', locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL WHERE id = $1
+       )
+       UPDATE ${s}.job_executions SET outcome = 'failed', finished_at = now(), error = '{"message":"first"}' WHERE job_id = $1`,
+      [buried],
+    );
+    const { rows: claimed } = await conveyor.pool.query<{ job_id: string; id: string }>(OLD_CLAIM(s), [ids.slice(0, 6), 60_000]);
+    const executionOf = new Map(claimed.map((row) => [row.job_id, row.id]));
+    await conveyor.pool.query(`UPDATE ${s}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [expired]);
+
+    expect((await conveyor.migrate()).applied).toEqual([19]);
+    const ended = () =>
+      conveyor.pool.query<{ convalidated: boolean }>(
+        `SELECT convalidated FROM pg_constraint WHERE conrelid = '${s}.job_executions'::regclass AND conname = 'job_executions_ended'`,
+      );
+    expect((await ended()).rows).toEqual([{ convalidated: false }]); // six 'running' rows from before
+    const { rows: listed } = await conveyor.pool.query<{ id: string }>(`SELECT id FROM ${s}.executions_running_before_019`);
+    expect(listed.map((row) => row.id).sort()).toEqual([...executionOf.values()].sort());
+    // Each running attempt is read once, from its job row, as before the migration.
+    for (const id of ids.slice(0, 6)) {
+      const job = await conveyor.getJob(id);
+      const running = job!.executions.filter((e) => e.outcome === "running");
+      expect(running, id).toEqual([
+        expect.objectContaining({ id: executionOf.get(id), jobId: id, attempt: job!.attempts, workerId: "old-worker", finishedAt: null }),
+      ]);
+    }
+    // A worker before 019 can no longer write a running row.
+    const refused = await conveyor.pool.query(OLD_CLAIM(s), [[neverClaimed], 60_000]).catch((error: { constraint?: string }) => error);
+    expect(refused).toMatchObject({ constraint: "job_executions_ended" });
+
+    const store = storeOf(conveyor);
+    expect(await store.jobComplete("old-worker", [{ jobId: done, executionId: executionOf.get(done)!, result: null }])).toEqual(new Set([executionOf.get(done)]));
+    const end = (jobId: string, outcome: "failed" | "interrupted", nextStatus: "retrying" | "queued" | "dead") => ({
+      jobId, executionId: executionOf.get(jobId)!, outcome, error: JSON.stringify({ message: outcome }), nextStatus,
+      delayMs: 0, countsAttempt: outcome !== "interrupted", deadReason: nextStatus === "dead" ? ("attempts_exhausted" as const) : null,
+    });
+    const moved = await store.jobEndAttempts([end(failed, "failed", "retrying"), end(buried, "failed", "dead"), end(handedBack, "interrupted", "queued")]);
+    expect(moved.map((job) => [job.id, job.status]).sort()).toEqual([[buried, "dead"], [failed, "retrying"], [handedBack, "queued"]].sort());
+    expect((await store.jobReclaimExpired(10)).map((job) => job.id)).toEqual([expired]);
+    const tx = await conveyor.pool.connect();
+    try {
+      await tx.query("BEGIN");
+      expect(await dbOf(conveyor).handlers.jobCompleteInTransaction(tx, "old-worker", inTransaction, executionOf.get(inTransaction)!, null)).toBe(true);
+      await tx.query("COMMIT");
+    } finally {
+      tx.release();
+    }
+
+    // One finished row per attempt, the old 'running' one finished in place.
+    const { rows } = await conveyor.pool.query(`SELECT id, job_id, attempt, worker_id, outcome, finished_at IS NOT NULL AS finished FROM ${s}.job_executions`);
+    const outcome = (jobId: string) => rows.filter((row) => row.job_id === jobId).map((row) => [row.attempt, row.outcome]);
+    expect(rows.every((row) => row.finished && row.worker_id === "old-worker")).toBe(true);
+    expect(outcome(done)).toEqual([[1, "succeeded"]]);
+    expect(outcome(failed)).toEqual([[1, "failed"]]);
+    expect(outcome(buried).sort()).toEqual([[1, "failed"], [2, "failed"]]);
+    expect(outcome(expired)).toEqual([[1, "lease_expired"]]);
+    expect(outcome(inTransaction)).toEqual([[1, "succeeded"]]);
+    expect(outcome(handedBack)).toEqual([[1, "interrupted"]]);
+    expect(rows.filter((row) => executionOf.has(row.job_id) && row.id === executionOf.get(row.job_id))).toHaveLength(6);
+    // The dead letter holds both attempts, the ending one once.
+    const [letter] = (await conveyor.listDeadLetters({})).items;
+    expect(letter!.history.map((h) => [h.attempt, h.outcome, h.error?.message])).toEqual([[1, "failed", "first"], [2, "failed", "failed"]]);
+    // Nothing running is left from before: the rule can be validated now.
+    await conveyor.pool.query(`ALTER TABLE ${s}.job_executions VALIDATE CONSTRAINT job_executions_ended`);
+    expect((await ended()).rows).toEqual([{ convalidated: true }]);
   });
 });

@@ -54,13 +54,13 @@ async function startWorkers(options: Parameters<Conveyor["worker"]>[0]): Promise
 
 const stopAll = (workers: Worker[]) => Promise.all(workers.map((worker) => worker.stop({ graceMs: 5_000 })));
 
-/** Executions of one queue's jobs, start and end in microseconds since the epoch. */
+/** Executions of one queue's jobs, running ones included, start and end in microseconds since the epoch. */
 async function executionsOf(queue: string): Promise<Array<{ start: number; end: number | null }>> {
   const { rows } = await sql(
     test.conveyor,
     `SELECT (extract(epoch FROM e.started_at) * 1000000)::int8 AS start,
             (extract(epoch FROM e.finished_at) * 1000000)::int8 AS end
-     FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+     FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
      WHERE j.queue = $1 ORDER BY e.started_at`,
     [queue],
   );

@@ -19,14 +19,12 @@ export async function makeJobs(conveyor: Conveyor, kind: string, count: number, 
   await sql(conveyor, `UPDATE {{schema}}.jobs SET created_at = ${age} - interval '1 minute', run_at = ${age}, updated_at = ${age} WHERE id = ANY($1)`, [ids, ageMs]);
   if (state === "queued") return ids;
   if (state === "running") {
+    // The running attempt lives on the job row; its execution row is written when it ends.
     await sql(
       conveyor,
-      `WITH claimed AS (
-         UPDATE {{schema}}.jobs SET status = 'running', attempts = 1, locked_by = 'old-worker', started_at = ${age},
-           current_execution_id = {{schema}}.uuid_v7(), lease_expires_at = now() + interval '1 hour'
-         WHERE id = ANY($1) RETURNING id, current_execution_id)
-       INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
-       SELECT current_execution_id, id, 1, 'old-worker', ${age} FROM claimed`,
+      `UPDATE {{schema}}.jobs SET status = 'running', attempts = 1, locked_by = 'old-worker', started_at = ${age},
+         current_execution_id = {{schema}}.uuid_v7(), lease_expires_at = now() + interval '1 hour'
+       WHERE id = ANY($1)`,
       [ids, ageMs],
     );
     return ids;
@@ -57,8 +55,12 @@ export async function makeJobs(conveyor: Conveyor, kind: string, count: number, 
   return ids;
 }
 
-/** Ids of `ids` that still have a row in `table` (`id` for jobs, `job_id` for the tables that point at jobs). */
-export async function surviving(conveyor: Conveyor, table: "jobs" | "job_executions" | "dead_letter_jobs", ids: readonly string[]): Promise<string[]> {
+/** Ids of `ids` that still have a row in `table` (`id` for jobs, `job_id` for the tables and the view that point at jobs). */
+export async function surviving(
+  conveyor: Conveyor,
+  table: "jobs" | "job_executions" | "job_attempts" | "dead_letter_jobs",
+  ids: readonly string[],
+): Promise<string[]> {
   const column = table === "jobs" ? "id" : "job_id";
   const { rows } = await sql(conveyor, `SELECT DISTINCT ${column} AS id FROM {{schema}}.${table} WHERE ${column} = ANY($1)`, [ids]);
   return rows.map((row: { id: string }) => row.id).sort();

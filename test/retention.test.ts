@@ -43,8 +43,8 @@ describe("conveyor.prune", () => {
     expect(await surviving(conveyor, "jobs", oldDone)).toEqual([]);
     expect(await surviving(conveyor, "job_executions", oldDone)).toEqual([]);
     expect(await surviving(conveyor, "jobs", kept)).toEqual(kept);
-    // Every kept job that had an execution still has it (queued ones never ran).
-    expect(await surviving(conveyor, "job_executions", kept)).toEqual(sorted(youngDone, started, dead));
+    // Every kept job that had an attempt still has it (queued ones never ran; a running one's is on its row).
+    expect(await surviving(conveyor, "job_attempts", kept)).toEqual(sorted(youngDone, started, dead));
     expect(await surviving(conveyor, "dead_letter_jobs", dead)).toEqual(sorted(dead));
     expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0, flows: 0 });
   });

@@ -27,8 +27,10 @@ export function isJobStatus(value: string): value is JobStatus {
 }
 
 /**
- * How one attempt ended, as recorded in `job_executions.outcome`.
- * `lease_expired` and `interrupted` are written by Conveyor itself, never by a handler.
+ * How one attempt ended, as recorded in `job_executions.outcome`, or
+ * `running` for the attempt still under way (read from its job row, never
+ * stored as an execution row). `lease_expired` and `interrupted` are written
+ * by Conveyor itself, never by a handler.
  */
 export const EXECUTION_OUTCOMES = [
   "running",

@@ -31,12 +31,12 @@ export class HandlerStore {
   }
 
   /**
-   * Mark the attempt succeeded on `tx`, the connection holding the handler's
-   * open transaction; false when fenced (then the caller must roll back).
-   * Prepared by name: pool connections are reused, so the plan is too.
+   * Mark worker `workerId`'s attempt succeeded on `tx`, the connection
+   * holding the handler's open transaction, and record it; false when
+   * fenced (then the caller must roll back).
    */
-  async jobCompleteInTransaction(tx: Queryable, jobId: string, executionId: string, result: string | null): Promise<boolean> {
-    const { rows } = await runQuery(tx, this.q.jobCompleteInTransaction, [jobId, executionId, result]);
+  async jobCompleteInTransaction(tx: Queryable, workerId: string, jobId: string, executionId: string, result: string | null): Promise<boolean> {
+    const { rows } = await runQuery(tx, this.q.jobCompleteInTransaction, [jobId, executionId, result, workerId]);
     return rows.length > 0;
   }
 }

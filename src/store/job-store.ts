@@ -312,13 +312,17 @@ export class JobStore {
     return rows.map((row) => ({ jobId: row.id, executionId: row.execution_id, cancelRequested: row.cancel_requested, renewed: row.renewed }));
   }
 
-  /** Mark attempts succeeded; returns the execution ids actually written (the rest were fenced). */
-  async jobComplete(done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
+  /**
+   * Mark attempts of worker `workerId` succeeded and record them; returns the
+   * execution ids actually written (the rest were fenced).
+   */
+  async jobComplete(workerId: string, done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
     if (done.length === 0) return new Set();
     const { rows } = await this.run(this.q.jobComplete, [
       textArray(done.map((d) => d.jobId)),
       textArray(done.map((d) => d.executionId)),
       textArray(done.map((d) => d.result)),
+      workerId,
     ]);
     return new Set(rows.map((row) => row.execution_id as string));
   }

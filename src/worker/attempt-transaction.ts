@@ -24,6 +24,7 @@ export class AttemptTransaction {
 
   constructor(
     private readonly store: HandlerStore,
+    private readonly workerId: string,
     private readonly running: Attempt,
     /** Write pending progress before the completion (fenced writes after it would match nothing). */
     private readonly beforeComplete: () => Promise<void>,
@@ -72,7 +73,7 @@ export class AttemptTransaction {
   }
 
   private async complete(client: Queryable, json: string | null): Promise<void> {
-    const written = await this.store.jobCompleteInTransaction(client, this.running.job.id, this.running.executionId, json);
+    const written = await this.store.jobCompleteInTransaction(client, this.workerId, this.running.job.id, this.running.executionId, json);
     if (!written) {
       const lost = new LeaseLostError(
         "the transaction was rolled back: this attempt no longer owns the job (its lease expired and it was reclaimed, or it finished elsewhere)",

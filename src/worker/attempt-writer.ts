@@ -41,6 +41,8 @@ export class AttemptWriter {
 
   constructor(
     private readonly store: JobStore,
+    /** The worker whose attempts these are, named in the record of each one it completes. */
+    private readonly workerId: string,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
   ) {}
@@ -72,7 +74,7 @@ export class AttemptWriter {
   }
 
   private async writeSuccesses(batch: Pending<Success>[]): Promise<void> {
-    const written = await this.store.jobComplete(batch.map((p) => p.entry));
+    const written = await this.store.jobComplete(this.workerId, batch.map((p) => p.entry));
     for (const pending of batch) {
       const ok = written.has(pending.entry.executionId);
       if (!ok) this.metrics.fencedWrites.inc({ operation: "complete" });

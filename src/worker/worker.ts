@@ -74,7 +74,7 @@ export class Worker {
     this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
     this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
     this.store = deps.store.jobs;
-    this.writer = new AttemptWriter(this.store, this.metrics, this.log);
+    this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
@@ -82,7 +82,7 @@ export class Worker {
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
     });
     this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
-    this.tools = new HandlerTools(deps.store.handlers, this.options.progressIntervalMs, this.metrics);
+    this.tools = new HandlerTools(deps.store.handlers, this.id, this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
     this.executorDeps = {
       writer: this.writer,

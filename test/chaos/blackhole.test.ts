@@ -62,11 +62,11 @@ describe("chaos: one worker black-holed past its lease", () => {
     await sleep(DELAY.forMs);
     file.proxy.set({ kind: "pass" });
     const [{ n: lostToDelay }] = (await r.q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${r.s}.job_executions WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'lease_expired'`,
+      `SELECT count(*)::int AS n FROM ${r.s}.job_attempts WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'lease_expired'`,
       [partitioned.pid],
     )) as [{ n: number }];
     const [{ n: doneWhileSlow }] = (await r.q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${r.s}.job_executions WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'succeeded'`,
+      `SELECT count(*)::int AS n FROM ${r.s}.job_attempts WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'succeeded'`,
       [partitioned.pid],
     )) as [{ n: number }];
     expect(lostToDelay).toBe(0);
@@ -82,7 +82,7 @@ describe("chaos: one worker black-holed past its lease", () => {
     await sleep(300); // whatever A sent before the cut has landed by now; nothing after it can
     const cutAt = await dbNow(r);
     const held = await openExecutionsAt(r, partitioned.pid, cutAt);
-    const [sentinelRun] = await r.q<{ id: string }>(`SELECT id FROM ${r.s}.job_executions WHERE job_id = $1`, [sentinel]);
+    const [sentinelRun] = await r.q<{ id: string }>(`SELECT id FROM ${r.s}.job_attempts WHERE job_id = $1`, [sentinel]);
     expect(held.map((e) => e.id)).toContain(sentinelRun!.id);
     let healedAt: Date;
     try {
@@ -99,7 +99,7 @@ describe("chaos: one worker black-holed past its lease", () => {
     }
     // Meanwhile B and C reclaimed what A held.
     for (const execution of held) {
-      const [row] = await r.q<{ outcome: string; finished_at: Date }>(`SELECT outcome, finished_at FROM ${r.s}.job_executions WHERE id = $1`, [
+      const [row] = await r.q<{ outcome: string; finished_at: Date }>(`SELECT outcome, finished_at FROM ${r.s}.job_attempts WHERE id = $1`, [
         execution.id,
       ]);
       expect(row!.outcome).toBe("lease_expired");
@@ -112,7 +112,7 @@ describe("chaos: one worker black-holed past its lease", () => {
     const maxOverdueMs = await r.stopLeaseMonitor();
     await new Promise((wake) => setTimeout(wake, 500));
     const [{ n: afterHeal }] = (await r.q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${r.s}.job_executions WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'succeeded' AND started_at > $2`,
+      `SELECT count(*)::int AS n FROM ${r.s}.job_attempts WHERE worker_id LIKE '%-' || $1::text || '-%' AND outcome = 'succeeded' AND started_at > $2`,
       [partitioned.pid, healedAt],
     )) as [{ n: number }];
     await r.stopWorkers();
@@ -140,7 +140,7 @@ describe("chaos: one worker black-holed past its lease", () => {
     for (const abort of aborts) expect(abort).toEqual({ reason: "LeaseLostError", detail: "the lease expired: it could not be renewed in time" });
     // Side effects committed by a stale owner came from A alone, and from the attempts it lost.
     const stale = await r.q<{ pid: number; outcome: string }>(
-      `SELECT l.pid, e.outcome FROM ${r.s}.chaos_ledger AS l JOIN ${r.s}.job_executions AS e ON e.id = l.execution_id
+      `SELECT l.pid, e.outcome FROM ${r.s}.chaos_ledger AS l JOIN ${r.s}.job_attempts AS e ON e.id = l.execution_id
         WHERE l.event = 'effect' AND NOT l.owner_current`,
     );
     for (const row of stale) expect(row).toEqual({ pid: partitioned.pid, outcome: "lease_expired" });

@@ -275,7 +275,7 @@ export function sleep(ms: number): Promise<void> {
 /** Executions of a worker process (by PID) that were open at `at` (database clock). */
 export async function openExecutionsAt(run: ChaosRun, pid: number, at: Date): Promise<Array<{ id: string; job_id: string; outcome: string }>> {
   return run.q(
-    `SELECT id, job_id, outcome FROM ${run.s}.job_executions
+    `SELECT id, job_id, outcome FROM ${run.s}.job_attempts
       WHERE worker_id LIKE '%-' || $1::text || '-%' AND started_at <= $2 AND (finished_at IS NULL OR finished_at > $2)`,
     [pid, at],
   );

@@ -16,6 +16,10 @@
  *   `interrupted`, which give the attempt back).
  * - The CHECK constraints still hold and are still validated; dead jobs have
  *   exactly one dead-letter entry carrying their whole history.
+ *
+ * Attempts are read through the view job_attempts (the ended ones, and any
+ * still running, from its job row), as the API reads them; job_executions
+ * itself must hold ended attempts only.
  */
 
 export type Query = <T>(text: string, values?: unknown[]) => Promise<T[]>;
@@ -68,7 +72,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
   const statuses = Object.fromEntries(statusRows.map((r) => [r.status, r.n]));
   const jobs = statusRows.reduce((sum, r) => sum + r.n, 0);
   const outcomeRows = await q<{ outcome: string; n: number }>(
-    `SELECT outcome, count(*)::int AS n FROM ${s}.job_executions GROUP BY outcome ORDER BY outcome`,
+    `SELECT outcome, count(*)::int AS n FROM ${s}.job_attempts GROUP BY outcome ORDER BY outcome`,
   );
   const outcomes = Object.fromEntries(outcomeRows.map((r) => [r.outcome, r.n]));
   const executions = outcomeRows.reduce((sum, r) => sum + r.n, 0);
@@ -82,14 +86,14 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     ),
     jobs - (statuses.succeeded ?? 0) - (statuses.dead ?? 0) - (statuses.cancelled ?? 0),
   );
-  flag("executions never closed", await q(`SELECT id, job_id, worker_id FROM ${s}.job_executions WHERE outcome = 'running' LIMIT ${LIMIT}`), outcomes.running);
+  flag("executions never closed", await q(`SELECT id, job_id, worker_id FROM ${s}.job_attempts WHERE outcome = 'running' LIMIT ${LIMIT}`), outcomes.running);
 
   // 2. At most one succeeded execution per job; exactly one for a succeeded job.
   flag(
     "jobs whose succeeded executions do not match their status",
     await q(`
       SELECT j.id, j.status, count(e.id) FILTER (WHERE e.outcome = 'succeeded')::int AS wins
-        FROM ${s}.jobs AS j LEFT JOIN ${s}.job_executions AS e ON e.job_id = j.id
+        FROM ${s}.jobs AS j LEFT JOIN ${s}.job_attempts AS e ON e.job_id = j.id
        GROUP BY j.id, j.status
       HAVING count(e.id) FILTER (WHERE e.outcome = 'succeeded') > 1
           OR (j.status = 'succeeded') <> (count(e.id) FILTER (WHERE e.outcome = 'succeeded') = 1)
@@ -102,7 +106,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     await q(`
       SELECT job_id, id, worker_id, finished_at, next_start FROM (
         SELECT e.*, lead(e.started_at) OVER (PARTITION BY e.job_id ORDER BY e.started_at, e.id) AS next_start
-          FROM ${s}.job_executions AS e) AS ordered
+          FROM ${s}.job_attempts AS e) AS ordered
        WHERE next_start IS NOT NULL AND (finished_at IS NULL OR finished_at > next_start)
        LIMIT ${LIMIT}`),
   );
@@ -114,7 +118,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
       SELECT j.id, j.status, j.attempts,
              count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted'))::int AS counted,
              array_agg(e.outcome ORDER BY e.started_at) FILTER (WHERE e.id IS NOT NULL) AS history
-        FROM ${s}.jobs AS j LEFT JOIN ${s}.job_executions AS e ON e.job_id = j.id
+        FROM ${s}.jobs AS j LEFT JOIN ${s}.job_attempts AS e ON e.job_id = j.id
        GROUP BY j.id, j.status, j.attempts
       HAVING j.attempts <> count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted'))
        LIMIT ${LIMIT}`),
@@ -126,7 +130,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     await q(`
       SELECT e.job_id, e.id AS execution_id,
              (SELECT count(*)::int FROM ${s}.chaos_ledger AS l WHERE l.execution_id = e.id AND l.event = 'effect') AS effects
-        FROM ${s}.job_executions AS e
+        FROM ${s}.job_attempts AS e
        WHERE e.outcome = 'succeeded'
          AND (SELECT count(*) FROM ${s}.chaos_ledger AS l WHERE l.execution_id = e.id AND l.event = 'effect' AND l.owner_current) <> 1
        LIMIT ${LIMIT}`),
@@ -141,14 +145,14 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     "side effects by executions the database never recorded",
     await q(`
       SELECT l.job_id, l.execution_id FROM ${s}.chaos_ledger AS l
-       WHERE l.event = 'effect' AND NOT EXISTS (SELECT 1 FROM ${s}.job_executions AS e WHERE e.id = l.execution_id AND e.job_id = l.job_id)
+       WHERE l.event = 'effect' AND NOT EXISTS (SELECT 1 FROM ${s}.job_attempts AS e WHERE e.id = l.execution_id AND e.job_id = l.job_id)
        LIMIT ${LIMIT}`),
   );
 
   // 6. Every repeated side effect explained by how its execution ended.
   const extra = await q<{ job_id: string; execution_id: string; outcome: string; owner_current: boolean; worker: string }>(`
     SELECT l.job_id, l.execution_id, e.outcome, l.owner_current, l.worker
-      FROM ${s}.chaos_ledger AS l JOIN ${s}.job_executions AS e ON e.id = l.execution_id
+      FROM ${s}.chaos_ledger AS l JOIN ${s}.job_attempts AS e ON e.id = l.execution_id
      WHERE l.event = 'effect' AND e.outcome <> 'succeeded'`);
   const duplicatesByClass: Partial<Record<DuplicateClass, number>> = {};
   const unexplained: unknown[] = [];
@@ -182,7 +186,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
   );
   flag(
     "executions breaking a row invariant",
-    await q(`SELECT id, outcome, finished_at FROM ${s}.job_executions WHERE (outcome = 'running') <> (finished_at IS NULL) OR attempt < 1 LIMIT ${LIMIT}`),
+    await q(`SELECT id, outcome, finished_at FROM ${s}.job_executions WHERE outcome = 'running' OR finished_at IS NULL OR attempt < 1 LIMIT ${LIMIT}`),
   );
   const [constraints] = await q<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = '${s}.jobs'::regclass AND contype = 'c' AND convalidated`,
@@ -194,10 +198,10 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     "dead-letter entries out of step with dead jobs",
     await q(`
       SELECT j.id, j.status, d.id AS letter, jsonb_array_length(d.history) AS history,
-             (SELECT count(*)::int FROM ${s}.job_executions AS e WHERE e.job_id = j.id) AS executions
+             (SELECT count(*)::int FROM ${s}.job_attempts AS e WHERE e.job_id = j.id) AS executions
         FROM ${s}.jobs AS j LEFT JOIN ${s}.dead_letter_jobs AS d ON d.job_id = j.id
        WHERE (j.status = 'dead') <> (d.id IS NOT NULL)
-          OR (d.id IS NOT NULL AND jsonb_array_length(d.history) <> (SELECT count(*) FROM ${s}.job_executions AS e WHERE e.job_id = j.id))
+          OR (d.id IS NOT NULL AND jsonb_array_length(d.history) <> (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id))
        LIMIT ${LIMIT}`),
   );
 

@@ -56,7 +56,7 @@ function waitingOnCompletion(r: ChaosRun): Promise<boolean> {
 }
 
 function history(r: ChaosRun, jobId: string): Promise<Array<{ outcome: string }>> {
-  return r.q(`SELECT outcome FROM ${r.s}.job_executions WHERE job_id = $1 ORDER BY started_at, id`, [jobId]);
+  return r.q(`SELECT outcome FROM ${r.s}.job_attempts WHERE job_id = $1 ORDER BY started_at, id`, [jobId]);
 }
 
 describe("chaos: the reclaim sweep racing a completion", () => {
@@ -97,9 +97,18 @@ describe("chaos: the reclaim sweep racing a completion", () => {
       await sweeper.ready();
       const [slowJob] = await r.enqueue([{ job: "chaos.work", payload: { sleepMs: 800, track: true } }]);
       await waitFor("the runner to start the job", () => r.exists(`SELECT 1 FROM ${r.s}.chaos_ledger WHERE job_id = $1 AND event = 'start'`, [slowJob]), 20_000);
+      const [started] = await r.q<{ execution_id: string }>(
+        `SELECT execution_id FROM ${r.s}.chaos_ledger WHERE job_id = $1 AND event = 'start'`,
+        [slowJob],
+      );
       await holder.query("BEGIN");
-      // Pause point: hold the attempt's execution row, so the completion writes the job row, then waits.
-      await holder.query(`SELECT 1 FROM ${r.s}.job_executions WHERE job_id = $1 FOR UPDATE`, [slowJob]);
+      // Pause point: an uncommitted row of our own under the attempt's execution id, so the completion
+      // writes the job row, then waits on job_executions' primary key to record the attempt. Rolled back below.
+      await holder.query(
+        `INSERT INTO ${r.s}.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
+         VALUES ($1, $2, 1, 'pause-point', now(), now(), 'failed')`,
+        [started!.execution_id, slowJob],
+      );
       await waitFor("the completion to wait mid-statement", () => waitingOnCompletion(r), 10_000, 20);
       await waitFor(
         "the lease of the job being completed to run out",
@@ -112,7 +121,7 @@ describe("chaos: the reclaim sweep racing a completion", () => {
         sweepsSkipped += 1;
         await sleep(200); // and the sweeper process sweeps in between
       }
-      await holder.query("COMMIT");
+      await holder.query("ROLLBACK");
       await waitFor("the completion to land", () => r.exists(`SELECT 1 FROM ${r.s}.jobs WHERE id = $1 AND status = 'succeeded'`, [slowJob]), 10_000);
       expect(await sweepOn(r.conveyor.pool)).toEqual([]);
       const slowHistory = await history(r, slowJob!);

@@ -50,7 +50,7 @@ describe("chaos: SIGSTOP past the lease", () => {
         `worker ${victim.pid} to hold a job past its side effect`,
         async () => {
           const [row] = await r.q<{ n: number }>(
-            `SELECT count(*)::int AS n FROM ${r.s}.chaos_ledger AS l JOIN ${r.s}.job_executions AS e ON e.id = l.execution_id
+            `SELECT count(*)::int AS n FROM ${r.s}.chaos_ledger AS l JOIN ${r.s}.job_attempts AS e ON e.id = l.execution_id
               WHERE l.pid = $1 AND l.event = 'effect' AND e.outcome = 'running'`,
             [victim.pid],
           );
@@ -69,7 +69,7 @@ describe("chaos: SIGSTOP past the lease", () => {
           `the attempts of frozen worker ${victim.pid} to be reclaimed`,
           async () => {
             const [row] = await r.q<{ n: number }>(
-              `SELECT count(*)::int AS n FROM ${r.s}.job_executions WHERE id = ANY($1::uuid[]) AND outcome = 'running'`,
+              `SELECT count(*)::int AS n FROM ${r.s}.job_attempts WHERE id = ANY($1::uuid[]) AND outcome = 'running'`,
               [open.map((e) => e.id)],
             );
             return row!.n === 0;
@@ -101,7 +101,7 @@ describe("chaos: SIGSTOP past the lease", () => {
       const lines = worker.logs();
       for (const { id } of round.executions) {
         const [execution] = await r.q<{ outcome: string; finished_at: Date }>(
-          `SELECT outcome, finished_at FROM ${r.s}.job_executions WHERE id = $1`,
+          `SELECT outcome, finished_at FROM ${r.s}.job_attempts WHERE id = $1`,
           [id],
         );
         if (execution!.outcome === "succeeded") {

@@ -5,11 +5,11 @@ export interface KeyedExecution {
   end: number;
 }
 
-/** SQL reading a queue's executions as KeyedExecution rows ($1 queue; `{{schema}}` to be replaced). */
+/** SQL reading a queue's executions, running ones included, as KeyedExecution rows ($1 queue; `{{schema}}` to be replaced). */
 export const KEYED_EXECUTIONS_SQL = `
 SELECT j.limit_key AS key, (extract(epoch FROM e.started_at) * 1000000)::int8 AS start,
        (extract(epoch FROM e.finished_at) * 1000000)::int8 AS end
-FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
 WHERE j.queue = $1 ORDER BY e.started_at, e.id`;
 
 /** Rows of KEYED_EXECUTIONS_SQL as KeyedExecution. */

@@ -292,7 +292,7 @@ export class LedgerDb {
   executions(jobId: string): Promise<ExecutionRow[]> {
     return this.query<ExecutionRow>(
       `SELECT id, job_id, attempt, worker_id, outcome, error, started_at, finished_at
-         FROM ${this.s}.job_executions WHERE job_id = $1 ORDER BY started_at, id`,
+         FROM ${this.s}.job_attempts WHERE job_id = $1 ORDER BY started_at, id`,
       [jobId],
     );
   }

@@ -103,7 +103,7 @@ describe("a worker's claim", () => {
     expect(new Set(claimed.map((job) => job.executionId)).size).toBe(130);
     const { rows } = await sql(
       t.conveyor,
-      `SELECT count(*)::int AS n FROM {{schema}}.jobs AS j JOIN {{schema}}.job_executions AS e
+      `SELECT count(*)::int AS n FROM {{schema}}.jobs AS j JOIN {{schema}}.job_attempts AS e
          ON e.id = j.current_execution_id AND e.job_id = j.id AND e.attempt = j.attempts AND e.outcome = 'running'
        WHERE j.status = 'running' AND j.id = ANY($1::uuid[])`,
       [claimed.map((job) => job.id)],

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
+import { JobStore } from "../../src/store/job-store.js";
+import { bindQueries } from "../../src/store/queries.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 
@@ -32,12 +34,11 @@ describe("reclaim sweep races", () => {
     const other = await conveyor.pool.connect();
     try {
       await other.query("BEGIN");
-      const { rowCount } = await other.query(
-        `UPDATE "${conveyor.options.schema}".jobs SET status = 'succeeded', finished_at = now(), locked_by = NULL,
-           current_execution_id = NULL, lease_expires_at = NULL WHERE id = $1 AND current_execution_id = $2`,
-        [job.id, job.executionId],
-      );
-      expect(rowCount).toBe(1);
+      const schema = conveyor.options.schema;
+      const written = await new JobStore(other, bindQueries(schema), schema).jobComplete("racer", [
+        { jobId: job.id, executionId: job.executionId, result: null },
+      ]);
+      expect(written.size).toBe(1);
       // Pause point: the completion is written, not committed. The sweep runs now.
       expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
       await other.query("COMMIT");
@@ -47,7 +48,7 @@ describe("reclaim sweep races", () => {
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     const after = await conveyor.getJob(job.id);
     expect(after!.status).toBe("succeeded");
-    expect(after!.executions.map((e) => e.outcome)).toEqual(["running"]); // the sweep wrote no lease_expired
+    expect(after!.executions.map((e) => e.outcome)).toEqual(["succeeded"]); // the sweep wrote no lease_expired
   });
 
   it("never touches a job whose lease is being renewed, and the renewal wins", async () => {
@@ -66,7 +67,7 @@ describe("reclaim sweep races", () => {
     }
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.executionId });
-    await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
   it("a re-claimed job is not reclaimed under its new owner", async () => {
@@ -75,9 +76,18 @@ describe("reclaim sweep races", () => {
     const [again] = await storeOf(conveyor).jobClaim("second-owner", 1, ["noop"], null, 60_000);
     expect(again!.id).toBe(job.id);
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
-    // The first owner's late completion is fenced.
-    expect((await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
-    const written = await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: again!.executionId, result: null }]);
+    // The first owner's late completion or failure is fenced: it writes nothing, no execution record either.
+    const executionRows = async () =>
+      (await sql(conveyor, `SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1`, [job.id])).rows[0].n;
+    expect(await executionRows()).toBe(1); // the reclaimed attempt's
+    expect((await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
+    const lateFailure = {
+      jobId: job.id, executionId: job.executionId, outcome: "failed" as const, error: null, nextStatus: "retrying" as const,
+      delayMs: 0, countsAttempt: true, deadReason: null,
+    };
+    expect(await storeOf(conveyor).jobEndAttempts([lateFailure])).toEqual([]);
+    expect(await executionRows()).toBe(1);
+    const written = await storeOf(conveyor).jobComplete("second-owner", [{ jobId: job.id, executionId: again!.executionId, result: null }]);
     expect(written.size).toBe(1);
     const done = await conveyor.getJob(job.id);
     expect(done!.executions.map((e) => [e.workerId, e.outcome])).toEqual([["racer", "lease_expired"], ["second-owner", "succeeded"]]);

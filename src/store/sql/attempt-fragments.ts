@@ -1,18 +1,50 @@
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
-// The tail every statement that ends an attempt without success shares
-// (jobEndAttempts in attempts.ts, jobReclaimExpired in leases.ts). Not a
-// statement itself, so this module is not among the store's queries.
+// Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
+// transactional-completion.ts). Not statements themselves, so this module is
+// not among the store's queries.
+
+/**
+ * CTEs that record ended attempts in job_executions: `select` yields
+ * (id, job_id, attempt, worker_id, started_at, finished_at, outcome, error),
+ * one row per attempt that its statement's fenced update of jobs just ended.
+ * A running attempt has no execution row (it lives on the job row, see
+ * migration 019), so this is its only write there: a plain INSERT.
+ *
+ * The one exception: an attempt a claim from before that migration started
+ * does have a 'running' row, and its id is in executions_running_before_019.
+ * Such an attempt is inserted with ON CONFLICT, which finishes that row in
+ * place (and never touches a row already finished). Only those: speculative
+ * insertion checks the key first and confirms each row after, nearly as
+ * much again as the insert. The list is read once per statement, and is
+ * empty on a store created at 019 or later.
+ */
+export function attemptRecord(select: string): string {
+  const columns = "id, job_id, attempt, worker_id, started_at, finished_at, outcome, error";
+  const before019 = "ARRAY(SELECT id FROM {{schema}}.executions_running_before_019)";
+  return `recorded AS (
+  INSERT INTO {{schema}}.job_executions (${columns})
+  SELECT * FROM (${select}) AS ended(${columns}) WHERE ended.id <> ALL(${before019})
+), recorded_over_running_rows AS (
+  INSERT INTO {{schema}}.job_executions AS e (${columns})
+  SELECT * FROM (${select}) AS ended(${columns}) WHERE ended.id = ANY(${before019})
+  ON CONFLICT (id) DO UPDATE SET finished_at = EXCLUDED.finished_at, outcome = EXCLUDED.outcome, error = EXCLUDED.error
+  WHERE e.outcome = 'running'
+)`;
+}
 
 /**
  * The common tail of every statement that ends an attempt without success.
- * Expects a CTE `target(id, execution_id, next_status, outcome, error, delay_ms, counts_attempt, dead_reason)`
- * whose rows are already locked and whose next_status already has the
- * cancel override applied. It applies that decision and nothing more: it
- * moves the job, closes the execution and, for `dead`, writes the
- * dead-letter entry with the whole execution history in the same statement,
- * so the move is atomic. The history is read from the statement's snapshot,
- * where the current execution is still open, so its final fields are taken
+ * Expects a CTE `target(id, execution_id, attempt, worker_id, started_at,
+ * next_status, outcome, error, delay_ms, counts_attempt, dead_reason)`
+ * whose rows are already locked, whose attempt columns are read from the
+ * locked job row (attempts, locked_by, started_at), and whose next_status
+ * already has the cancel override applied. It applies that decision and
+ * nothing more: it moves the job, records the ended attempt and, for
+ * `dead`, writes the dead-letter entry with the whole execution history in
+ * the same statement, so the move is atomic. The history is read from the
+ * statement's snapshot, which holds the earlier attempts but not the one
+ * ending (its record is written by this statement), so that one is added
  * from `target`.
  */
 export const ATTEMPT_END = `
@@ -30,23 +62,24 @@ export const ATTEMPT_END = `
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
   FROM target AS t WHERE j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id
   RETURNING ${jobColumnsOf("j")}
-), recorded AS (
-  UPDATE {{schema}}.job_executions AS e SET
-    outcome = CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END,
-    finished_at = now(), error = t.error
-  FROM target AS t WHERE e.id = ANY(ARRAY(SELECT execution_id FROM target)) AND e.id = t.execution_id
-), buried AS (
+), ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
+         CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END, t.error
+  FROM target AS t`)}, buried AS (
   INSERT INTO {{schema}}.dead_letter_jobs
     (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
   SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
          t.dead_reason, m.last_error,
-         (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                   'executionId', e.id, 'attempt', e.attempt, 'workerId', e.worker_id, 'startedAt', e.started_at,
-                   'finishedAt', CASE WHEN e.id = t.execution_id THEN now() ELSE e.finished_at END,
-                   'outcome', CASE WHEN e.id = t.execution_id THEN t.outcome ELSE e.outcome END,
-                   'error', CASE WHEN e.id = t.execution_id THEN t.error ELSE e.error END)
-                 ORDER BY e.started_at, e.id), '[]'::jsonb)
-            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id)
+         (SELECT coalesce(jsonb_agg(h.entry ORDER BY h.started_at, h.id), '[]'::jsonb) FROM (
+            -- Earlier attempts; a 'running' row of this attempt (claimed
+            -- before migration 019) is left out: the attempt is added below.
+            SELECT e.id, e.started_at, jsonb_build_object(
+                     'executionId', e.id, 'attempt', e.attempt, 'workerId', e.worker_id, 'startedAt', e.started_at,
+                     'finishedAt', e.finished_at, 'outcome', e.outcome, 'error', e.error) AS entry
+            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id AND e.id <> t.execution_id
+            UNION ALL
+            SELECT t.execution_id, t.started_at, jsonb_build_object(
+                     'executionId', t.execution_id, 'attempt', t.attempt, 'workerId', t.worker_id, 'startedAt', t.started_at,
+                     'finishedAt', now(), 'outcome', t.outcome, 'error', t.error)) AS h)
   FROM moved AS m JOIN target AS t ON t.id = m.id
   WHERE m.status = 'dead'
 )

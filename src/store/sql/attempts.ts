@@ -1,15 +1,23 @@
-import { ATTEMPT_END } from "./attempt-fragments.js";
+import { ATTEMPT_END, attemptRecord } from "./attempt-fragments.js";
 
 // Ending attempts: success (jobComplete) and everything else (jobEndAttempts).
 // The lease renewal and the reclaim sweep are in leases.ts, whose header
 // explains the fencing and the lock order these statements share.
 //
 // Every statement about a running job matches on current_execution_id (fencing):
-// a worker that lost its lease matches no row and so writes nothing.
+// a worker that lost its lease matches no row and so writes nothing, its
+// attempt's execution record included: that record is written only here, from
+// the rows the fenced update returned (attempt-fragments.ts attemptRecord).
 
 /**
- * Mark many attempts succeeded in one statement, fenced per job.
- * $1 job ids uuid[], $2 execution ids uuid[], $3 results (json text|null)[]
+ * Mark many attempts of one worker succeeded in one statement, fenced per
+ * job on its execution id, and record them. The attempt's number and start
+ * are read from the job row the update returns (the completion changes
+ * neither); its worker is $4, the worker that sends the batch, since
+ * RETURNING shows locked_by as updated (null). An execution id is made for
+ * one claim and only that claim's worker holds it: a row that passes the
+ * fence was claimed by $4.
+ * $1 job ids uuid[], $2 execution ids uuid[], $3 results (json text|null)[], $4 worker id
  */
 export const jobComplete = `
 WITH finished AS (
@@ -20,14 +28,8 @@ WITH finished AS (
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
   FROM finished
   WHERE j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id
-  RETURNING j.id, finished.execution_id
-), recorded AS (
-  -- Only the executions of the jobs just completed (the fence held), looked
-  -- up by one array: joined to done with e.id = ANY($2) beside it, each
-  -- of the nested loop's lookups re-read the whole array.
-  UPDATE {{schema}}.job_executions AS e SET outcome = 'succeeded', finished_at = now()
-  WHERE e.id = ANY(ARRAY(SELECT execution_id FROM done))
-)
+  RETURNING j.id, finished.execution_id, j.attempts, j.started_at
+), ${attemptRecord("SELECT execution_id, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done")}
 SELECT execution_id FROM done`;
 
 /**
@@ -44,7 +46,7 @@ SELECT execution_id FROM done`;
  */
 export const jobEndAttempts = `
 WITH target AS (
-  SELECT j.id, j.current_execution_id AS execution_id,
+  SELECT j.id, j.current_execution_id AS execution_id, j.attempts AS attempt, j.locked_by AS worker_id, j.started_at,
          CASE WHEN j.cancel_requested THEN 'cancelled' ELSE p.next_status END AS next_status,
          p.outcome, p.error::jsonb AS error, p.delay_ms, p.counts_attempt, p.dead_reason
   FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::text[], $7::boolean[], $8::text[])

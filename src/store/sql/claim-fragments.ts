@@ -39,9 +39,12 @@ export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_
 // the limit, and the rare row beyond them takes uuid_v7().
 
 /**
- * Turns the ids in CTE `claimable` into running jobs, records the attempts;
- * ends in CTE `claimed`. $6 is uuid[] of fresh execution ids, paired with
- * the claimed rows in order; a row beyond them takes one from uuid_v7().
+ * Turns the ids in CTE `claimable` into running jobs; ends in CTE `claimed`.
+ * The attempt lives on the job row (execution id, attempt number, worker,
+ * started_at) until the statement that ends it writes its job_executions
+ * row (attempts.ts), so a claim writes nothing else. $6 is uuid[] of fresh
+ * execution ids, paired with the claimed rows in order; a row beyond them
+ * takes one from uuid_v7().
  */
 export const CLAIM_ROWS = `
 , claimed AS (
@@ -57,7 +60,4 @@ export const CLAIM_ROWS = `
   WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND j.id = fresh.id AND ${COMMIT_WITHOUT_WAITING}
   RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.current_execution_id, j.idempotency_key,
             (extract(epoch FROM j.started_at - j.run_at) * 1000)::float8 AS waited_ms, j.priority, j.run_at
-), recorded AS (
-  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at)
-  SELECT current_execution_id, id, attempts, $1, statement_timestamp() FROM claimed
 )`;

@@ -31,7 +31,7 @@ function readyInClaimOrder(queueTest: string, limit: string): string {
 /**
  * Claim up to $2 ready jobs in one statement. SKIP LOCKED lets any number of
  * workers claim at once without waiting on each other's rows. Each claimed
- * row gets a fresh execution id and lease, and its attempt is recorded.
+ * row gets a fresh execution id and lease (its attempt, on the job row).
  * Paused queues and queues with limits are skipped (see claims-limited.ts).
  * $1 worker_id, $2 limit, $3 kinds text[], $4 queues text[]|null (null: all), $5 lease_ms, $6 fresh execution ids uuid[] (up to $2; rows beyond them take uuid_v7())
  *

@@ -144,9 +144,13 @@ JOIN {{schema}}.jobs ON jobs.tenant = $1 AND jobs.idempotency_key = input.key`;
 export const jobGet = `
 SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
 
-/** $1 job id */
+/**
+ * A job's attempts, oldest first: the ended ones and, while the job runs,
+ * its running attempt, read from the job row (view job_attempts, migration 019).
+ * $1 job id
+ */
 export const executionListByJob = `
-SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_executions WHERE job_id = $1 ORDER BY started_at, id`;
+SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_attempts WHERE job_id = $1 ORDER BY started_at, id`;
 
 /**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets

@@ -64,7 +64,7 @@ WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
  */
 export const jobReclaimExpired = `
 WITH target AS (
-  SELECT j.id, j.current_execution_id AS execution_id,
+  SELECT j.id, j.current_execution_id AS execution_id, j.attempts AS attempt, j.locked_by AS worker_id, j.started_at,
          CASE WHEN j.cancel_requested THEN 'cancelled'
               WHEN j.attempts >= j.max_attempts THEN 'dead'
               ELSE 'retrying' END AS next_status,

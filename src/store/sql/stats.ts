@@ -4,7 +4,9 @@
 /**
  * Jobs per minute over the last hour, one row per minute (60 rows, oldest
  * first, zero-filled): jobs created, and attempts that ended succeeded or
- * failed (failed, timeout, lease_expired) in that minute.
+ * failed (failed, timeout, lease_expired) in that minute. Ended attempts are
+ * all in job_executions (a running one lives on its job row), so the table
+ * is read, not the view job_attempts.
  *
  * Both tables have UUIDv7 primary keys, whose first 48 bits are the creation
  * time in Unix ms, so `id >= <the window's start as a UUIDv7>` lets the

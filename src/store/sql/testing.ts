@@ -19,7 +19,11 @@ SELECT count(*) FILTER (WHERE status IN ('queued', 'retrying') AND run_at <= now
        count(*) FILTER (WHERE status = 'retrying')::int AS retrying
 FROM {{schema}}.jobs`;
 
-/** Attempts that ended from $1 (timestamptz) on, oldest first, with their job's kind, status, payload and result. */
+/**
+ * Attempts that ended from $1 (timestamptz) on, oldest first, with their
+ * job's kind, status, payload and result. Only ended attempts have a
+ * job_executions row, so the table is read, not the view job_attempts.
+ */
 export const executionListEndedSince = `
 SELECT ${EXECUTION_COLUMNS.split(", ").map((column) => `e.${column}`).join(", ")},
        j.kind, j.status AS job_status, j.payload, j.result

@@ -1,3 +1,5 @@
+import { attemptRecord } from "./attempt-fragments.js";
+
 // Transactional completion (ctx.transaction): the handler's own writes and
 // the job's completion commit in one transaction, on one connection.
 //
@@ -19,9 +21,10 @@
 // reclaiming needs the row lock this statement holds until COMMIT.
 
 /**
- * Mark one attempt succeeded inside the caller's transaction; no row when
- * fenced (the job was reclaimed or finished elsewhere).
- * $1 job id, $2 execution id, $3 result (json text|null)
+ * Mark one attempt succeeded inside the caller's transaction, and record it
+ * as jobComplete does (attempts.ts); no row when fenced (the job was
+ * reclaimed or finished elsewhere).
+ * $1 job id, $2 execution id, $3 result (json text|null), $4 worker id (of the claim that made $2)
  */
 export const jobCompleteInTransaction = `
 WITH done AS (
@@ -29,9 +32,6 @@ WITH done AS (
     status = 'succeeded', result = $3::jsonb, finished_at = now(), updated_at = now(),
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
   WHERE id = $1 AND current_execution_id = $2 AND status = 'running'
-  RETURNING id
-), recorded AS (
-  UPDATE {{schema}}.job_executions SET outcome = 'succeeded', finished_at = now()
-  WHERE id = $2 AND EXISTS (SELECT 1 FROM done)
-)
+  RETURNING id, attempts, started_at
+), ${attemptRecord("SELECT $2::uuid, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done")}
 SELECT id FROM done`;
