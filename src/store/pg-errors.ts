@@ -9,6 +9,8 @@ export const PG_READ_ONLY_SQL_TRANSACTION = "25006";
 export const PG_LOCK_NOT_AVAILABLE = "55P03";
 export const PG_DEADLOCK_DETECTED = "40P01";
 export const PG_SERIALIZATION_FAILURE = "40001";
+/** A statement cancelled, among others by its `statement_timeout`. */
+export const PG_QUERY_CANCELED = "57014";
 /** "timestamp out of range", "interval out of range". */
 export const PG_DATETIME_FIELD_OVERFLOW = "22008";
 
@@ -61,6 +63,12 @@ export function isTransientConflict(error: unknown): boolean {
 export function isLockTimeout(error: unknown): boolean {
   if (error instanceof Error && error.cause !== undefined && isLockTimeout(error.cause)) return true;
   return (error as PgErrorShape | undefined)?.code === PG_LOCK_NOT_AVAILABLE;
+}
+
+/** True for a statement the server cancelled when it ran past its `statement_timeout`; nothing it did remains. */
+export function isStatementTimeout(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isStatementTimeout(error.cause)) return true;
+  return (error as PgErrorShape | undefined)?.code === PG_QUERY_CANCELED;
 }
 
 /**

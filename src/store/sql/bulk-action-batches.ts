@@ -1,0 +1,209 @@
+// The statements of a bulk action's batch, built for its filter: the WHERE
+// is jobFilterCondition's (the same a search lists), ANDed with the states
+// the action applies to and, per state, what is not done yet, all fixed
+// fragments. Sent unnamed, so each is planned for its values.
+//
+// A batch finds its jobs (bulkActionCandidates), then changes them
+// (bulkActionApply), in one transaction (BulkActionStore.bulkActionBatch):
+//
+// - Candidates: the next jobs after the cursor, in id order, without locks.
+//   One branch per state, each ordered by id with its own LIMIT, merged: a
+//   state with a partial index in id order (jobs_dead_idx, migration 017)
+//   is read through it, so retrying 100,000 dead jobs among 10 million reads
+//   500 index entries per batch and no other row.
+// - Apply: lock those jobs in id order, checking the filter and the state
+//   again on the row as it is now (a worker may have moved it since), and
+//   change only the ones that still match. Rows are locked in id order so
+//   two batches never deadlock; a worker's lock makes the batch wait at most
+//   the transaction's lock_timeout.
+
+import { quoteIdent } from "../db.js";
+import { CANCEL_SET, REQUEUE_DEAD_SET } from "./job-action-fragments.js";
+import { type JobFilterValues, jobFilterCondition } from "./job-filter.js";
+
+/** The actions a batch applies (core/bulk-actions.ts BulkActionKind). */
+export type BulkBatchAction = "retry" | "cancel" | "purge" | "set_priority" | "move";
+
+/** Job states a batch may touch, each written as a fixed SQL literal. */
+const STATE_LITERALS = {
+  waiting: "'waiting'",
+  queued: "'queued'",
+  running: "'running'",
+  retrying: "'retrying'",
+  succeeded: "'succeeded'",
+  cancelled: "'cancelled'",
+  dead: "'dead'",
+} as const;
+
+/** A job state (core/states.ts JobStatus). */
+export type BulkBatchState = keyof typeof STATE_LITERALS;
+
+/** What a batch does to which jobs, checked by the client. */
+export interface BulkBatchPlan {
+  action: BulkBatchAction;
+  /** The job filter; its `statuses` are ignored (`states` says them). */
+  filter: JobFilterValues;
+  /** The states to touch: the action's, narrowed by the filter's statuses. Empty: nothing to do. */
+  states: readonly BulkBatchState[];
+  /** `set_priority`'s priority. */
+  priority: number | null;
+  /** `move`'s queue. */
+  queue: string | null;
+}
+
+/** A statement and its values. */
+export interface BuiltStatement {
+  text: string;
+  values: unknown[];
+}
+
+/** The nil UUID: a walk that has not started is "after" it. */
+const BEFORE_EVERY_ID = "00000000-0000-0000-0000-000000000000";
+
+/**
+ * The conditions of `plan` over alias `j`, with their values appended:
+ * the filter (without its states) and, per state, what is not done yet.
+ */
+function conditionsOf(plan: BulkBatchPlan, values: unknown[]): { where: string; stateConditions: string[] } {
+  const where = jobFilterCondition({ ...plan.filter, statuses: null }, values, "j");
+  const param = (value: unknown, cast: string) => `$${values.push(value)}${cast}`;
+  const priority = plan.action === "set_priority" ? param(plan.priority, "::smallint") : "";
+  const queue = plan.action === "move" ? param(plan.queue, "::text") : "";
+  const notDone = (state: BulkBatchState): string => {
+    switch (plan.action) {
+      case "retry":
+        return state === "retrying" ? "j.run_at > now()" : "true"; // a retrying job already due is claimed as it is
+      case "cancel":
+        return state === "running" ? "NOT j.cancel_requested" : "true";
+      case "purge":
+        return "true";
+      case "set_priority":
+        return `j.priority <> ${priority}`;
+      case "move":
+        return `j.queue <> ${queue}`;
+    }
+  };
+  return { where, stateConditions: plan.states.map((state) => `j.status = ${STATE_LITERALS[state]} AND ${notDone(state)}`) };
+}
+
+/**
+ * The ids of the next `limit` jobs after `afterId` (null: from the start)
+ * that the plan touches, in id order. Returns column `id`.
+ */
+export function bulkActionCandidates(schema: string, plan: BulkBatchPlan, afterId: string | null, limit: number): BuiltStatement {
+  const jobs = `${quoteIdent(schema)}.jobs`;
+  const values: unknown[] = [];
+  const { where, stateConditions } = conditionsOf(plan, values);
+  const after = `$${values.push(afterId ?? BEFORE_EVERY_ID)}::uuid`;
+  const max = `$${values.push(limit)}::integer`;
+  const branches = stateConditions.map(
+    (state) => `  (SELECT j.id FROM ${jobs} AS j
+   WHERE ${where}
+     AND ${state} AND j.id > ${after}
+   ORDER BY j.id LIMIT ${max})`,
+  );
+  return { text: `SELECT c.id FROM (\n${branches.join("\n  UNION ALL\n")}\n) AS c\nORDER BY c.id\nLIMIT ${max}`, values };
+}
+
+/**
+ * Apply the plan's action to the jobs `ids` that still match it, locking
+ * them in id order. Returns `touched` (jobs changed or deleted) and
+ * `woken` (queues that got jobs ready to run now and no NOTIFY of the
+ * jobs_notify_requeued trigger, to be woken after the commit).
+ */
+export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readonly string[]): BuiltStatement {
+  const values: unknown[] = [ids];
+  const { where, stateConditions } = conditionsOf(plan, values);
+  const quoted = quoteIdent(schema);
+  const jobs = `${quoted}.jobs`;
+  const target = `WITH target AS (
+  SELECT j.id, j.status FROM ${jobs} AS j
+  WHERE j.id = ANY($1::uuid[])
+    AND ${where}
+    AND (${stateConditions.map((state) => `(${state})`).join(" OR ")})
+  ORDER BY j.id
+  FOR UPDATE OF j
+)`;
+  const none = "'{}'::text[]";
+  switch (plan.action) {
+    case "retry": {
+      // Dead jobs as deadLetterRequeue requeues one: the entry and the job's
+      // dependency counts go, and jobs_release_dependents re-arms what waits on it.
+      const dead = "ARRAY(SELECT id FROM target WHERE status = 'dead')";
+      const text = `${target}, entries AS (
+  DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})
+), released AS (
+  DELETE FROM ${quoted}.job_dependency_state WHERE job_id = ANY(${dead})
+), requeued AS (
+  UPDATE ${jobs} AS j SET${REQUEUE_DEAD_SET}
+  FROM target AS t WHERE j.id = t.id AND t.status = 'dead'
+  RETURNING j.id
+), hastened AS (
+  UPDATE ${jobs} AS j SET run_at = now(), updated_at = now()
+  FROM target AS t WHERE j.id = t.id AND t.status = 'retrying'
+  RETURNING j.queue
+)
+SELECT ((SELECT count(*) FROM requeued) + (SELECT count(*) FROM hastened))::integer AS touched,
+       ARRAY(SELECT DISTINCT queue FROM hastened) AS woken`;
+      return { text, values };
+    }
+    case "cancel": {
+      const text = `${target}, changed AS (
+  UPDATE ${jobs} AS j SET${CANCEL_SET}
+  FROM target AS t WHERE j.id = t.id
+  RETURNING 1
+)
+SELECT count(*)::integer AS touched, ${none} AS woken FROM changed`;
+      return { text, values };
+    }
+    case "purge": {
+      // Executions, dependency edges and flow membership go with their jobs
+      // (triggers of migrations 008 and 014), a dead job's entry by cascade.
+      const text = `${target}, deleted AS (
+  DELETE FROM ${jobs} AS j USING target AS t WHERE j.id = t.id
+  RETURNING 1
+)
+SELECT count(*)::integer AS touched, ${none} AS woken FROM deleted`;
+      return { text, values };
+    }
+    case "set_priority": {
+      const text = `${target}, changed AS (
+  UPDATE ${jobs} AS j SET priority = $${values.push(plan.priority)}::smallint, updated_at = now()
+  FROM target AS t WHERE j.id = t.id
+  RETURNING 1
+)
+SELECT count(*)::integer AS touched, ${none} AS woken FROM changed`;
+      return { text, values };
+    }
+    case "move": {
+      const queue = `$${values.push(plan.queue)}::text`;
+      const text = `${target}, changed AS (
+  UPDATE ${jobs} AS j SET queue = ${queue}, updated_at = now()
+  FROM target AS t WHERE j.id = t.id
+  RETURNING j.status, j.run_at
+)
+SELECT count(*)::integer AS touched,
+       CASE WHEN bool_or(status IN ('queued', 'retrying') AND run_at <= now()) THEN ARRAY[${queue}] ELSE ${none} END AS woken
+FROM changed`;
+      return { text, values };
+    }
+  }
+}
+
+/** The SELECT of every job the plan touches (one branch per state), for a count or an estimate. */
+function coveredJobs(schema: string, plan: BulkBatchPlan, values: unknown[]): string {
+  const { where, stateConditions } = conditionsOf(plan, values);
+  return stateConditions.map((state) => `SELECT j.id FROM ${quoteIdent(schema)}.jobs AS j WHERE ${where} AND ${state}`).join("\nUNION ALL\n");
+}
+
+/** How many jobs the plan touches, counted exactly. Returns column `count`. */
+export function bulkActionCount(schema: string, plan: BulkBatchPlan): BuiltStatement {
+  const values: unknown[] = [];
+  return { text: `SELECT count(*)::bigint AS count FROM (\n${coveredJobs(schema, plan, values)}\n) AS covered`, values };
+}
+
+/** The planner's estimate of the same: EXPLAIN's row count, without running it. */
+export function bulkActionEstimate(schema: string, plan: BulkBatchPlan): BuiltStatement {
+  const values: unknown[] = [];
+  return { text: `EXPLAIN (FORMAT JSON)\n${coveredJobs(schema, plan, values)}`, values };
+}
