@@ -13,11 +13,15 @@ export type {
   CancelOutcome,
   ConveyorClient,
   EnqueueManyItem,
+  ListBulkActionsFilter,
   ListDeadLettersFilter,
   ListJobsFilter,
   TenantScope,
 } from "./client/conveyor-client.js";
 export type { JobFilter } from "./core/job-filter.js";
+export { BULK_ACTION_STATES, BULK_ACTION_STATUSES, BULK_ACTIONS } from "./core/bulk-actions.js";
+export type { BulkAction, BulkActionFilter, BulkActionInput, BulkActionKind, BulkActionStatus } from "./core/bulk-actions.js";
+export type { RunBulkActionOptions } from "./client/bulk-actions.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
