@@ -7,6 +7,7 @@ import {
   BULK_ACTION_LEASE_MS,
   BULK_ACTION_LOCK_TIMEOUT_MS,
   BULK_ACTION_MAX_BATCH_TRIES,
+  BULK_ACTION_PAUSE_PER_BATCH_TIME,
   BULK_ACTION_WATCH_INTERVAL_MS,
   ERROR_BACKOFF_MAX_MS,
   ERROR_BACKOFF_MIN_MS,
@@ -122,10 +123,15 @@ export function checkBulkActionInput(input: BulkActionInput, scopeTenant: string
 
 /** How a walk's batches are sized and paced; the defaults are the constants in core/defaults.ts. Tests shrink them. */
 export interface BulkActionTuning {
+  /** Jobs per batch. */
   batchSize: number;
+  /** The shortest pause between batches; 0: no pause at all, however long a batch took. */
   pauseMs: number;
+  /** The lease each batch renews. */
   leaseMs: number;
+  /** The longest a batch waits for a row lock. */
   lockTimeoutMs: number;
+  /** Failed tries of one batch in a row before the operation fails. */
   maxBatchTries: number;
 }
 
@@ -155,8 +161,9 @@ function isRetryable(error: unknown): boolean {
 
 /**
  * The walks of bulk actions this process runs: each an async loop of
- * batches (BulkActionStore.bulkActionBatch) with a pause between them, so
- * workers keep claiming while it runs. A walk ends when its operation ends
+ * batches (BulkActionStore.bulkActionBatch) with a pause between them
+ * (BULK_ACTION_BATCH_PAUSE_MS, and at least BULK_ACTION_PAUSE_PER_BATCH_TIME
+ * times what the batch took), so workers keep claiming while it runs. A walk ends when its operation ends
  * (done, cancelled, failed), when another process took the operation over,
  * or at `close()`, which lets go of the operation so another process can
  * resume it from its cursor.
@@ -317,8 +324,9 @@ export class BulkActionRunner {
         log.info({ status: operation.status, touched: operation.touched }, "bulk action ended");
         return operation;
       }
-      // At least as long as the batch took: the walk keeps its connection busy at most half the time.
-      await pause(Math.max(this.tuning.pauseMs, performance.now() - started), signal);
+      // Longer when the batch was slow (a busy database): the walk keeps it busy at most a third of the time.
+      const tookMs = performance.now() - started;
+      await pause(this.tuning.pauseMs === 0 ? 0 : Math.max(this.tuning.pauseMs, tookMs * BULK_ACTION_PAUSE_PER_BATCH_TIME), signal);
     }
     await this.store.bulkActionRelease(operation.id, this.owner).catch((error: unknown) => {
       log.warn({ err: error }, "could not let go of the bulk action; another process resumes it once its lease lapses");

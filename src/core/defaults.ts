@@ -226,13 +226,15 @@ export const RETENTION_BATCH_PAUSE_MS = 50;
  * transaction (500), so no batch holds many row locks for long.
  */
 export const BULK_ACTION_BATCH_SIZE = 500;
-/**
- * Bulk actions: the shortest pause between two batches of one operation
- * (50 ms). The pause is at least as long as the batch before it took, so an
- * operation keeps its database connection busy at most half the time and
- * workers keep claiming at close to their normal rate.
- */
+/** Bulk actions: the shortest pause between two batches of one operation (50 ms). */
 export const BULK_ACTION_BATCH_PAUSE_MS = 50;
+/**
+ * Bulk actions: the pause after a batch is at least this many times as long
+ * as the batch took (2), so an operation keeps the database busy at most a
+ * third of the time, whatever the load: on a database that workers keep
+ * busy, the batches slow down and the workers keep claiming.
+ */
+export const BULK_ACTION_PAUSE_PER_BATCH_TIME = 2;
 /**
  * Bulk actions: the longest a batch waits for a row lock (200 ms), e.g. a
  * job a worker is completing. The batch then rolls back and is tried again
