@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { clientInternals } from "../src/client/conveyor-client.js";
-import { bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../src/store/sql/bulk-action-batches.js";
+import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../src/store/sql/bulk-action-batches.js";
 import { type BulkAction, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../src/index.js";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.cleanup());
 beforeEach(async () => {
-  tune(conveyor, { batchSize: 500, pauseMs: 0 });
+  tune(conveyor, { batchSize: 500, windowRows: 5_000, pauseMs: 0 });
   await emptyTables(conveyor);
 });
 
@@ -279,9 +279,9 @@ describe("an operation whose process died", () => {
     const ids = await jobsIn(conveyor, "queued", 6);
     await sql(
       conveyor,
-      `INSERT INTO {{schema}}.bulk_actions (id, tenant, action, filter, priority, status, total, owner, lease_expires_at)
-       VALUES ('01900000-0000-7000-8000-000000000001', NULL, 'set_priority', '{"id": "${ids[0]!.slice(0, 8)}"}', 2, 'running', 1, 'gone', now() - interval '1 minute'),
-              ('01900000-0000-7000-8000-000000000002', NULL, 'purge', '{"queue": "x"}', NULL, 'running', 0, 'gone', now() - interval '1 minute')`,
+      `INSERT INTO {{schema}}.bulk_actions (id, tenant, action, filter, priority, status, total, owner, lease_expires_at, states)
+       VALUES ('01900000-0000-7000-8000-000000000001', NULL, 'set_priority', '{"id": "${ids[0]!.slice(0, 8)}"}', 2, 'running', 1, 'gone', now() - interval '1 minute', '{queued}'),
+              ('01900000-0000-7000-8000-000000000002', NULL, 'purge', '{"queue": "x"}', NULL, 'running', 0, 'gone', now() - interval '1 minute', '{}')`,
     );
     expect(await conveyor.runBulkAction("01900000-0000-7000-8000-000000000001")).toMatchObject({ status: "succeeded" });
     expect(await conveyor.cancelBulkAction("01900000-0000-7000-8000-000000000002")).toMatchObject({ status: "cancelled", touched: 0 });
@@ -417,8 +417,8 @@ describe("workers completing jobs while a cancel runs", () => {
   });
 });
 
-describe("the batch's plan", () => {
-  it("reads dead jobs through jobs_dead_idx in id order, never the whole table", async () => {
+describe("the walk's plans", () => {
+  it("reads dead jobs through jobs_dead_idx in id order, and other states one primary-key window at a time", async () => {
     // 20,000 finished jobs, 2,000 queued and 500 dead around them.
     await sql(
       conveyor,
@@ -428,30 +428,69 @@ describe("the batch's plan", () => {
     await jobsIn(conveyor, "queued", 2_000, { queue: "deep" });
     const dead = await jobsIn(conveyor, "dead", 500, { queue: "deep" });
     const schema = t.schema;
+    const explain = async (statement: { text: string; values: unknown[] }) => {
+      const { rows } = await conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+      return scans(rows[0]["QUERY PLAN"][0].Plan);
+    };
+    const plan = (action: BulkBatchPlan["action"], states: BulkBatchPlan["states"], filter = {}): BulkBatchPlan => ({ action, filter, states, priority: 1, queue: "q" });
     for (const stats of ["before ANALYZE", "after ANALYZE"]) {
       if (stats === "after ANALYZE") await sql(conveyor, "ANALYZE {{schema}}.jobs");
-      for (const [what, plan] of [
-        ["status dead", { action: "retry", filter: { statuses: ["dead"] }, states: ["dead"], priority: null, queue: null }],
-        ["dead and retrying", { action: "retry", filter: { kind: "item" }, states: ["dead", "retrying"], priority: null, queue: null }],
-        ["purge dead", { action: "purge", filter: { queue: "deep" }, states: ["dead"], priority: null, queue: null }],
-      ] as Array<[string, BulkBatchPlan]>) {
-        for (const cursor of [null, dead[250]!]) {
-          const candidates = bulkActionCandidates(schema, plan, cursor, 100);
-          const { rows } = await conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${candidates.text}`, candidates.values);
-          const nodes = scans(rows[0]["QUERY PLAN"][0].Plan);
-          const label = `${what}, cursor ${cursor ? "midway" : "at the start"}, ${stats}: ${JSON.stringify(nodes)}`;
+      for (const [what, walk] of [
+        ["retry dead", plan("retry", ["dead"])],
+        ["purge dead in a queue", plan("purge", ["dead"], { queue: "deep" })],
+      ] as const) {
+        for (const [after, upTo] of [[BEFORE_EVERY_ID, null], [dead[250]!, dead[400]!]] as const) {
+          const nodes = await explain(bulkActionCandidates(schema, walk, after, upTo, 100));
+          const label = `${what}, ${upTo ? "midway" : "from the start"}, ${stats}: ${JSON.stringify(nodes)}`;
           expect(nodes.filter((node) => node["Node Type"] === "Seq Scan"), label).toEqual([]);
-          expect(nodes.some((node) => node["Index Name"] === "jobs_dead_idx" && node["Node Type"].startsWith("Index")), label).toBe(true);
+          expect(nodes.map((node) => node["Index Name"]), label).toEqual(["jobs_dead_idx"]);
         }
       }
-      const apply = bulkActionApply(schema, { action: "retry", filter: {}, states: ["dead"], priority: null, queue: null }, dead.slice(0, 100));
-      const { rows } = await conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${apply.text}`, apply.values);
-      const nodes = scans(rows[0]["QUERY PLAN"][0].Plan);
+      // Queued jobs have partial indexes, none in id order: the walk reads one window of the primary key.
+      for (const [what, walk] of [
+        ["cancel in a queue", plan("cancel", ["queued", "retrying", "running"], { queue: "deep" })],
+        ["retry dead and retrying", plan("retry", ["dead", "retrying"])],
+        ["move a kind", plan("move", ["waiting", "queued", "retrying"], { kind: "item" })],
+      ] as const) {
+        const nodes = await explain(bulkActionCandidates(schema, walk, dead[100]!, dead[110]!, 100));
+        const label = `${what}, ${stats}: ${JSON.stringify(nodes)}`;
+        const indexes = nodes.filter((node) => node["Index Name"] !== undefined);
+        expect(indexes.map((node) => node["Index Name"]), label).toEqual(["jobs_pkey"]);
+        expect(indexes[0]!["Index Cond"], label).toMatch(/id > .*id <= /);
+        expect(nodes.filter((node) => node["Node Type"] === "Seq Scan"), label).toEqual([]);
+      }
+      const apply = bulkActionApply(schema, plan("retry", ["dead"]), dead.slice(0, 100));
+      const nodes = await explain(apply);
       expect(nodes.filter((node) => node["Node Type"] === "Seq Scan" && node["Relation Name"] === "jobs"), JSON.stringify(nodes)).toEqual([]);
     }
     // And the walk itself, through the library.
     tune(conveyor, { batchSize: 100 });
     expect(await act({ action: "retry", filter: { status: "dead" } })).toMatchObject({ touched: 500, total: 500 });
+  });
+
+  it("walks sparse jobs across many windows, between the first and last that matched at the start", async () => {
+    tune(conveyor, { batchSize: 4, windowRows: 10 });
+    const spread: string[] = [];
+    for (let n = 0; n < 6; n++) {
+      await jobsIn(conveyor, "succeeded", 15);
+      spread.push(...(await jobsIn(conveyor, "queued", 2)));
+      await jobsIn(conveyor, "retrying", 1, { queue: "elsewhere" });
+    }
+    await jobsIn(conveyor, "succeeded", 15);
+    const seen: BulkAction[] = [];
+    const started = await conveyor.startBulkAction({ action: "cancel", filter: { kind: "item", queue: "default" } });
+    expect(started.total).toBe(12);
+    // Jobs enqueued after the start lie past the walk's end.
+    const later = await jobsIn(conveyor, "queued", 3);
+    const ended = await conveyor.runBulkAction(started.id, { onProgress: (operation) => seen.push(operation) });
+    expect(ended).toMatchObject({ status: "succeeded", touched: 12 });
+    expect(seen.length).toBeGreaterThan(5); // many windows, most without a match
+    expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'cancelled'", [spread])).toBe(12);
+    expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'queued'", [later])).toBe(3);
+    expect(await countRows(conveyor, "jobs", "status = 'retrying'")).toBe(6);
+    // States with no matching job at the start are not walked.
+    const { rows } = await sql(conveyor, "SELECT states FROM {{schema}}.bulk_actions WHERE id = $1", [started.id]);
+    expect(rows[0].states).toEqual(["queued"]);
   });
 });
 

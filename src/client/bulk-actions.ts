@@ -9,6 +9,7 @@ import {
   BULK_ACTION_MAX_BATCH_TRIES,
   BULK_ACTION_PAUSE_PER_BATCH_TIME,
   BULK_ACTION_WATCH_INTERVAL_MS,
+  BULK_ACTION_WINDOW_ROWS,
   ERROR_BACKOFF_MAX_MS,
   ERROR_BACKOFF_MIN_MS,
   MAX_BULK_ACTION_REQUESTED_BY_LENGTH,
@@ -125,6 +126,8 @@ export function checkBulkActionInput(input: BulkActionInput, scopeTenant: string
 export interface BulkActionTuning {
   /** Jobs per batch. */
   batchSize: number;
+  /** Rows of the primary key a batch reads at most, for states without an index in id order. */
+  windowRows: number;
   /** The shortest pause between batches; 0: no pause at all, however long a batch took. */
   pauseMs: number;
   /** The lease each batch renews. */
@@ -174,6 +177,7 @@ export class BulkActionRunner {
   /** Batch size and pacing; change before starting an operation (tests do). */
   readonly tuning: BulkActionTuning = {
     batchSize: BULK_ACTION_BATCH_SIZE,
+    windowRows: BULK_ACTION_WINDOW_ROWS,
     pauseMs: BULK_ACTION_BATCH_PAUSE_MS,
     leaseMs: BULK_ACTION_LEASE_MS,
     lockTimeoutMs: BULK_ACTION_LOCK_TIMEOUT_MS,
@@ -192,16 +196,16 @@ export class BulkActionRunner {
   async start(input: BulkActionInput, scopeTenant: string | null): Promise<BulkAction> {
     this.refuseWhenClosed();
     const checked = checkBulkActionInput(input, scopeTenant);
-    const total = await this.store.bulkActionTotal(checked.plan, BULK_ACTION_COUNT_TIMEOUT_MS);
+    const walk = await this.store.bulkActionSurvey(checked.plan, BULK_ACTION_COUNT_TIMEOUT_MS);
     const { plan: _plan, ...recorded } = checked;
     const operation = await this.store.bulkActionInsert({
       ...recorded,
       id: uuidv7(await this.clock.now()),
-      total,
+      walk,
       owner: this.owner,
       leaseMs: this.tuning.leaseMs,
     });
-    this.logger.info({ bulkActionId: operation.id, action: operation.action, tenant: operation.tenant, total }, "bulk action started");
+    this.logger.info({ bulkActionId: operation.id, action: operation.action, tenant: operation.tenant, total: walk.total }, "bulk action started");
     this.launch(operation);
     return operation;
   }
@@ -296,6 +300,7 @@ export class BulkActionRunner {
       try {
         outcome = await this.store.bulkActionBatch(operation.id, this.owner, plan, {
           limit: this.tuning.batchSize,
+          windowRows: this.tuning.windowRows,
           leaseMs: this.tuning.leaseMs,
           lockTimeoutMs: this.tuning.lockTimeoutMs,
         });

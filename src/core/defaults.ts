@@ -226,6 +226,12 @@ export const RETENTION_BATCH_PAUSE_MS = 50;
  * transaction (500), so no batch holds many row locks for long.
  */
 export const BULK_ACTION_BATCH_SIZE = 500;
+/**
+ * Bulk actions: the most rows of the primary key one batch reads (5,000)
+ * when it walks jobs in states without an index in id order (all but
+ * `dead`), so a batch costs the same however sparse the matching jobs are.
+ */
+export const BULK_ACTION_WINDOW_ROWS = 5_000;
 /** Bulk actions: the shortest pause between two batches of one operation (50 ms). */
 export const BULK_ACTION_BATCH_PAUSE_MS = 50;
 /**

@@ -3,13 +3,35 @@ import type { Pool, PoolClient } from "./db.js";
 import { isStatementTimeout } from "./pg-errors.js";
 import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
-import { type BuiltStatement, type BulkBatchPlan, bulkActionApply, bulkActionCandidates, bulkActionCount, bulkActionEstimate } from "./sql/bulk-action-batches.js";
+import {
+  BEFORE_EVERY_ID,
+  type BuiltStatement,
+  type BulkBatchPlan,
+  type BulkBatchState,
+  bulkActionApply,
+  bulkActionCandidates,
+  bulkActionEstimate,
+  bulkActionSurvey,
+  walksInWindows,
+} from "./sql/bulk-action-batches.js";
 import { withTransaction } from "./transaction.js";
 
 export type { BulkBatchPlan, BulkBatchState } from "./sql/bulk-action-batches.js";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Row = Record<string, any>;
+
+/** Where a walk goes, as bulkActionSurvey found at the start. */
+export interface BulkWalkBounds {
+  /** Jobs it touches: counted, or the planner's estimate when counting took too long. */
+  total: number;
+  /** The states with jobs to touch (every state of the plan when not counted). */
+  states: BulkBatchState[];
+  /** The cursor to start from: just before the first matching job; null: the start of the table. */
+  startAfter: string | null;
+  /** The last matching job; null: the end of the table. */
+  until: string | null;
+}
 
 /** A new operation as stored by bulkActionInsert, owned by the process that asked. */
 export interface BulkActionInsertRow {
@@ -20,7 +42,7 @@ export interface BulkActionInsertRow {
   priority: number | null;
   queue: string | null;
   requestedBy: string | null;
-  total: number | null;
+  walk: BulkWalkBounds;
   owner: string;
   leaseMs: number;
 }
@@ -40,6 +62,8 @@ export type BulkBatchOutcome =
 export interface BulkBatchLimits {
   /** Jobs per batch. */
   limit: number;
+  /** Rows of the primary key one batch reads at most, when the walk goes along it. */
+  windowRows: number;
   /** The lease the batch renews, in ms. */
   leaseMs: number;
   /** The longest the batch waits for a row lock, in ms. */
@@ -66,6 +90,14 @@ function rowToBulkAction(row: Row): BulkAction {
   };
 }
 
+/** The UUID just before `id` in UUID order (null for the nil UUID). */
+function uuidBefore(id: string): string | null {
+  const value = BigInt(`0x${id.replace(/-/g, "")}`);
+  if (value === 0n) return null;
+  const hex = (value - 1n).toString(16).padStart(32, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** Run a statement built for its values (unnamed, planned at each call). */
 function runBuilt(db: Pool | PoolClient, name: string, statement: BuiltStatement): Promise<{ rows: any[] }> {
   return runQuery(db, { name, text: statement.text, prepared: false }, statement.values);
@@ -90,8 +122,10 @@ export class BulkActionStore {
 
   /** Store a new operation, running and owned by `row.owner`. */
   async bulkActionInsert(row: BulkActionInsertRow): Promise<BulkAction> {
+    const { walk } = row;
     const { rows } = await runQuery(this.pool, this.q.bulkActionInsert, [
-      row.id, row.tenant, row.action, JSON.stringify(row.filter), row.priority, row.queue, row.requestedBy, row.total, row.owner, row.leaseMs,
+      row.id, row.tenant, row.action, JSON.stringify(row.filter), row.priority, row.queue, row.requestedBy, walk.total, row.owner, row.leaseMs,
+      walk.states, walk.startAfter, walk.until,
     ]);
     return rowToBulkAction(rows[0]);
   }
@@ -141,11 +175,12 @@ export class BulkActionStore {
    * Run one batch of an operation `owner` runs, in one transaction: lock
    * the operation's row (fenced by the owner: `lost` when it is no longer
    * ours), end it `cancelled` if that was asked, else change the next
-   * `limits.limit` jobs after its cursor and move the cursor and the count
-   * on, ending it `succeeded` when fewer were left. Waits at most
-   * `limits.lockTimeoutMs` for any lock (a lock_not_available error then:
-   * nothing was written, try again). Queues that got ready jobs without a
-   * trigger's NOTIFY are woken after the commit.
+   * `limits.limit` jobs after its cursor (within one window of the primary
+   * key, for states read along it) and move the cursor and the count on,
+   * ending it `succeeded` once the walk has passed its last job. Waits at
+   * most `limits.lockTimeoutMs` for any lock (a lock_not_available error
+   * then: nothing was written, try again). Queues that got ready jobs
+   * without a trigger's NOTIFY are woken after the commit.
    */
   async bulkActionBatch(id: string, owner: string, plan: BulkBatchPlan, limits: BulkBatchLimits): Promise<BulkBatchOutcome> {
     let woken: string[] = [];
@@ -158,19 +193,34 @@ export class BulkActionStore {
         return rowToBulkAction(rows[0]); // the row is locked and ours: it is there
       };
       if (locked[0].cancel_requested) return { kind: "ran", operation: await advance(null, 0, "cancelled"), touched: 0 };
-      let ids: string[] = [];
-      if (plan.states.length > 0) {
-        const candidates = bulkActionCandidates(this.schema, plan, locked[0].last_job_id, limits.limit);
-        ids = (await runBuilt(client, "bulkActionCandidates", candidates)).rows.map((row) => row.id as string);
+      const walk: BulkBatchPlan = { ...plan, states: locked[0].states };
+      if (walk.states.length === 0) return { kind: "ran", operation: await advance(null, 0, "succeeded"), touched: 0 };
+      const after: string = locked[0].last_job_id ?? BEFORE_EVERY_ID;
+      // The window: up to the walk's end, or windowRows further along the primary key when that comes first.
+      let upTo: string | null = locked[0].walk_until;
+      let lastWindow = true;
+      if (walksInWindows(walk.states)) {
+        const { rows } = await runQuery(client, this.q.bulkActionWindowEnd, [after, limits.windowRows]);
+        const windowEnd: string | null = rows[0]?.id ?? null;
+        if (windowEnd !== null && (upTo === null || windowEnd < upTo)) {
+          upTo = windowEnd;
+          lastWindow = false;
+        }
       }
+      const ids = (await runBuilt(client, "bulkActionCandidates", bulkActionCandidates(this.schema, walk, after, upTo, limits.limit))).rows.map(
+        (row) => row.id as string,
+      );
       let touched = 0;
       if (ids.length > 0) {
-        const { rows } = await runBuilt(client, "bulkActionApply", bulkActionApply(this.schema, plan, ids));
+        const { rows } = await runBuilt(client, "bulkActionApply", bulkActionApply(this.schema, walk, ids));
         touched = rows[0].touched;
         woken = rows[0].woken;
       }
-      const done = ids.length < limits.limit;
-      return { kind: "ran", operation: await advance(ids.at(-1) ?? null, touched, done ? "succeeded" : null), touched };
+      // A full batch may stop inside the window; a short one has passed the whole window.
+      const full = ids.length === limits.limit;
+      const cursor = full ? ids.at(-1)! : (upTo ?? ids.at(-1) ?? null);
+      const done = !full && lastWindow;
+      return { kind: "ran", operation: await advance(cursor, touched, done ? "succeeded" : null), touched };
     });
     // A lost wake-up costs the workers one poll interval, never a job.
     if (woken.length > 0) await runQuery(this.pool, this.q.queuesWake, [this.channel, woken]).catch(() => {});
@@ -178,22 +228,31 @@ export class BulkActionStore {
   }
 
   /**
-   * How many jobs the plan covers: counted when the count takes at most
-   * `timeoutMs`, else the planner's estimate (a whole table may stand
-   * behind a broad filter).
+   * Where a walk over `plan` goes: per state, the jobs it touches now, and
+   * the first and last of their ids, when counting takes at most
+   * `timeoutMs`; else the planner's estimate of the total and the whole
+   * table (a broad filter may stand for most of it).
    */
-  async bulkActionTotal(plan: BulkBatchPlan, timeoutMs: number): Promise<number> {
-    if (plan.states.length === 0) return 0;
+  async bulkActionSurvey(plan: BulkBatchPlan, timeoutMs: number): Promise<BulkWalkBounds> {
+    if (plan.states.length === 0) return { total: 0, states: [], startAfter: null, until: null };
     try {
-      return await withTransaction(this.pool, async (client) => {
+      const rows = await withTransaction(this.pool, async (client) => {
         await runQuery(client, this.q.transactionSetting, ["statement_timeout", `${timeoutMs}ms`]);
-        const { rows } = await runBuilt(client, "bulkActionCount", bulkActionCount(this.schema, plan));
-        return Number(rows[0].count);
+        return (await runBuilt(client, "bulkActionSurvey", bulkActionSurvey(this.schema, plan))).rows;
       });
+      const found = rows.filter((row) => Number(row.count) > 0);
+      const firsts = found.map((row) => row.first as string).sort();
+      const lasts = found.map((row) => row.last as string).sort();
+      return {
+        total: found.reduce((sum, row) => sum + Number(row.count), 0),
+        states: plan.states.filter((state) => found.some((row) => row.state === state)),
+        startAfter: firsts.length > 0 ? uuidBefore(firsts[0]!) : null,
+        until: lasts.at(-1) ?? null,
+      };
     } catch (error) {
       if (!isStatementTimeout(error)) throw error;
     }
     const { rows } = await runBuilt(this.pool, "bulkActionEstimate", bulkActionEstimate(this.schema, plan));
-    return Math.round(Number(rows[0]["QUERY PLAN"][0].Plan["Plan Rows"]));
+    return { total: Math.round(Number(rows[0]["QUERY PLAN"][0].Plan["Plan Rows"])), states: [...plan.states], startAfter: null, until: null };
   }
 }

@@ -181,8 +181,8 @@ describe("the server's resume sweep", () => {
       const ids = await jobsIn(test.conveyor, "queued", 5);
       await sql(
         test.conveyor,
-        `INSERT INTO {{schema}}.bulk_actions (id, action, filter, status, total, owner, lease_expires_at, touched, last_job_id)
-         VALUES ('01900000-0000-7000-8000-0000000000aa', 'cancel', '{"kind": "item"}', 'running', 5, 'gone', now() - interval '1 second', 2, $1)`,
+        `INSERT INTO {{schema}}.bulk_actions (id, action, filter, status, total, owner, lease_expires_at, touched, last_job_id, states)
+         VALUES ('01900000-0000-7000-8000-0000000000aa', 'cancel', '{"kind": "item"}', 'running', 5, 'gone', now() - interval '1 second', 2, $1, '{queued}')`,
         [ids[1]],
       );
       await swept.app.ready(); // as listen() does

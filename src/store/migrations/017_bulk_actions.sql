@@ -4,10 +4,11 @@
 --
 -- One row per operation, and it is the record: who asked, when, with what
 -- filter, and how many jobs it touched. Retention never deletes these rows.
--- The walk goes through the matching jobs in id order; last_job_id is its
--- keyset cursor, advanced in the same transaction as the batch that got
--- there, so a walk resumed by another process starts exactly where the last
--- committed batch ended. A batch writes only while its process owns the
+-- The walk goes through the matching jobs in id order, between the first
+-- and the last that matched at the start; last_job_id is its keyset cursor,
+-- advanced in the same transaction as the batch that got there, so a walk
+-- resumed by another process starts exactly where the last committed batch
+-- ended. A batch writes only while its process owns the
 -- operation (owner, renewed lease); a process that died leaves a lease that
 -- lapses, and any process running the resume sweep takes the walk over.
 CREATE TABLE {{schema}}.bulk_actions (
@@ -26,8 +27,16 @@ CREATE TABLE {{schema}}.bulk_actions (
   -- Jobs the filter covered when it started (a planner's estimate on large tables).
   total             bigint,
   touched           bigint      NOT NULL DEFAULT 0,
-  -- The last job id the walk has done; null before the first batch.
+  -- The job states the walk touches: the action's, narrowed by the filter
+  -- and, when the jobs could be counted at the start, to those with any.
+  states            text[]      NOT NULL,
+  -- The keyset cursor: the last job id the walk has passed (done, or found
+  -- not to match); null before the first. Set at the start to just before
+  -- the first matching job when the jobs could be counted.
   last_job_id       uuid,
+  -- The last matching job id at the start; the walk ends there. Null: at
+  -- the end of the table.
+  walk_until        uuid,
   cancel_requested  boolean     NOT NULL DEFAULT false,
   -- The process running the walk, while its lease lasts.
   owner             text,
@@ -47,6 +56,7 @@ CREATE TABLE {{schema}}.bulk_actions (
   -- Owned only while running, and never without a lease.
   CONSTRAINT bulk_actions_owner_leased CHECK (
     num_nonnulls(owner, lease_expires_at) = 0 OR (num_nonnulls(owner, lease_expires_at) = 2 AND status = 'running')),
+  CONSTRAINT bulk_actions_states_valid CHECK (states <@ '{waiting,queued,running,retrying,succeeded,cancelled,dead}'::text[]),
   CONSTRAINT bulk_actions_counts_valid CHECK (touched >= 0 AND (total IS NULL OR total >= 0)),
   CONSTRAINT bulk_actions_names_bounded CHECK (
     (tenant IS NULL OR length(tenant) BETWEEN 1 AND 128) AND (requested_by IS NULL OR length(requested_by) BETWEEN 1 AND 256))

@@ -1,21 +1,30 @@
-// The statements of a bulk action's batch, built for its filter: the WHERE
+// The statements of a bulk action's walk, built for its filter: the WHERE
 // is jobFilterCondition's (the same a search lists), ANDed with the states
 // the action applies to and, per state, what is not done yet, all fixed
 // fragments. Sent unnamed, so each is planned for its values.
 //
-// A batch finds its jobs (bulkActionCandidates), then changes them
-// (bulkActionApply), in one transaction (BulkActionStore.bulkActionBatch):
+// The walk goes through the matching jobs in id order, and every batch reads
+// a bounded number of rows, whatever the table holds:
 //
-// - Candidates: the next jobs after the cursor, in id order, without locks.
-//   One branch per state, each ordered by id with its own LIMIT, merged: a
-//   state with a partial index in id order (jobs_dead_idx, migration 017)
-//   is read through it, so retrying 100,000 dead jobs among 10 million reads
-//   500 index entries per batch and no other row.
-// - Apply: lock those jobs in id order, checking the filter and the state
-//   again on the row as it is now (a worker may have moved it since), and
-//   change only the ones that still match. Rows are locked in id order so
-//   two batches never deadlock; a worker's lock makes the batch wait at most
-//   the transaction's lock_timeout.
+// - Survey, once at the start: per state, how many jobs match and the
+//   first and last of their ids, through whatever index serves the filter.
+//   The walk then runs from the first to the last, over the states with any.
+// - Candidates, in each batch: the next jobs after the cursor, in id order,
+//   without locks. Dead jobs have an index in id order (jobs_dead_idx,
+//   migration 017): a walk over dead jobs alone reads only them (retrying
+//   100,000 dead jobs among 10 million reads 500 index entries per batch).
+//   Every other state is read along the primary key, one window of rows at
+//   a time (bulkActionWindowEnd): the partial indexes of those states are not
+//   in id order, and a batch read through one of them would read and sort
+//   all its matching entries, again at every batch. So the state tests are
+//   written there so that no partial index can serve them (CASE), leaving
+//   the primary key, or an index the filter itself names (an idempotency
+//   key, say).
+// - Apply: lock the candidates in id order, checking the filter and the
+//   state again on the row as it is now (a worker may have moved it since),
+//   and change only the ones that still match. Rows are locked in id order
+//   so two batches never deadlock; a worker's lock makes the batch wait at
+//   most the transaction's lock_timeout.
 
 import { quoteIdent } from "../db.js";
 import { CANCEL_SET, REQUEUE_DEAD_SET } from "./job-action-fragments.js";
@@ -38,12 +47,20 @@ const STATE_LITERALS = {
 /** A job state (core/states.ts JobStatus). */
 export type BulkBatchState = keyof typeof STATE_LITERALS;
 
+/** States with an index in id order: a walk over these alone needs no window. */
+const ID_ORDERED_STATES: ReadonlySet<BulkBatchState> = new Set(["dead"]);
+
+/** True when a walk over `states` goes along the primary key one window at a time. */
+export function walksInWindows(states: readonly BulkBatchState[]): boolean {
+  return states.some((state) => !ID_ORDERED_STATES.has(state));
+}
+
 /** What a batch does to which jobs, checked by the client. */
 export interface BulkBatchPlan {
   action: BulkBatchAction;
   /** The job filter; its `statuses` are ignored (`states` says them). */
   filter: JobFilterValues;
-  /** The states to touch: the action's, narrowed by the filter's statuses. Empty: nothing to do. */
+  /** The states to touch. Empty: nothing to do. */
   states: readonly BulkBatchState[];
   /** `set_priority`'s priority. */
   priority: number | null;
@@ -58,13 +75,15 @@ export interface BuiltStatement {
 }
 
 /** The nil UUID: a walk that has not started is "after" it. */
-const BEFORE_EVERY_ID = "00000000-0000-0000-0000-000000000000";
+export const BEFORE_EVERY_ID = "00000000-0000-0000-0000-000000000000";
 
 /**
- * The conditions of `plan` over alias `j`, with their values appended:
- * the filter (without its states) and, per state, what is not done yet.
+ * The conditions of `plan` over alias `j`, with their values appended: the
+ * filter (without its states) and, per state, the state and what is not
+ * done yet. `indexable` false writes the state tests so that no partial
+ * index on the state can serve them.
  */
-function conditionsOf(plan: BulkBatchPlan, values: unknown[]): { where: string; stateConditions: string[] } {
+function conditionsOf(plan: BulkBatchPlan, values: unknown[], indexable: boolean): { where: string; stateConditions: string[] } {
   const where = jobFilterCondition({ ...plan.filter, statuses: null }, values, "j");
   const param = (value: unknown, cast: string) => `$${values.push(value)}${cast}`;
   const priority = plan.action === "set_priority" ? param(plan.priority, "::smallint") : "";
@@ -83,26 +102,56 @@ function conditionsOf(plan: BulkBatchPlan, values: unknown[]): { where: string; 
         return `j.queue <> ${queue}`;
     }
   };
-  return { where, stateConditions: plan.states.map((state) => `j.status = ${STATE_LITERALS[state]} AND ${notDone(state)}`) };
+  const stateTest = (state: BulkBatchState) =>
+    indexable ? `j.status = ${STATE_LITERALS[state]}` : `CASE WHEN j.status = ${STATE_LITERALS[state]} THEN true ELSE false END`;
+  return { where, stateConditions: plan.states.map((state) => `${stateTest(state)} AND ${notDone(state)}`) };
 }
 
 /**
- * The ids of the next `limit` jobs after `afterId` (null: from the start)
- * that the plan touches, in id order. Returns column `id`.
+ * Per state of the plan, the jobs it touches now: `state`, `count`, and
+ * the `first` and `last` of their ids (null when none), each state read
+ * through whatever index serves it. The ids are compared as text, which
+ * orders canonical UUIDs as uuid does (min and max of uuid arrive only in
+ * PostgreSQL 16).
  */
-export function bulkActionCandidates(schema: string, plan: BulkBatchPlan, afterId: string | null, limit: number): BuiltStatement {
-  const jobs = `${quoteIdent(schema)}.jobs`;
+export function bulkActionSurvey(schema: string, plan: BulkBatchPlan): BuiltStatement {
   const values: unknown[] = [];
-  const { where, stateConditions } = conditionsOf(plan, values);
-  const after = `$${values.push(afterId ?? BEFORE_EVERY_ID)}::uuid`;
-  const max = `$${values.push(limit)}::integer`;
+  const { where, stateConditions } = conditionsOf(plan, values, true);
+  const jobs = `${quoteIdent(schema)}.jobs`;
   const branches = stateConditions.map(
-    (state) => `  (SELECT j.id FROM ${jobs} AS j
-   WHERE ${where}
-     AND ${state} AND j.id > ${after}
-   ORDER BY j.id LIMIT ${max})`,
+    (state, index) => `SELECT ${STATE_LITERALS[plan.states[index]!]}::text AS state, count(*)::bigint AS count, min(j.id::text) AS first, max(j.id::text) AS last
+FROM ${jobs} AS j WHERE ${where} AND ${state}`,
   );
-  return { text: `SELECT c.id FROM (\n${branches.join("\n  UNION ALL\n")}\n) AS c\nORDER BY c.id\nLIMIT ${max}`, values };
+  return { text: branches.join("\nUNION ALL\n"), values };
+}
+
+/** The planner's estimate of the jobs the plan touches, for when the survey takes too long: EXPLAIN's row count, without running it. */
+export function bulkActionEstimate(schema: string, plan: BulkBatchPlan): BuiltStatement {
+  const values: unknown[] = [];
+  const { where, stateConditions } = conditionsOf(plan, values, true);
+  const jobs = `${quoteIdent(schema)}.jobs`;
+  return { text: `EXPLAIN (FORMAT JSON)\n${stateConditions.map((state) => `SELECT j.id FROM ${jobs} AS j WHERE ${where} AND ${state}`).join("\nUNION ALL\n")}`, values };
+}
+
+/**
+ * The ids of the next `limit` jobs the plan touches after `afterId` and up
+ * to `upTo` (null: no bound), in id order. Returns column `id`. Over dead
+ * jobs alone it reads jobs_dead_idx; otherwise `upTo` must bound a window
+ * (bulkActionWindowEnd) and the primary key serves it.
+ */
+export function bulkActionCandidates(schema: string, plan: BulkBatchPlan, afterId: string, upTo: string | null, limit: number): BuiltStatement {
+  const values: unknown[] = [];
+  const { where, stateConditions } = conditionsOf(plan, values, !walksInWindows(plan.states));
+  const after = `$${values.push(afterId)}::uuid`;
+  const until = upTo === null ? "" : ` AND j.id <= $${values.push(upTo)}::uuid`;
+  const max = `$${values.push(limit)}::integer`;
+  const text = `SELECT j.id FROM ${quoteIdent(schema)}.jobs AS j
+WHERE ${where}
+  AND (${stateConditions.map((state) => `(${state})`).join(" OR ")})
+  AND j.id > ${after}${until}
+ORDER BY j.id
+LIMIT ${max}`;
+  return { text, values };
 }
 
 /**
@@ -113,7 +162,7 @@ export function bulkActionCandidates(schema: string, plan: BulkBatchPlan, afterI
  */
 export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readonly string[]): BuiltStatement {
   const values: unknown[] = [ids];
-  const { where, stateConditions } = conditionsOf(plan, values);
+  const { where, stateConditions } = conditionsOf(plan, values, true);
   const quoted = quoteIdent(schema);
   const jobs = `${quoted}.jobs`;
   const target = `WITH target AS (
@@ -188,22 +237,4 @@ FROM changed`;
       return { text, values };
     }
   }
-}
-
-/** The SELECT of every job the plan touches (one branch per state), for a count or an estimate. */
-function coveredJobs(schema: string, plan: BulkBatchPlan, values: unknown[]): string {
-  const { where, stateConditions } = conditionsOf(plan, values);
-  return stateConditions.map((state) => `SELECT j.id FROM ${quoteIdent(schema)}.jobs AS j WHERE ${where} AND ${state}`).join("\nUNION ALL\n");
-}
-
-/** How many jobs the plan touches, counted exactly. Returns column `count`. */
-export function bulkActionCount(schema: string, plan: BulkBatchPlan): BuiltStatement {
-  const values: unknown[] = [];
-  return { text: `SELECT count(*)::bigint AS count FROM (\n${coveredJobs(schema, plan, values)}\n) AS covered`, values };
-}
-
-/** The planner's estimate of the same: EXPLAIN's row count, without running it. */
-export function bulkActionEstimate(schema: string, plan: BulkBatchPlan): BuiltStatement {
-  const values: unknown[] = [];
-  return { text: `EXPLAIN (FORMAT JSON)\n${coveredJobs(schema, plan, values)}`, values };
 }

@@ -2,6 +2,8 @@
 // ownership of its walk. The batches themselves, whose WHERE is the job
 // filter's, are built in bulk-action-batches.ts.
 //
+// A walk moves through the jobs in id order (see bulk-action-batches.ts).
+//
 // Ownership: a walk runs in the process named by `owner` while its lease
 // lasts; every batch renews it. Each batch's transaction starts by locking
 // the operation's row on the condition that it is still this owner's and
@@ -17,11 +19,14 @@ const leaseFrom = (param: string) => `now() + ${param}::float8 * interval '1 mil
 /**
  * A new operation, running and owned by the process that asked.
  * $1 id, $2 tenant|null, $3 action, $4 filter (json text), $5 priority|null, $6 queue|null,
- * $7 requested_by|null, $8 total|null, $9 owner, $10 lease ms
+ * $7 requested_by|null, $8 total|null, $9 owner, $10 lease ms, $11 states text[],
+ * $12 cursor to start after|null, $13 walk until|null
  */
 export const bulkActionInsert = `
-INSERT INTO {{schema}}.bulk_actions (id, tenant, action, filter, priority, queue, requested_by, total, owner, lease_expires_at)
-VALUES ($1::uuid, $2::text, $3::text, $4::jsonb, $5::smallint, $6::text, $7::text, $8::bigint, $9::text, ${leaseFrom("$10")})
+INSERT INTO {{schema}}.bulk_actions
+  (id, tenant, action, filter, priority, queue, requested_by, total, owner, lease_expires_at, states, last_job_id, walk_until)
+VALUES ($1::uuid, $2::text, $3::text, $4::jsonb, $5::smallint, $6::text, $7::text, $8::bigint, $9::text, ${leaseFrom("$10")},
+        $11::text[], $12::uuid, $13::uuid)
 RETURNING ${BULK_ACTION_COLUMNS}`;
 
 /** $1 id, $2 tenant|null (null: any; a tenant sees only its own operations) */
@@ -58,7 +63,7 @@ RETURNING ${BULK_ACTION_COLUMNS}`;
  * batch must not run. $1 id, $2 owner
  */
 export const bulkActionLock = `
-SELECT cancel_requested, last_job_id FROM {{schema}}.bulk_actions
+SELECT cancel_requested, states, last_job_id, walk_until FROM {{schema}}.bulk_actions
 WHERE id = $1 AND owner = $2 AND status = 'running'
 FOR UPDATE`;
 
@@ -114,6 +119,14 @@ export const bulkActionTake = `
 UPDATE {{schema}}.bulk_actions SET owner = $2, lease_expires_at = ${leaseFrom("$3")}, updated_at = now()
 WHERE id = $1 AND status = 'running' AND (owner IS NULL OR owner = $2 OR lease_expires_at < now())
 RETURNING ${BULK_ACTION_COLUMNS}`;
+
+/**
+ * The end of a walk's next window: the id $2 rows after $1 along the
+ * primary key (an index-only read of those entries); none when fewer remain.
+ * $1 id, $2 rows (at least 1)
+ */
+export const bulkActionWindowEnd = `
+SELECT id FROM {{schema}}.jobs WHERE id > $1::uuid ORDER BY id OFFSET $2::integer - 1 LIMIT 1`;
 
 /** Set a setting for the rest of the transaction (SET LOCAL with a bound value). $1 name, $2 value */
 export const transactionSetting = `
