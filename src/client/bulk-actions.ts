@@ -166,10 +166,10 @@ function isRetryable(error: unknown): boolean {
  * The walks of bulk actions this process runs: each an async loop of
  * batches (BulkActionStore.bulkActionBatch) with a pause between them
  * (BULK_ACTION_BATCH_PAUSE_MS, and at least BULK_ACTION_PAUSE_PER_BATCH_TIME
- * times what the batch took), so workers keep claiming while it runs. A walk ends when its operation ends
- * (done, cancelled, failed), when another process took the operation over,
- * or at `close()`, which lets go of the operation so another process can
- * resume it from its cursor.
+ * times what the batch took), so workers keep claiming while it runs. A
+ * walk ends when its operation ends (done, cancelled, failed), when another
+ * process took the operation over, or at `close()`, which lets go of the
+ * operation so another process can resume it from its cursor.
  */
 export class BulkActionRunner {
   /** How this process is named as the owner of the operations it runs. */
@@ -278,6 +278,8 @@ export class BulkActionRunner {
     if (running) return running;
     const walk: Walk = { listeners: new Set(), promise: Promise.resolve(operation) };
     walk.promise = this.walk(operation, walk).finally(() => this.walks.delete(operation.id));
+    // Nobody may be waiting for a walk in the background: an unexpected error is logged, never unhandled.
+    walk.promise.catch((error: unknown) => this.logger.error({ err: error, bulkActionId: operation.id }, "bulk action walk stopped"));
     this.walks.set(operation.id, walk);
     return walk;
   }
