@@ -13,6 +13,7 @@ export type {
   CancelOutcome,
   ConveyorClient,
   EnqueueManyItem,
+  ListBulkActionsFilter,
   ListDeadLettersFilter,
   ListJobsFilter,
   TenantScope,
@@ -33,6 +34,9 @@ export type {
   StuckJob,
   WorkerLoad,
 } from "./core/overview.js";
+export { BULK_ACTION_STATES, BULK_ACTION_STATUSES, BULK_ACTIONS } from "./core/bulk-actions.js";
+export type { BulkAction, BulkActionFilter, BulkActionInput, BulkActionKind, BulkActionStatus } from "./core/bulk-actions.js";
+export type { RunBulkActionOptions } from "./client/bulk-actions.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ConveyorError } from "../core/errors.js";
 import { registerApi } from "./commands/api.js";
+import { registerBulk } from "./commands/bulk.js";
 import { registerDev } from "./commands/dev.js";
 import { registerDlq } from "./commands/dlq.js";
 import { registerFlows } from "./commands/flows.js";
@@ -37,6 +38,7 @@ registerTenants(program);
 registerWorkers(program);
 registerSchedules(program);
 registerPrune(program);
+registerBulk(program);
 
 try {
   await program.parseAsync(process.argv);

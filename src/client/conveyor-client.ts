@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { settlesWithin } from "../core/deadline.js";
 import {
+  BULK_ACTION_SWEEP_LIMIT,
   COPY_CHUNK_ROWS,
   DEFAULT_LIST_LIMIT,
   DEFAULT_QUEUE,
@@ -41,6 +42,8 @@ import { QueueLimits } from "./queue-limits.js";
 import { type ProducerInfo, Tracing } from "../tracing/tracing.js";
 import { KeyLimitsControl } from "./key-limits.js";
 import type { KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
+import type { BulkAction, BulkActionInput } from "../core/bulk-actions.js";
+import { BulkActionRunner, type RunBulkActionOptions } from "./bulk-actions.js";
 
 /** Restrict reads and writes to one tenant; omit (or null) for all tenants (admin). */
 export interface TenantScope {
@@ -62,6 +65,14 @@ export interface ListDeadLettersFilter extends TenantScope {
   kind?: string;
   /** Only dead letters from this queue. */
   queue?: string;
+  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string | null;
+}
+
+/** Which bulk actions `listBulkActions` lists: a tenant's (default: every tenant's), a page size and a cursor. */
+export interface ListBulkActionsFilter extends TenantScope {
   /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
   limit?: number;
   /** `nextCursor` from the previous page. */
@@ -95,6 +106,8 @@ export interface ClientInternals {
   readonly reader: Store;
   /** OpenTelemetry spans of this client and its workers (src/tracing). */
   readonly tracing: Tracing;
+  /** The bulk actions this client runs; its `tuning` sizes their batches (the CLI and tests set it). */
+  readonly bulkActions: BulkActionRunner;
 }
 
 const internals = new WeakMap<ConveyorClient, ClientInternals>();
@@ -121,6 +134,7 @@ export class ConveyorClient {
   private readonly reader: Store;
   private readonly tracing: Tracing;
   private readonly keyLimits: KeyLimitsControl;
+  private readonly bulkActions: BulkActionRunner;
 
   constructor(options: ConveyorOptions) {
     const resolved = resolveConveyorOptions(options);
@@ -129,12 +143,14 @@ export class ConveyorClient {
     this.reader = resolved.readPool ? new Store(resolved.readPool, this.options.schema, this.options.pooler === "transaction") : this.store;
     const { tracing } = this.options;
     this.tracing = new Tracing(tracing !== false, tracing === false ? DEFAULT_TRACING_ATTEMPTS : tracing.attempts);
+    this.bulkActions = new BulkActionRunner(this.store.bulkActions, this.store.clock, this.options.logger);
     internals.set(this, {
       store: this.store,
       reader: this.reader,
       connection: resolved.connection,
       listenConnection: resolved.listenConnection,
       tracing: this.tracing,
+      bulkActions: this.bulkActions,
     });
     this.limits = new QueueLimits(this.store);
     this.graphs = new GraphEnqueuer(this.store, this.options.pool, (job) => this.definitionOf(job), this.tracing);
@@ -522,6 +538,75 @@ export class ConveyorClient {
     return pruneInBatches(this.store.retention, resolvePruneOptions(options), options.signal);
   }
 
+  /**
+   * Start a bulk action: retry, cancel, purge, reprioritize or move every
+   * job `input.filter` selects, among the states the action applies to
+   * (`BULK_ACTION_STATES`). Checked first (a `ValidationError` names the
+   * field; nothing is stored), then the jobs are counted (an estimate on
+   * large tables) and the operation is stored and returned, `running`.
+   * This process then runs it in the background, in batches of
+   * `BULK_ACTION_BATCH_SIZE` jobs, each one short transaction, with a pause
+   * between them; `close()` stops it between two batches, and any process
+   * resumes it (`resumeBulkActions`, `runBulkAction`). The operation is the
+   * record: who asked (`requestedBy`), when, with what filter, and how
+   * many jobs it touched. `scope.tenant` limits it to that tenant's jobs
+   * (a filter naming another tenant is refused); default: every tenant, or
+   * the filter's.
+   *
+   * @example
+   * const operation = await conveyor.startBulkAction({ action: "retry", filter: { status: "dead", kind: "email.send" } });
+   * const ended = await conveyor.runBulkAction(operation.id, { onProgress: (op) => console.log(op.touched, "of", op.total) });
+   */
+  startBulkAction(input: BulkActionInput, scope: TenantScope = {}): Promise<BulkAction> {
+    return this.bulkActions.start(input, scope.tenant ?? null);
+  }
+
+  /** A bulk action; null when there is none (for this tenant: a tenant sees only its own operations). */
+  async getBulkAction(id: string, scope: TenantScope = {}): Promise<BulkAction | null> {
+    checkId(id);
+    return this.store.bulkActions.bulkActionGet(id, scope.tenant ?? null);
+  }
+
+  /** Bulk actions, newest first, with cursor pagination. */
+  async listBulkActions(filter: ListBulkActionsFilter = {}): Promise<Page<BulkAction>> {
+    const limit = checkLimit(filter.limit);
+    const rows = await this.store.bulkActions.bulkActionList({ tenant: filter.tenant ?? null, beforeId: decodeCursor(filter.cursor), limit: limit + 1 });
+    return pageOf(rows, limit);
+  }
+
+  /**
+   * Cancel a running bulk action: its walk stops before its next batch and
+   * ends `cancelled`, keeping what it did so far (one that no process runs
+   * ends at once). Returns the operation. Throws NotFoundError when there
+   * is none (for this tenant), ConflictError when it already ended.
+   */
+  cancelBulkAction(id: string, scope: TenantScope = {}): Promise<BulkAction> {
+    checkId(id);
+    return this.bulkActions.cancel(id, scope.tenant ?? null);
+  }
+
+  /**
+   * Run a bulk action to its end in this process and resolve with its
+   * final record: the walk this client started, one whose process is gone
+   * (taken over from its cursor), or, while another live process runs it,
+   * that one's, followed until it ends. Resolves with the record as it is
+   * when this client closes first. Throws NotFoundError when there is none.
+   */
+  async runBulkAction(id: string, options: RunBulkActionOptions = {}): Promise<BulkAction> {
+    checkId(id);
+    return this.bulkActions.run(id, options);
+  }
+
+  /**
+   * Take over the running bulk actions whose process is gone (its lease
+   * lapsed, or it closed) and run them here in the background, up to
+   * `BULK_ACTION_SWEEP_LIMIT` per call; returns them. The HTTP API calls
+   * this periodically; safe from any number of processes at once.
+   */
+  resumeBulkActions(): Promise<BulkAction[]> {
+    return this.bulkActions.resume(BULK_ACTION_SWEEP_LIMIT);
+  }
+
   /** Workers that reported in recently, with the jobs each is running. */
   listWorkers(): Promise<WorkerInfo[]> {
     return this.store.jobs.workerList();
@@ -647,6 +732,8 @@ export class ConveyorClient {
    */
   async close(): Promise<void> {
     const closing = (async () => {
+      // Bulk actions stop between batches and are let go of, for another process to resume.
+      await this.bulkActions.close();
       // Wake-ups of jobs already enqueued go out first: a short-lived process
       // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
       await this.store.jobs.drainWakeUps();

@@ -255,6 +255,56 @@ export const DEFAULT_RETENTION_BATCH_SIZE = 1_000;
 export const MAX_RETENTION_BATCH_SIZE = 10_000;
 /** Retention: pause between two batches of one prune (50 ms), to leave the database room for the hot path. */
 export const RETENTION_BATCH_PAUSE_MS = 50;
+
+// --- Bulk actions ---
+
+/**
+ * Bulk actions: jobs changed by one batch, each batch one short
+ * transaction (500), so no batch holds many row locks for long.
+ */
+export const BULK_ACTION_BATCH_SIZE = 500;
+/**
+ * Bulk actions: the most rows of the primary key one batch reads (5,000)
+ * when it walks jobs in states without an index in id order (all but
+ * `dead`), so a batch costs the same however sparse the matching jobs are.
+ */
+export const BULK_ACTION_WINDOW_ROWS = 5_000;
+/** Bulk actions: the shortest pause between two batches of one operation (50 ms). */
+export const BULK_ACTION_BATCH_PAUSE_MS = 50;
+/**
+ * Bulk actions: the pause after a batch is at least this many times as long
+ * as the batch took (2), so an operation keeps the database busy at most a
+ * third of the time, whatever the load: on a database that workers keep
+ * busy, the batches slow down and the workers keep claiming.
+ */
+export const BULK_ACTION_PAUSE_PER_BATCH_TIME = 2;
+/**
+ * Bulk actions: the longest a batch waits for a row lock (200 ms), e.g. a
+ * job a worker is completing. The batch then rolls back and is tried again
+ * after a pause: a bulk action always gives way to the hot path.
+ */
+export const BULK_ACTION_LOCK_TIMEOUT_MS = 200;
+/** Bulk actions: failed tries of one batch in a row (lock waits, a lost connection) before the operation fails (20, about a minute of backoff). */
+export const BULK_ACTION_MAX_BATCH_TRIES = 20;
+/**
+ * Bulk actions: how long an operation stays its process's without a batch
+ * (30 s). Each batch renews it; once it lapses (the process died), any
+ * process running the resume sweep takes the operation over.
+ */
+export const BULK_ACTION_LEASE_MS = 30_000;
+/** Bulk actions: how often the HTTP API looks for operations whose owner is gone and resumes them (15 s, ±25%). */
+export const BULK_ACTION_SWEEP_INTERVAL_MS = 15_000;
+/** Bulk actions: the most operations one resume sweep takes over (10). */
+export const BULK_ACTION_SWEEP_LIMIT = 10;
+/** Bulk actions: how often `runBulkAction` reads an operation another live process runs (1 s). */
+export const BULK_ACTION_WATCH_INTERVAL_MS = 1_000;
+/**
+ * Bulk actions: how long the count of the jobs a filter covers may take
+ * (1 s) before the planner's estimate is used instead.
+ */
+export const BULK_ACTION_COUNT_TIMEOUT_MS = 1_000;
+/** Bulk actions: the longest `requestedBy` accepted (256 characters). */
+export const MAX_BULK_ACTION_REQUESTED_BY_LENGTH = 256;
 /** Queue and tenant limits: the largest concurrency cap accepted (a queue or tenant). */
 export const MAX_CONCURRENCY_LIMIT = 1_000_000;
 /** Queue rate limit: the most claims per window accepted. */

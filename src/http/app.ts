@@ -4,6 +4,7 @@ import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../core/defaults.js";
 import type { ConveyorClient } from "../client/conveyor-client.js";
 import { QueueOverview } from "../client/queue-overview.js";
 import { authenticateWith } from "./auth.js";
+import { installBulkActionSweep } from "./bulk-action-sweep.js";
 import { installDashboard } from "./dashboard.js";
 import type { RouteContext } from "./context.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from "./error-handler.js";
@@ -13,6 +14,7 @@ import { ApiMetrics } from "./metrics.js";
 import { describeKinds, installOpenApi } from "./openapi.js";
 import { type ApiOptions, resolveApiOptions } from "./options.js";
 import { installRequestIdHeader, requestIdFor } from "./request-id.js";
+import { bulkActionRoutes } from "./routes/bulk-actions.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
 import { flowRoutes } from "./routes/flows.js";
 import { jobCreateRoutes } from "./routes/jobs-create.js";
@@ -92,9 +94,11 @@ export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {
       statsRoutes(v1, context);
       scheduleRoutes(v1, context);
       maintenanceRoutes(v1, context);
+      bulkActionRoutes(v1, context);
     },
     { prefix: "/v1" },
   );
+  installBulkActionSweep(app, conveyor, resolved.logger, resolved.bulkActionSweepMs);
   app.decorate("conveyorMetrics", metrics);
   return app as ConveyorApp;
 }

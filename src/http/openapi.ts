@@ -75,6 +75,7 @@ export async function installOpenApi(app: FastifyInstance, docs: KindDocs, optio
         { name: "flows", description: "graphs of jobs and batches with a callback" },
         { name: "dead letters", description: "jobs that will not succeed" },
         { name: "operations", description: "queues, workers, health, metrics" },
+        { name: "bulk actions", description: "act on every job a filter selects, in batches on the server" },
       ],
     },
   });

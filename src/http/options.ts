@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "../core/defaults.js";
+import { BULK_ACTION_SWEEP_INTERVAL_MS, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 
 /** Options of `buildApp`. */
@@ -12,6 +12,12 @@ export interface ApiOptions {
   logger?: Logger;
   /** Serve Swagger UI at `/docs`. Default true. */
   swaggerUi?: boolean;
+  /**
+   * How often, in ms, the app resumes bulk actions whose process is gone
+   * (their walks then run in this process's client); 0 turns it off.
+   * Default `BULK_ACTION_SWEEP_INTERVAL_MS` (15 s).
+   */
+  bulkActionSweepMs?: number;
 }
 
 export interface ResolvedApiOptions {
@@ -19,6 +25,7 @@ export interface ResolvedApiOptions {
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
   readonly swaggerUi: boolean;
+  readonly bulkActionSweepMs: number;
 }
 
 /** Merge defaults, check each option (naming it), freeze. */
@@ -29,10 +36,15 @@ export function resolveApiOptions(options: ApiOptions, clientLogger: Logger): Re
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
     throw new ConfigError(`requestTimeoutMs must be a whole number of ms >= 1, got ${requestTimeoutMs}`);
   }
+  const bulkActionSweepMs = options.bulkActionSweepMs ?? BULK_ACTION_SWEEP_INTERVAL_MS;
+  if (!Number.isSafeInteger(bulkActionSweepMs) || bulkActionSweepMs < 0) {
+    throw new ConfigError(`bulkActionSweepMs must be a whole number of ms >= 0 (0: off), got ${bulkActionSweepMs}`);
+  }
   return Object.freeze({
     bodyLimit,
     requestTimeoutMs,
     logger: options.logger ?? clientLogger.child({ component: "api" }),
     swaggerUi: options.swaggerUi ?? true,
+    bulkActionSweepMs,
   });
 }

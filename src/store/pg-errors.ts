@@ -71,6 +71,12 @@ export function isLockTimeout(error: unknown): boolean {
   return (error as PgErrorShape | undefined)?.code === PG_LOCK_NOT_AVAILABLE;
 }
 
+/** True for a statement the server cancelled when it ran past its `statement_timeout`; nothing it did remains. */
+export function isStatementTimeout(error: unknown): boolean {
+  if (error instanceof Error && error.cause !== undefined && isStatementTimeout(error.cause)) return true;
+  return (error as PgErrorShape | undefined)?.code === PG_QUERY_CANCELED;
+}
+
 /**
  * True for a statement that hit its client-side deadline (the pool's
  * `query_timeout`): its connection still waits for the answer and must be

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
 import * as attempts from "./sql/attempts.js";
+import * as bulkActions from "./sql/bulk-actions.js";
 import * as claims from "./sql/claims.js";
 import * as clock from "./sql/clock.js";
 import * as cron from "./sql/cron.js";
@@ -42,6 +43,7 @@ const SOURCES = {
   ...unique,
   ...tenantIndex,
   ...keyLimits,
+  ...bulkActions,
 } as const;
 
 type QueryName = {

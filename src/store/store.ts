@@ -1,4 +1,5 @@
 import { ApiKeyStore } from "./api-key-store.js";
+import { BulkActionStore } from "./bulk-action-store.js";
 import { ClaimStore } from "./claim-store.js";
 import { CronStore } from "./cron-store.js";
 import { DatabaseClock } from "./database-clock.js";
@@ -25,7 +26,8 @@ import { tenantIndexEnsure } from "./tenant-index-store.js";
  *
  * Each group's methods are named entity first (`jobs.jobInsert`,
  * `cron.cronScheduleList`, `queueSettings.queueSettingsSetLimits`,
- * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`, `search.jobCount`).
+ * `apiKeys.apiKeyInsert`, `stats.statsThroughputByMinute`, `search.jobCount`,
+ * `bulkActions.bulkActionBatch`).
  */
 export class Store {
   /** Every statement with the schema substituted, bound once here. */
@@ -56,6 +58,8 @@ export class Store {
   readonly stats: StatsStore;
   /** API keys. */
   readonly apiKeys: ApiKeyStore;
+  /** Bulk actions: their operations and batches. */
+  readonly bulkActions: BulkActionStore;
 
   constructor(
     /** The client's pool, on which every group runs. */
@@ -80,6 +84,7 @@ export class Store {
     this.retention = new RetentionStore(pool, queries);
     this.stats = new StatsStore(pool, queries);
     this.apiKeys = new ApiKeyStore(pool, queries);
+    this.bulkActions = new BulkActionStore(pool, queries, schema);
   }
 
   /**

@@ -14,13 +14,14 @@ CREATE STATISTICS {{schema}}.jobs_queue_status_stats (mcv) ON queue, status FROM
 CREATE STATISTICS {{schema}}.jobs_kind_status_stats (mcv) ON kind, status FROM {{schema}}.jobs;
 CREATE STATISTICS {{schema}}.jobs_tenant_queue_status_stats (mcv) ON tenant, queue, status FROM {{schema}}.jobs;
 
--- Dead jobs by queue: a search or count of dead jobs (the dashboard's
--- dead list, a queue's dead jobs, the queue-depth gauge) reads these
--- entries instead of walking the primary key past every finished job.
+-- Dead jobs by queue: a search or count of one queue's dead jobs (the
+-- dashboard's dead list, the queue-depth gauge) reads these entries instead
+-- of walking the primary key past every finished job; jobs_dead_idx
+-- (migration 017) keeps every queue's dead jobs in id order.
 -- Partial: only a job that goes dead writes an entry, and updates to jobs
 -- are never HOT anyway (every claim and completion changes status, which
 -- the partial indexes' predicates read), so no other write pays for it.
-CREATE INDEX jobs_dead_idx ON {{schema}}.jobs (queue, id) WHERE status = 'dead';
+CREATE INDEX jobs_dead_by_queue_idx ON {{schema}}.jobs (queue, id) WHERE status = 'dead';
 
 -- The planner's row estimate for jobs in one state, optionally of one queue
 -- and one tenant: the `Plan Rows` of EXPLAIN, which reads statistics and the

@@ -1,3 +1,4 @@
+import { REQUEUE_DEAD_SET } from "./job-action-fragments.js";
 import { jobColumnsOf } from "./job-columns.js";
 
 export const DEAD_LETTER_COLUMNS =
@@ -33,8 +34,7 @@ WITH entry AS (
 ), released AS (
   DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT job_id FROM entry))
 )
-UPDATE {{schema}}.jobs AS j SET
-  status = 'queued', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()
+UPDATE {{schema}}.jobs AS j SET${REQUEUE_DEAD_SET}
 FROM entry WHERE j.id = entry.job_id AND j.status = 'dead'
 RETURNING ${jobColumnsOf("j")}`;
 

@@ -1,3 +1,4 @@
+import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // Dependencies, flows and batches (migration 014). What releases a dependent
@@ -179,11 +180,7 @@ WITH flow AS (
   ORDER BY j.id
   FOR UPDATE OF j
 ), changed AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = CASE WHEN j.status = 'running' THEN 'running' ELSE 'cancelled' END,
-    finished_at = CASE WHEN j.status = 'running' THEN NULL ELSE now() END,
-    cancel_requested = true,
-    updated_at = now()
+  UPDATE {{schema}}.jobs AS j SET${CANCEL_SET}
   FROM target WHERE j.id = target.id
   RETURNING j.status
 )

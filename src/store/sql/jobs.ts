@@ -1,4 +1,5 @@
 import { COPY_COLUMNS } from "./copy-columns.js";
+import { CANCEL_SET } from "./job-action-fragments.js";
 import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
 
@@ -160,10 +161,6 @@ SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_attempts WHERE job_id = $1 ORDER
  * $1 id, $2 tenant|null
  */
 export const jobCancel = `
-UPDATE {{schema}}.jobs SET
-  status = CASE WHEN status = 'running' THEN 'running' ELSE 'cancelled' END,
-  finished_at = CASE WHEN status = 'running' THEN NULL ELSE now() END,
-  cancel_requested = true,
-  updated_at = now()
-WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) AND status IN ('waiting', 'queued', 'retrying', 'running')
-RETURNING ${JOB_COLUMNS}`;
+UPDATE {{schema}}.jobs AS j SET${CANCEL_SET}
+WHERE j.id = $1 AND ($2::text IS NULL OR j.tenant = $2) AND j.status IN ('waiting', 'queued', 'retrying', 'running')
+RETURNING ${jobColumnsOf("j")}`;

@@ -1,0 +1,23 @@
+// What cancelling and requeueing do to a job row, shared by the statements
+// on one job, on a flow and on a bulk action's batch, so that every path
+// applies the same rule. SET lists over the jobs table aliased `j`. Not
+// statements themselves, so this module is not among the store's queries.
+
+/**
+ * Cancel: a job that has not started is cancelled at once; a running one
+ * keeps running with the flag its worker sees at the next heartbeat.
+ */
+export const CANCEL_SET = `
+  status = CASE WHEN j.status = 'running' THEN 'running' ELSE 'cancelled' END,
+  finished_at = CASE WHEN j.status = 'running' THEN NULL ELSE now() END,
+  cancel_requested = true,
+  updated_at = now()`;
+
+/**
+ * Requeue a dead job: back in its queue now, with fresh attempts and the
+ * same id. The statement also deletes its dead-letter entry and its
+ * dependency counts (it runs whatever its dependencies are), in the same
+ * transaction.
+ */
+export const REQUEUE_DEAD_SET = `
+  status = 'queued', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()`;
