@@ -38,12 +38,10 @@ export async function jobsIn(conveyor: Conveyor, state: JobStatus, count: number
     case "running":
       await sql(
         conveyor,
-        `WITH claimed AS (
-           UPDATE {{schema}}.jobs SET status = 'running', attempts = 1, locked_by = 'test-worker', started_at = now(),
-             current_execution_id = {{schema}}.uuid_v7(), lease_expires_at = now() + interval '1 hour'
-           WHERE id = ANY($1) RETURNING id, current_execution_id)
-         INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id)
-         SELECT current_execution_id, id, 1, 'test-worker' FROM claimed`,
+        // A running attempt lives on its job row until it ends (migration 019).
+        `UPDATE {{schema}}.jobs SET status = 'running', attempts = 1, locked_by = 'test-worker', started_at = now(),
+           current_execution_id = {{schema}}.uuid_v7(), lease_expires_at = now() + interval '1 hour'
+         WHERE id = ANY($1)`,
         [ids],
       );
       break;

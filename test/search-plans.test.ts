@@ -116,8 +116,9 @@ describe("searches", () => {
       expect(tableScans(plan), JSON.stringify(filter)).toEqual([]);
       expect(rowsRead(plan), JSON.stringify(plan)).toBeLessThan(JOBS / 10);
     }
-    expect(indexesOf(await executed(...search({ status: "dead", queue: "q13" })))).toContain("jobs_dead_by_queue_idx");
-    expect(indexesOf(await executedCount(...count({ status: "dead", queue: "q13" })))).toContain("jobs_dead_by_queue_idx");
+    for (const plan of [await executed(...search({ status: "dead", queue: "q13" })), await executedCount(...count({ status: "dead", queue: "q13" }))]) {
+      expect(indexesOf(plan).filter((index) => index.startsWith("jobs_dead")), JSON.stringify(plan)).not.toEqual([]);
+    }
   });
 
   it("by payload read the opt-in GIN index once it exists", async () => {

@@ -88,14 +88,14 @@ describe("POST /v1/bulk-actions", () => {
     const before = await snapshot(test.conveyor);
     for (const [body, path, detail] of [
       [{ action: "requeue", filter: { status: "dead" } }, "action", /retry/],
-      [{ action: "retry", filter: { statuz: "dead" } }, "filter", /statuz/],
+      [{ action: "retry", filter: { statuz: "dead" } }, "filter.statuz", /statuz/],
       [{ action: "retry", filter: { status: "deadd" } }, "filter.status", /status/],
       [{ action: "set_priority", filter: { kind: "item" }, priority: 5000 }, "priority", /priority/],
       [{ action: "move", filter: { kind: "item" }, queue: "no spaces" }, "queue", /queue/],
       [{ action: "retry", filter: {} }, "filter", /all: true/],
       [{ action: "retry", filter: { kind: "item" }, queue: "q" }, "queue", /only for move/],
       [{ action: "move", filter: { kind: "item" } }, "queue", /required for move/],
-      [{ action: "retry", filter: { kind: "item" }, extra: 1 }, "", /extra/],
+      [{ action: "retry", filter: { kind: "item" }, extra: 1 }, "extra", /extra/],
     ] as const) {
       const problem = expectProblem(await start(test.keys.admin, body), 422, "VALIDATION");
       expect(problem.errors?.[0]?.path, JSON.stringify(body)).toBe(path);

@@ -287,7 +287,7 @@ describe("POST /v1/batches", () => {
     expectProblem(await post("/v1/batches", { jobs: [], callback: { kind: "item", payload: { n: 0 } } }), 422, "VALIDATION");
     // Members and the callback wait on nothing but each other: dependsOn is not theirs to set.
     const member = expectProblem(await post("/v1/batches", { jobs: [{ kind: "item", payload: { n: 1 }, dependsOn: ["x"] }], callback: { kind: "item", payload: { n: 0 } } }), 422, "VALIDATION");
-    expect(member.errors[0].path).toBe("jobs.0");
+    expect(member.errors[0].path).toBe("jobs.0.dependsOn");
     expectProblem(await post("/v1/batches", { jobs: [{ kind: "item", payload: { n: 1 } }], callback: { kind: "item", payload: { n: 0 }, dependsOn: ["0"] } }), 422, "VALIDATION");
   });
 });

@@ -195,7 +195,7 @@ describe("GET /v1/jobs", () => {
       ["limit=", "limit"],
       ["limit=5&limit=6", "limit"],
       ["cursor=not-a-cursor", "cursor"],
-      ["colour=red", ""],
+      ["colour=red", "colour"],
       ["kind=%00", "kind"],
       ["status=queued&status=running", "status"],
     ];

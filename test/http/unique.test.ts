@@ -77,7 +77,7 @@ describe("POST /v1/jobs with unique", () => {
       [{ key: "k", states: ["dead"] }, "unique.states.0"],
       [{ key: "k", states: [] }, "unique.states"],
       [{ key: "k", onConflict: "merge" }, "unique.onConflict"],
-      [{ key: "k", extra: true }, "unique"],
+      [{ key: "k", extra: true }, "unique.extra"],
       [{ key: "k", states: ["running"] }, "unique.states"],
     ];
     for (const [unique, path] of cases) {
