@@ -33,14 +33,21 @@ export class Api {
     return this.request<T>("POST", path);
   }
 
+  /** POST with a JSON body. */
+  postJson<T>(path: string, body: unknown): Promise<ApiResponse<T>> {
+    return this.request<T>("POST", path, body);
+  }
+
   delete(path: string): Promise<ApiResponse<undefined>> {
     return this.request<undefined>("DELETE", path);
   }
 
-  private async request<T>(method: string, path: string): Promise<ApiResponse<T>> {
+  private async request<T>(method: string, path: string, json?: unknown): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: "application/json" };
+    if (json !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await fetch(path, { method, headers: { authorization: `Bearer ${this.key}`, accept: "application/json" }, cache: "no-store" });
+      response = await fetch(path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json), cache: "no-store" });
     } catch {
       throw new ApiError(0, "NETWORK", "the API is unreachable");
     }

@@ -68,3 +68,41 @@ export function prettyJson(value: unknown): string {
     return String(value);
   }
 }
+
+const WHOLE = new Intl.NumberFormat("en-US");
+
+/** "1,234": a whole number with thousands separators (the same in every browser locale, as the docs and tests read it). */
+export function formatNumber(value: number): string {
+  return WHOLE.format(value);
+}
+
+/**
+ * How many jobs a count says: "1 job", "1,234 jobs", or for an estimate
+ * "about 8.1 million jobs" (two significant digits: the planner's estimate
+ * is no more precise than that).
+ */
+export function formatJobCount(count: number, estimated: boolean): string {
+  const noun = count === 1 && !estimated ? "job" : "jobs";
+  if (!estimated) return `${formatNumber(count)} ${noun}`;
+  return `about ${roughly(count)} ${noun}`;
+}
+
+/** 8,123,456 → "8.1 million"; 12,345 → "12,000"; 950 → "950". */
+export function roughly(value: number): string {
+  if (value >= 1_000_000_000) return `${trimmed(value / 1_000_000_000)} billion`;
+  if (value >= 1_000_000) return `${trimmed(value / 1_000_000)} million`;
+  if (value < 1_000) return formatNumber(value);
+  const magnitude = 10 ** (Math.floor(Math.log10(value)) - 1);
+  return formatNumber(Math.round(value / magnitude) * magnitude);
+}
+
+function trimmed(value: number): string {
+  return value >= 10 ? String(Math.round(value)) : value.toFixed(1).replace(/\.0$/, "");
+}
+
+/** "12.5%" from a rate in 0..1; "—" when there is none. */
+export function formatRate(rate: number | null): string {
+  if (rate === null) return "—";
+  const percent = rate * 100;
+  return `${percent === 0 || percent >= 10 ? percent.toFixed(0) : percent.toFixed(1)}%`;
+}

@@ -11,11 +11,13 @@ export interface Polled<T> {
 }
 
 /**
- * Load now, then every `intervalMs` while the tab is visible; reload at once
- * when `deps` change. A load never overlaps the previous one, and answers
- * to an outdated request (deps changed meanwhile) are dropped.
+ * Load now, then every `intervalMs` while the tab is visible (null: only
+ * when `refresh` is called); reload at once when `deps` change. A load never
+ * overlaps the previous one, and answers to an outdated request (deps
+ * changed meanwhile) are dropped. A changed `intervalMs` only restarts the
+ * timer: the data stays.
  */
-export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unknown[]): Polled<T> {
+export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, deps: unknown[]): Polled<T> {
   const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; updatedAt: Date | null }>({
     data: undefined,
     error: null,
@@ -49,12 +51,17 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: unk
     inFlight.current = null;
     setState({ data: undefined, error: null, updatedAt: null });
     void run();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
+
+  useEffect(() => {
+    if (intervalMs === null) return;
     const timer = setInterval(() => {
       if (document.visibilityState === "visible") void run();
     }, intervalMs);
     return () => clearInterval(timer);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, deps);
+  }, [intervalMs, ...deps]);
 
   return { ...state, refresh: run };
 }

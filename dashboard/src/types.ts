@@ -4,16 +4,30 @@
 // changes, the dashboard's type-check breaks instead of drifting from it.
 import type { paths } from "./api-types.js";
 export { JOB_STATUSES } from "../../src/core/states.js";
+export { BULK_ACTION_STATES, BULK_ACTIONS } from "../../src/core/bulk-actions.js";
 
 /** The JSON body of an operation's 200 response (an error here: the operation has none). */
 type Ok<Operation extends { responses: { 200: { content: { "application/json": unknown } } } }> =
   Operation["responses"][200]["content"]["application/json"];
+
+/** The JSON body of an operation's 202 response. */
+type Accepted<Operation extends { responses: { 202: { content: { "application/json": unknown } } } }> =
+  Operation["responses"][202]["content"]["application/json"];
+
+/** The JSON request body of an operation. */
+type Body<Operation extends { requestBody: { content: { "application/json": unknown } } }> =
+  Operation["requestBody"]["content"]["application/json"];
 
 /** `GET /v1/jobs`: a page of jobs. */
 export type JobPage = Ok<paths["/v1/jobs"]["get"]>;
 export type JobJson = JobPage["items"][number];
 export type JobStatus = JobJson["status"];
 export type ErrorJson = NonNullable<JobJson["lastError"]>;
+
+/** `GET /v1/jobs/count`: how many jobs a search matches, exact or estimated. */
+export type JobCount = Ok<paths["/v1/jobs/count"]["get"]>;
+/** The search fields of `GET /v1/jobs` and `GET /v1/jobs/count`, as query-string text. */
+export type JobSearchQuery = NonNullable<paths["/v1/jobs/count"]["get"]["parameters"]["query"]>;
 
 /** `GET /v1/jobs/{id}`: a job with its executions, one per attempt. */
 export type JobWithExecutions = Ok<paths["/v1/jobs/{id}"]["get"]>;
@@ -34,6 +48,30 @@ export type KeyLimitJson = KeyLimitList["items"][number];
 /** `GET /v1/queues/{name}/keys`: the keys with the most jobs waiting. */
 export type TopKeys = Ok<paths["/v1/queues/{name}/keys"]["get"]>;
 export type KeyLoadJson = TopKeys["items"][number];
+
+/** `GET /v1/overview`: the at-a-glance view, each part read under the search time bound. */
+export type OverviewJson = Ok<paths["/v1/overview"]["get"]>;
+export type OverviewQueueJson = OverviewJson["queues"][number];
+export type RecentOutcomesJson = NonNullable<OverviewQueueJson["recent"]>;
+export type OverviewKindJson = OverviewJson["kinds"][number];
+export type OldestReadyJobJson = NonNullable<OverviewJson["oldestReadyJob"]>;
+export type StuckJson = NonNullable<OverviewJson["stuck"]>;
+export type StuckJobJson = StuckJson["jobs"][number];
+export type ErrorGroupJson = OverviewJson["topErrors"][number];
+export type OverviewWorkerJson = OverviewJson["workers"][number];
+/** A part of the overview left out because it did not finish in time. */
+export type OverviewPart = OverviewJson["incomplete"][number];
+
+/** `POST /v1/bulk-actions`: what to do to which jobs. */
+export type BulkActionRequest = Body<paths["/v1/bulk-actions"]["post"]>;
+export type BulkActionFilterJson = BulkActionRequest["filter"];
+/** `GET /v1/bulk-actions/{id}`: an operation, the record of who did what and how far it got. */
+export type BulkActionJson = Ok<paths["/v1/bulk-actions/{id}"]["get"]>;
+export type BulkActionKind = BulkActionJson["action"];
+/** `POST /v1/bulk-actions` answers 202 with the operation, running. */
+export type BulkActionStarted = Accepted<paths["/v1/bulk-actions"]["post"]>;
+/** `GET /v1/bulk-actions`: a page of operations, newest first. */
+export type BulkActionPage = Ok<paths["/v1/bulk-actions"]["get"]>;
 
 /** `GET /v1/workers`. */
 export type WorkerList = Ok<paths["/v1/workers"]["get"]>;
