@@ -1,5 +1,6 @@
 import { useMemo, useState } from "preact/hooks";
 import { Api } from "./api.js";
+import { BulkActionPage, BulkActions } from "./components/bulk-actions.js";
 import { DeadLetterPage, DeadLetters } from "./components/dead-letters.js";
 import { FlowPage, Flows } from "./components/flows.js";
 import { JobPage } from "./components/job.js";
@@ -46,6 +47,8 @@ export function App() {
   else if (section === "flows") page = <Flows api={api} route={route} />;
   else if (section === "dead-letters" && id) page = <DeadLetterPage key={id} api={api} id={id} />;
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
+  else if (section === "bulk-actions" && id) page = <BulkActionPage key={id} api={api} id={id} />;
+  else if (section === "bulk-actions") page = <BulkActions api={api} route={route} />;
   else page = <Overview api={api} />;
 
   const link = (to: string, label: string, active: boolean) => (
@@ -61,6 +64,7 @@ export function App() {
         {link("/jobs", "Jobs", section === "jobs")}
         {link("/flows", "Flows", section === "flows")}
         {link("/dead-letters", "Dead letters", section === "dead-letters")}
+        {link("/bulk-actions", "Bulk actions", section === "bulk-actions")}
         <span class="spacer" />
         <span class="muted key-hint" title="signed in with this API key">
           {key.slice(0, 12)}…

@@ -1,101 +1,98 @@
 import { useEffect, useState } from "preact/hooks";
-import { type Api, query } from "../api.js";
-import { ago, shortId } from "../format.js";
+import { type Api, ApiError, query } from "../api.js";
+import { ago, formatJobCount, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
-import { JOB_STATUSES, type JobJson, type JobPage, type QueueList } from "../types.js";
+import { checkSearch, isCostly, type Search, searchOf, setFields } from "../search.js";
+import type { BulkActionKind, JobCount, JobJson, JobPage, QueueList } from "../types.js";
+import { BulkBar, BulkDialog } from "./bulk-confirm.js";
+import { FollowBulkAction } from "./bulk-progress.js";
 import { Badge, Problem, StoredError, Updated } from "./common.js";
+import { JobFilters } from "./job-filters.js";
 import { ProgressHint } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
+/** Counting reads up to 10,000 rows before it estimates: less often than the list. */
+const COUNT_REFRESH_MS = 10_000;
 const PAGE_SIZE = 50;
 
-/** Jobs, newest first, filtered by status, kind, queue and tenant (kept in the URL); refreshed every 2 s. */
+/**
+ * Jobs, newest first, found by every search field (kept in the URL, so a
+ * search can be shared), with how many match and bulk actions over them.
+ * The list refreshes every 2 s and the count every 10 s, except for a
+ * search by payload or error text, which reads rows no index serves: it
+ * runs once and again on Refresh. A search that ran out of time is not
+ * repeated on its own either: it would run out again.
+ */
 export function Jobs({ api, route }: { api: Api; route: Route }) {
-  const filter = {
-    status: route.params.get("status") ?? "",
-    kind: route.params.get("kind") ?? "",
-    queue: route.params.get("queue") ?? "",
-    tenant: route.params.get("tenant") ?? "",
-    cursor: route.params.get("cursor") ?? "",
-  };
-  const { data, error, updatedAt } = usePoll(
-    () =>
-      api.get<JobPage>(
-        `/v1/jobs${query({ status: filter.status, kind: filter.kind, queue: filter.queue, tenant: filter.tenant, cursor: filter.cursor, limit: PAGE_SIZE })}`,
-      ),
-    REFRESH_MS,
-    [api, filter.status, filter.kind, filter.queue, filter.tenant, filter.cursor],
+  const search = searchOf(route.params);
+  const cursor = route.params.get("cursor") ?? "";
+  const fields = setFields(search);
+  const searchKey = JSON.stringify(fields);
+  const problems = checkSearch(search);
+  const invalid = problems.length > 0 ? new ApiError(0, "FILTER", problems.join(" ")) : null;
+  const costly = isCostly(search);
+  const [timedOut, setTimedOut] = useState(false);
+
+  const list = usePoll<JobPage | null>(
+    async () => (invalid ? null : api.get<JobPage>(`/v1/jobs${query({ ...fields, cursor, limit: PAGE_SIZE })}`)),
+    invalid || costly || timedOut ? null : REFRESH_MS,
+    [api, searchKey, cursor],
   );
+  const count = usePoll<JobCount | null>(
+    async () => (invalid ? null : api.get<JobCount>(`/v1/jobs/count${query(fields)}`)),
+    invalid || costly || timedOut ? null : COUNT_REFRESH_MS,
+    [api, searchKey],
+  );
+  useEffect(() => setTimedOut(list.error?.code === "SEARCH_TIMEOUT"), [list.error]);
+
+  const [choosing, setChoosing] = useState<BulkActionKind | null>(null);
+  const [running, setRunning] = useState<string | null>(null);
   const choices = useChoices(api);
-  const apply = (change: Partial<typeof filter>) => {
-    const next = { ...filter, cursor: "", ...change };
-    navigate(href("/jobs", next));
+  const apply = (next: Search) => navigate(href("/jobs", setFields(next)));
+  const refresh = () => {
+    void list.refresh();
+    void count.refresh();
   };
+  const error = invalid ?? list.error ?? count.error;
+  const data = list.data;
   return (
     <section>
       <header class="page-head">
         <h1>Jobs</h1>
-        <Updated at={updatedAt} error={error} />
+        <Updated at={list.updatedAt} error={error} />
       </header>
-      <form class="filters" onSubmit={(event) => event.preventDefault()} aria-label="filters">
-        <label>
-          Status
-          <select name="status" value={filter.status} onChange={(event) => apply({ status: event.currentTarget.value })}>
-            <option value="">any</option>
-            {JOB_STATUSES.map((status) => (
-              <option key={status} value={status}>
-                {status}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Kind
-          <input
-            name="kind"
-            list="kinds"
-            value={filter.kind}
-            placeholder="any"
-            onChange={(event) => apply({ kind: event.currentTarget.value.trim() })}
-          />
-          <datalist id="kinds">
-            {choices.kinds.map((kind) => (
-              <option key={kind} value={kind} />
-            ))}
-          </datalist>
-        </label>
-        <label>
-          Queue
-          <select name="queue" value={filter.queue} onChange={(event) => apply({ queue: event.currentTarget.value })}>
-            <option value="">any</option>
-            {[...new Set([...choices.queues, ...(filter.queue ? [filter.queue] : [])])].map((queue) => (
-              <option key={queue} value={queue}>
-                {queue}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Tenant
-          <input
-            name="tenant"
-            value={filter.tenant}
-            placeholder="any"
-            onChange={(event) => apply({ tenant: event.currentTarget.value.trim() })}
-          />
-        </label>
-        {filter.status || filter.kind || filter.queue || filter.tenant ? (
-          <a class="button-link" href={href("/jobs")}>
-            Clear filters
-          </a>
-        ) : null}
-      </form>
+      <JobFilters search={search} choices={choices} onApply={apply} />
       <Problem error={error} />
+      {timedOut ? <p class="muted">Not refreshed on its own: the same search would run out of time again. Narrow it, or press Refresh.</p> : null}
+      <div class="result-bar">
+        <span class="match-count" data-testid="match-count" title={count.data?.estimated ? "estimated from table statistics: more than 10,000 match, or counting ran out of time" : undefined}>
+          {count.data ? formatJobCount(count.data.count, count.data.estimated) : invalid || count.error ? "" : "counting…"}
+        </span>
+        <button type="button" class="secondary" onClick={refresh}>
+          Refresh
+        </button>
+        {costly ? <span class="muted">Payload and error-text searches run when asked (Refresh), not every 2 s.</span> : null}
+      </div>
+      <BulkBar disabled={invalid !== null} onChoose={(action) => setChoosing(action)} />
+      {choosing ? (
+        <BulkDialog
+          key={`${choosing}|${searchKey}`}
+          api={api}
+          search={search}
+          action={choosing}
+          onClose={() => setChoosing(null)}
+          onStarted={(operation) => {
+            setChoosing(null);
+            setRunning(operation.id);
+          }}
+        />
+      ) : null}
+      {running ? <FollowBulkAction key={running} api={api} id={running} onEnd={refresh} onClose={() => setRunning(null)} /> : null}
       {data ? <JobTable jobs={data.items} /> : null}
       <nav class="pager">
-        {filter.cursor ? <a href={href("/jobs", { ...filter, cursor: "" })}>← Newest</a> : null}
-        {data?.nextCursor ? <a href={href("/jobs", { ...filter, cursor: data.nextCursor })}>Older →</a> : null}
+        {cursor ? <a href={href("/jobs", fields)}>← Newest</a> : null}
+        {data?.nextCursor ? <a href={href("/jobs", { ...fields, cursor: data.nextCursor })}>Older →</a> : null}
       </nav>
     </section>
   );
