@@ -1,66 +1,172 @@
 import type { Api } from "../api.js";
-import { ago, formatDuration, shortId } from "../format.js";
+import { formatDuration, formatNumber, formatRate } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
-import { JOB_STATUSES, type QueueList, type QueueStatsJson, type Throughput, type ThroughputMinuteJson, type WorkerJson, type WorkerList } from "../types.js";
+import {
+  JOB_STATUSES,
+  type JobStatus,
+  type OverviewJson,
+  type OverviewPart,
+  type OverviewQueueJson,
+  type QueueList,
+  type QueueStatsJson,
+  type RecentOutcomesJson,
+  type Throughput,
+  type WorkerList,
+} from "../types.js";
 import { ThroughputChart } from "./chart.js";
 import { Badge, Problem, Updated } from "./common.js";
 import { KeyLimitTables, type KeyLimitedQueue, loadKeyLimitedQueues } from "./key-limits.js";
+import { ErrorTable, KindTable, LeftOut, OldestReady, Stuck, WorkerTable } from "./overview-parts.js";
 
+/** The overview itself: every part bounded by the server's search time bound, and what an operator watches. */
 const REFRESH_MS = 2_000;
+/** Queue limits, limits per key and the hour's chart change slowly, and the chart reads a whole hour of attempts. */
+const SLOW_REFRESH_MS = 5_000;
 
-interface OverviewData {
-  queues: QueueStatsJson[];
-  workers: WorkerJson[];
-  minutes: ThroughputMinuteJson[];
+/** What each part left out of `incomplete` is, in words. */
+const PART_NAMES: Record<OverviewPart, string> = {
+  oldestReady: "the oldest ready job and each queue's oldest wait",
+  recent: "the recent window (throughput, failure rates, top errors)",
+  stuck: "jobs past their lease",
+};
+
+interface Glance {
+  overview: OverviewJson;
+  /** Each live worker's running jobs, by worker id (the overview counts them). */
+  runningJobs: Map<string, string[]>;
+}
+
+interface Slow {
+  /** Each queue's limits, by name. */
+  limits: Map<string, QueueStatsJson>;
+  minutes: Throughput["minutes"];
   /** null: this key may not read limits per key (tenant keys). */
   keyLimited: KeyLimitedQueue[] | null;
 }
 
-/** Queues with counts by status and their limits (paused too), limits per key with the busiest keys (admin keys), jobs per minute, and live workers; refreshed every 2 s. */
+/**
+ * At a glance (`GET /v1/overview`, every 2 s): per queue its jobs by status
+ * (estimates marked "~"), oldest wait, recent throughput and failure rate,
+ * and limits; per kind the same; the oldest ready job; jobs past their
+ * lease; the most frequent errors, each a link to a search for it; workers
+ * and their load; jobs per minute over the hour. A part the server could not
+ * read in time is marked, not shown as empty.
+ */
 export function Overview({ api }: { api: Api }) {
-  const { data, error, updatedAt } = usePoll<OverviewData>(
+  const glance = usePoll<Glance>(
     async () => {
-      const [queues, workers, throughput, keyLimited] = await Promise.all([
-        api.get<QueueList>("/v1/queues"),
-        api.get<WorkerList>("/v1/workers"),
-        api.get<Throughput>("/v1/stats/throughput"),
-        loadKeyLimitedQueues(api),
-      ]);
-      return { queues: queues.items, workers: workers.items, minutes: throughput.minutes, keyLimited };
+      const [overview, workers] = await Promise.all([api.get<OverviewJson>("/v1/overview"), api.get<WorkerList>("/v1/workers")]);
+      return { overview, runningJobs: new Map(workers.items.map((worker) => [worker.id, worker.runningJobIds])) };
     },
     REFRESH_MS,
     [api],
   );
+  const slow = usePoll<Slow>(
+    async () => {
+      const [queues, throughput, keyLimited] = await Promise.all([
+        api.get<QueueList>("/v1/queues"),
+        api.get<Throughput>("/v1/stats/throughput"),
+        loadKeyLimitedQueues(api),
+      ]);
+      return { limits: new Map(queues.items.map((queue) => [queue.queue, queue])), minutes: throughput.minutes, keyLimited };
+    },
+    SLOW_REFRESH_MS,
+    [api],
+  );
+  const data = glance.data;
+  const overview = data?.overview;
+  const incomplete = new Set(overview?.incomplete ?? []);
+  const windowText = overview ? windowWords(overview.windowMs) : "";
   return (
     <section>
       <header class="page-head">
         <h1>Overview</h1>
-        <Updated at={updatedAt} error={error} />
+        <Updated at={glance.updatedAt} error={glance.error} />
       </header>
-      <Problem error={error} />
-      {data ? (
+      <Problem error={glance.error ?? slow.error} />
+      {overview && data ? (
         <>
+          {overview.incomplete.length > 0 ? (
+            <p class="warning" role="status" data-testid="incomplete">
+              Not read within the time bound, so left out: {overview.incomplete.map((part) => PART_NAMES[part]).join("; ")}.
+            </p>
+          ) : null}
           <h2>Queues</h2>
-          <QueueTable queues={data.queues} />
-          {data.keyLimited !== null && data.keyLimited.length > 0 ? (
+          <QueueTable overview={overview} limits={slow.data?.limits ?? null} windowText={windowText} />
+          <div class="glance">
+            <div data-testid="oldest-ready" data-incomplete={incomplete.has("oldestReady") || undefined}>
+              <h2>Oldest ready job</h2>
+              <OldestReady overview={overview} />
+            </div>
+            <div data-testid="stuck" data-incomplete={incomplete.has("stuck") || undefined}>
+              <h2>Past their lease</h2>
+              <Stuck stuck={overview.stuck} />
+            </div>
+          </div>
+          <div data-testid="kinds" data-incomplete={incomplete.has("recent") || undefined}>
+            <h2>Kinds, {windowText}</h2>
+            {incomplete.has("recent") ? <LeftOut /> : <KindTable kinds={overview.kinds} />}
+          </div>
+          <div data-testid="top-errors" data-incomplete={incomplete.has("recent") || undefined}>
+            <h2>Top errors, {windowText}</h2>
+            {incomplete.has("recent") ? <LeftOut /> : <ErrorTable errors={overview.topErrors} />}
+          </div>
+          {slow.data?.keyLimited && slow.data.keyLimited.length > 0 ? (
             <>
               <h2>Limits per key</h2>
-              <KeyLimitTables queues={data.keyLimited} />
+              <KeyLimitTables queues={slow.data.keyLimited} />
             </>
           ) : null}
-          <h2>Jobs per minute</h2>
-          <ThroughputChart minutes={data.minutes} />
+          {slow.data ? (
+            <>
+              <h2>Jobs per minute</h2>
+              <ThroughputChart minutes={slow.data.minutes} />
+            </>
+          ) : null}
           <h2>Workers</h2>
-          <WorkerTable workers={data.workers} />
+          <WorkerTable workers={overview.workers} runningJobs={data.runningJobs} />
         </>
       ) : null}
     </section>
   );
 }
 
-function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
-  if (queues.length === 0) return <p class="muted">No jobs yet. Enqueue one through the API or `conveyor jobs enqueue`.</p>;
+/** "the last 15 minutes". */
+function windowWords(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  return minutes >= 1 ? `the last ${minutes} minute${minutes === 1 ? "" : "s"}` : `the last ${formatDuration(ms)}`;
+}
+
+/** A queue's count of one status: a link to those jobs, "~" and an explanation when estimated. */
+function CountCell({ queue, status, exactCountLimit }: { queue: OverviewQueueJson; status: JobStatus; exactCountLimit: number }) {
+  const count = queue.counts[status];
+  const estimated = queue.estimated[status];
+  const text = `${estimated ? "~" : ""}${formatNumber(count)}`;
+  const title = estimated
+    ? status === "succeeded" || status === "cancelled"
+      ? `about ${formatNumber(count)}: estimated from table statistics (finished jobs are not counted one by one in a large table)`
+      : `about ${formatNumber(count)}: estimated from table statistics (more than ${formatNumber(exactCountLimit)}, the most counted one by one)`
+    : undefined;
+  if (count === 0 && !estimated) return <span class="muted">0</span>;
+  return (
+    <a href={href("/jobs", { queue: queue.queue, status })} title={title} class={estimated ? "estimated" : undefined}>
+      {text}
+    </a>
+  );
+}
+
+function Recent({ recent }: { recent: RecentOutcomesJson | null }) {
+  if (recent === null) return <span class="muted">—</span>;
+  return (
+    <>
+      {formatNumber(recent.succeeded)} ok, {formatNumber(recent.failed)} failed
+    </>
+  );
+}
+
+function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; limits: Map<string, QueueStatsJson> | null; windowText: string }) {
+  if (overview.queues.length === 0) return <p class="muted">No jobs yet. Enqueue one through the API or `conveyor jobs enqueue`.</p>;
   return (
     <div class="table-wrap">
     <table class="data" data-testid="queues">
@@ -73,23 +179,31 @@ function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
             </th>
           ))}
           <th class="num">Oldest waiting</th>
+          <th title={`attempts that ended in ${windowText}`}>Recent</th>
+          <th class="num" title={`failed / ended in ${windowText}`}>Failure rate</th>
           <th>Limits</th>
         </tr>
       </thead>
       <tbody>
-        {queues.map((queue) => (
+        {overview.queues.map((queue) => (
           <tr key={queue.queue} data-queue={queue.queue}>
             <td>
               <a href={href("/jobs", { queue: queue.queue })}>{queue.queue}</a>
             </td>
             {JOB_STATUSES.map((status) => (
               <td key={status} class="num">
-                {queue.counts[status] > 0 ? <a href={href("/jobs", { queue: queue.queue, status })}>{queue.counts[status]}</a> : <span class="muted">0</span>}
+                <CountCell queue={queue} status={status} exactCountLimit={overview.exactCountLimit} />
               </td>
             ))}
             <td class="num">{queue.oldestReadyAgeMs === null ? <span class="muted">—</span> : formatDuration(queue.oldestReadyAgeMs)}</td>
+            <td data-testid="recent">
+              <Recent recent={queue.recent} />
+            </td>
+            <td class="num" data-testid="failure-rate">
+              {formatRate(queue.recent?.failureRate ?? null)}
+            </td>
             <td data-testid="limits">
-              <QueueLimits queue={queue} />
+              <QueueLimits paused={queue.paused} queue={limits?.get(queue.queue) ?? null} />
             </td>
           </tr>
         ))}
@@ -100,7 +214,8 @@ function QueueTable({ queues }: { queues: QueueStatsJson[] }) {
 }
 
 /** What `conveyor queues` shows in LIMITS: paused, a cap on jobs running at once, a claim rate, limits per key. */
-function QueueLimits({ queue }: { queue: QueueStatsJson }) {
+function QueueLimits({ paused, queue }: { paused: boolean; queue: QueueStatsJson | null }) {
+  if (queue === null) return paused ? <Badge value="paused" /> : <span class="muted">…</span>;
   const perKey = queue.keyLimits
     ? [
         ...(queue.keyLimits.concurrencyLimit !== null ? [`${queue.keyLimits.concurrencyLimit} at once`] : []),
@@ -112,58 +227,11 @@ function QueueLimits({ queue }: { queue: QueueStatsJson }) {
     ...(queue.rateLimit ? [`${queue.rateLimit.count} per ${formatDuration(queue.rateLimit.intervalMs)}`] : []),
     ...(perKey !== null ? [`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`] : []),
   ];
-  if (!queue.paused && limits.length === 0) return <span class="muted">none</span>;
+  if (!paused && limits.length === 0) return <span class="muted">none</span>;
   return (
     <>
-      {queue.paused ? <Badge value="paused" /> : null} {limits.join(", ")}
+      {paused ? <Badge value="paused" /> : null} {limits.join(", ")}
     </>
   );
 }
 
-function WorkerTable({ workers }: { workers: WorkerJson[] }) {
-  if (workers.length === 0) return <p class="muted">No live workers. Start one with `conveyor worker --jobs …`.</p>;
-  return (
-    <div class="table-wrap">
-    <table class="data" data-testid="workers">
-      <thead>
-        <tr>
-          <th>Worker</th>
-          <th>Host / pid</th>
-          <th>Queues</th>
-          <th class="num">Running</th>
-          <th>Running jobs</th>
-          <th>Last seen</th>
-        </tr>
-      </thead>
-      <tbody>
-        {workers.map((worker) => (
-          <tr key={worker.id}>
-            <td>
-              <code>{worker.id}</code>
-            </td>
-            <td>
-              {worker.hostname} / {worker.pid}
-            </td>
-            <td>{worker.queues ? worker.queues.join(", ") : <span class="muted">all</span>}</td>
-            <td class="num">
-              {worker.runningJobIds.length} / {worker.concurrency}
-            </td>
-            <td>
-              {worker.runningJobIds.length === 0 ? (
-                <span class="muted">idle</span>
-              ) : (
-                worker.runningJobIds.map((id) => (
-                  <a key={id} class="chip" href={href(`/jobs/${id}`)}>
-                    {shortId(id)}
-                  </a>
-                ))
-              )}
-            </td>
-            <td>{ago(worker.lastSeenAt)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-    </div>
-  );
-}
