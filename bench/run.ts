@@ -338,7 +338,7 @@ if (dashboard !== null) {
     `Dashboard (Conveyor, ${dashboard.jobs.toLocaleString("en-US")} jobs, through the API): ${p("overview", dashboard.overview, 200)}; ` +
       `${p("filtered list", dashboard.filteredList, 200)}; ${p("payload search", dashboard.payloadSearch, 500)}; ${p("job page", dashboard.jobPage, 200)}\n` +
       `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s; a worker's claim rate ${fmtRate(bulk.claimRateBefore)} before, ` +
-      `${fmtRate(bulk.claimRateDuring)} during (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
+      `${fmtRate(bulk.claimRateDuring)} during, ${fmtRate(bulk.claimRateAfter)} after (${Math.round(bulk.ratio * 100)}% of before and after, target >= 80%)\n`,
   );
 }
 process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);

@@ -124,7 +124,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         keyLimitPhaseMs: 4_000,
         dashboardJobs: 10_000_000,
         dashboardRequests: 100,
-        dashboardLiveJobs: 800_000,
+        dashboardLiveJobs: 2_500_000,
         dashboardBaselineMs: 5_000,
       };
 }

@@ -273,11 +273,11 @@ export const BULK_ACTION_WINDOW_ROWS = 5_000;
 export const BULK_ACTION_BATCH_PAUSE_MS = 50;
 /**
  * Bulk actions: the pause after a batch is at least this many times as long
- * as the batch took (2), so an operation keeps the database busy at most a
- * third of the time, whatever the load: on a database that workers keep
+ * as the batch took (4), so an operation keeps the database busy at most a
+ * fifth of the time, whatever the load: on a database that workers keep
  * busy, the batches slow down and the workers keep claiming.
  */
-export const BULK_ACTION_PAUSE_PER_BATCH_TIME = 2;
+export const BULK_ACTION_PAUSE_PER_BATCH_TIME = 4;
 /**
  * Bulk actions: the longest a batch waits for a row lock (200 ms), e.g. a
  * job a worker is completing. The batch then rolls back and is tried again
