@@ -45,7 +45,8 @@ const ALL_ESTIMATED: StatusEstimated = {
   dead: true,
 };
 
-const NONE_ESTIMATED: StatusEstimated = {
+/** No count estimated: every state counted exactly. */
+export const NONE_ESTIMATED: StatusEstimated = {
   waiting: false,
   queued: false,
   running: false,

@@ -8,21 +8,12 @@ import type { QueueStats, StatusEstimated } from "../core/overview.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
 import type { ResolvedConveyorOptions } from "./options.js";
-import { queueCountLimits, readQueueCounts, readReadyAges } from "./counts.js";
+import { NONE_ESTIMATED, queueCountLimits, readQueueCounts, readReadyAges } from "./counts.js";
 import { SearchTimeoutError } from "../core/errors.js";
 
 export type { QueueStats } from "../core/overview.js";
 
 const NONE = { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 };
-const NOT_ESTIMATED: StatusEstimated = {
-  waiting: false,
-  queued: false,
-  running: false,
-  retrying: false,
-  succeeded: false,
-  cancelled: false,
-  dead: false,
-};
 
 /** A queue's counts with what is set on it (pause, limits). */
 export interface QueueOverviewItem extends QueueStats {
@@ -107,7 +98,7 @@ export class QueueOverview {
         items.push({
           queue: set.queue,
           counts: { ...NONE },
-          estimated: { ...NOT_ESTIMATED },
+          estimated: { ...NONE_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: set.paused,
           concurrencyLimit: set.concurrency,
@@ -121,7 +112,7 @@ export class QueueOverview {
         items.push({
           queue,
           counts: { ...NONE },
-          estimated: { ...NOT_ESTIMATED },
+          estimated: { ...NONE_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: false,
           concurrencyLimit: null,
