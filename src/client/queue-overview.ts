@@ -4,7 +4,7 @@ import type { KeyLimitStore } from "../store/key-limit-store.js";
 import type { RateLimit } from "../core/queue-settings.js";
 import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
-import type { QueueStats, StatusEstimated } from "../core/overview.js";
+import type { QueueStats } from "../core/overview.js";
 import type { QueueStore } from "../store/queue-store.js";
 import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
 import type { ResolvedConveyorOptions } from "./options.js";
