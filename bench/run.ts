@@ -302,7 +302,7 @@ if (has("dashboard") && config.systems.includes("conveyor")) {
       jobs: config.dashboardJobs,
       requests: config.dashboardRequests,
       liveJobs: config.dashboardLiveJobs,
-      baselineMs: config.dashboardBaselineMs,
+      phaseMs: config.dashboardPhaseMs,
       log,
     });
   } catch (error) {
@@ -337,8 +337,8 @@ if (dashboard !== null) {
   process.stdout.write(
     `Dashboard (Conveyor, ${dashboard.jobs.toLocaleString("en-US")} jobs, through the API): ${p("overview", dashboard.overview, 200)}; ` +
       `${p("filtered list", dashboard.filteredList, 200)}; ${p("payload search", dashboard.payloadSearch, 500)}; ${p("job page", dashboard.jobPage, 200)}\n` +
-      `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s; a worker's claim rate ${fmtRate(bulk.claimRateBefore)} before, ` +
-      `${fmtRate(bulk.claimRateDuring)} during, ${fmtRate(bulk.claimRateAfter)} after (${Math.round(bulk.ratio * 100)}% of before and after, target >= 80%)\n`,
+      `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s in ${bulk.phases} phases; a worker's claim rate ` +
+      `${fmtRate(bulk.claimRateDuring)} beside it, ${fmtRate(bulk.claimRateAlone)} without (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
   );
 }
 process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);

@@ -19,15 +19,15 @@ import { WorkerProcess } from "../lib/worker-process.js";
  * - a bulk retry of the dead jobs of one queue (a tenth of the dead ones:
  *   100,000 at ten million), timed from its request to its end, with a
  *   worker process claiming no-op jobs from another queue all along: its
- *   rate while the action runs against its rate just before and after.
+ *   rate while the action runs against its rate in phases without it.
  */
 export interface DashboardBenchOptions {
   jobs: number;
   requests: number;
   /** Jobs the live worker finds waiting (more than it can run during the measurement). */
   liveJobs: number;
-  /** How long the worker's rate is measured before the bulk action. */
-  baselineMs: number;
+  /** How long each phase with and without the bulk action lasts. */
+  phaseMs: number;
   log: (message: string) => void;
 }
 
@@ -44,8 +44,12 @@ export interface DashboardBenchResult {
   filteredList: Percentiles;
   payloadSearch: Percentiles;
   jobPage: Percentiles;
-  /** `ratio`: the worker's rate during the action against the mean of its rates before and after. */
-  bulkRetry: { jobs: number; seconds: number; claimRateBefore: number; claimRateAfter: number; claimRateDuring: number; ratio: number };
+  /**
+   * `seconds`: the time the action ran, over `phases` phases; `ratio`: the
+   * mean over those phases of the worker's rate in each against the phases
+   * without the action on either side.
+   */
+  bulkRetry: { jobs: number; seconds: number; phases: number; claimRateAlone: number; claimRateDuring: number; ratio: number };
 }
 
 const QUEUES = 10;
@@ -165,42 +169,67 @@ export async function dashboardBench(options: DashboardBenchOptions): Promise<Da
     worker = await WorkerProcess.spawn("conveyor", "perJob", database.url);
     await worker.start();
     await sleep(1_000);
-    const before = await worker.progress();
-    await sleep(options.baselineMs);
-    const beforeEnd = await worker.progress();
-    const claimRateBefore = (beforeEnd.count - before.count) / ((beforeEnd.t - before.t) / 1000);
-
+    // The worker's rate drifts down over the run (its own dead rows, autovacuum), so the
+    // action runs in phases of `phaseMs` (cancelled at each phase's end and started again:
+    // a bulk action is safe to repeat), alternating with phases without it, and each
+    // phase with it is compared with the phases on both sides.
     const dead = Math.floor(options.jobs / 10 / QUEUES);
-    const requested = now();
-    const response = await fetch(`${server.url}/v1/bulk-actions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ action: "retry", filter: { status: "dead", queue: "dash-q9" } }),
-    });
-    const action = (await response.json()) as { id: string; status: string; touched: number };
-    if (response.status !== 202) throw new Error(`bulk retry: ${response.status} ${JSON.stringify(action)}`);
-    let state = action;
-    while (state.status === "running") {
-      await sleep(100);
-      state = (await (await fetch(`${server.url}/v1/bulk-actions/${action.id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as typeof action;
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const rateOver = async (span: () => Promise<void>): Promise<number> => {
+      const from = await worker!.progress();
+      await span();
+      const to = await worker!.progress();
+      return (to.count - from.count) / ((to.t - from.t) / 1000);
+    };
+    type Action = { id: string; status: string; touched: number };
+    const read = async (id: string): Promise<Action> => (await (await fetch(`${server!.url}/v1/bulk-actions/${id}`, { headers })).json()) as Action;
+    const alone: number[] = [await rateOver(() => sleep(options.phaseMs))];
+    const during: number[] = [];
+    let touched = 0;
+    let seconds = 0;
+    let done = false;
+    while (!done) {
+      during.push(
+        await rateOver(async () => {
+          const started = now();
+          const response = await fetch(`${server!.url}/v1/bulk-actions`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ action: "retry", filter: { status: "dead", queue: "dash-q9" } }),
+          });
+          let state = (await response.json()) as Action;
+          if (response.status !== 202) throw new Error(`bulk retry: ${response.status} ${JSON.stringify(state)}`);
+          while (state.status === "running" && now() - started < options.phaseMs) {
+            await sleep(100);
+            state = await read(state.id);
+          }
+          if (state.status === "running") await fetch(`${server!.url}/v1/bulk-actions/${state.id}/cancel`, { method: "POST", headers });
+          while (state.status === "running") {
+            await sleep(50);
+            state = await read(state.id);
+          }
+          seconds += (now() - started) / 1000;
+          touched += state.touched;
+          done = state.status === "succeeded";
+          if (!done && state.status !== "cancelled") throw new Error(`bulk retry ended ${state.status}`);
+        }),
+      );
+      alone.push(await rateOver(() => sleep(options.phaseMs)));
     }
-    const seconds = (now() - requested) / 1000;
-    const duringEnd = await worker.progress();
-    const claimRateDuring = (duringEnd.count - beforeEnd.count) / ((duringEnd.t - beforeEnd.t) / 1000);
-    if (state.status !== "succeeded" || state.touched !== dead) {
-      throw new Error(`bulk retry ended ${state.status} after touching ${state.touched} of ${dead} dead jobs`);
-    }
-    // The normal rate on both sides of the action, so that what drifts over the run (autovacuum, checkpoints) weighs on both.
-    await sleep(options.baselineMs);
-    const after = await worker.progress();
-    const claimRateAfter = (after.count - duringEnd.count) / ((after.t - duringEnd.t) / 1000);
-    const claimRateNormal = (claimRateBefore + claimRateAfter) / 2;
+    if (touched !== dead) throw new Error(`bulk retry touched ${touched} of ${dead} dead jobs`);
     const { rows: left } = await client.query("SELECT EXISTS (SELECT 1 FROM jobs WHERE kind = 'bench.noop' AND status = 'queued') AS left");
     if (!left[0].left) throw new Error(`the worker ran out of jobs before the measurement ended: raise the live jobs above ${options.liveJobs}`);
-    const bulkRetry = { jobs: dead, seconds, claimRateBefore, claimRateAfter, claimRateDuring, ratio: claimRateDuring / claimRateNormal };
+    // Each phase with the action against the mean of the phases without it on either side.
+    const ratios = during.map((rate, i) => rate / ((alone[i]! + alone[i + 1]!) / 2));
+    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+    const ratio = mean(ratios);
+    const claimRateAlone = mean(alone);
+    const claimRateDuring = mean(during);
+    const bulkRetry = { jobs: dead, seconds, phases: during.length, claimRateAlone, claimRateDuring, ratio };
     options.log(
       `dashboard: bulk retry of ${dead.toLocaleString("en-US")} dead jobs in ${seconds.toFixed(1)} s; ` +
-        `worker ${Math.round(claimRateBefore)} jobs/s before, ${Math.round(claimRateDuring)} during, ${Math.round(claimRateAfter)} after (${Math.round(bulkRetry.ratio * 100)}%)`,
+        `over ${during.length} phases of ${options.phaseMs / 1000} s, the worker ${Math.round(claimRateDuring)} jobs/s with it, ${Math.round(claimRateAlone)} without ` +
+        `(${Math.round(ratio * 100)}%; phases ${ratios.map((r) => `${Math.round(r * 100)}%`).join(" ")})`,
     );
     return { jobs: options.jobs, fillSeconds, overview, filteredList, payloadSearch, jobPage, bulkRetry };
   } finally {
