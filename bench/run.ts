@@ -22,6 +22,7 @@ import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/syste
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
 import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
+import { memoryRun } from "./workloads/memory.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
 import { chainGraph, fanInGraph, layeredGraph, runWorkflow } from "./workloads/workflows.js";
 
@@ -263,6 +264,23 @@ if (has("scale") && config.finishedKept > 0) {
         if (result instanceof Error) record(name, metric, run, NaN, `run ${run + 1} failed: ${result.message}`);
         else record(name, metric, run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);
       });
+    });
+  }
+}
+
+// Worker memory over a long run, one run per system: the RSS slope after
+// warm-up (workloads/memory.ts).
+if (has("memory")) {
+  log(`memory: ${config.memoryJobs.toLocaleString("en-US")} jobs through one worker, RSS every ${config.memorySampleEvery.toLocaleString("en-US")}`);
+  for (const system of systems) {
+    const name = system.name;
+    await measure(name, `memory over ${config.memoryJobs} jobs`, 0, "rssSlopeMbPer100k", async () => {
+      const result = await memoryRun(system, config, "mem");
+      const note = result.capped ? `capped at ${config.memoryCapMs / 1000} s after ${result.jobs.toLocaleString("en-US")} jobs` : undefined;
+      record(name, "rssSlopeMbPer100k", 0, result.slopeMbPer100k, note);
+      record(name, "rssAfterWarmUpMb", 0, result.rssAfterWarmUpMb);
+      record(name, "rssAtEndMb", 0, result.rssAtEndMb, note);
+      log(`  ${name}: ${result.jobs.toLocaleString("en-US")} jobs, RSS ${result.rssAfterWarmUpMb.toFixed(1)} → ${result.rssAtEndMb.toFixed(1)} MB, slope ${result.slopeMbPer100k.toFixed(2)} MB per 100k jobs`);
     });
   }
 }

@@ -3,7 +3,8 @@
  * Driven over IPC by lib/worker-process.ts: it loads the system's library,
  * starts a worker when told, counts handler calls (reporting the time of
  * chosen counts, and for the latency run each job's start time), and on
- * `stop` shuts the worker down and reports its peak RSS.
+ * `stop` shuts the worker down and reports its peak RSS (and, when asked,
+ * its RSS every so many jobs).
  */
 import { readFileSync } from "node:fs";
 import { now } from "./lib/clock.js";
@@ -12,7 +13,7 @@ import type { Payload, RunningWorker, SystemName, WorkerVariant } from "./system
 
 export type ToChild =
   | { type: "clock"; id: number }
-  | { type: "start"; milestones: number[]; recordStarts: boolean }
+  | { type: "start"; milestones: number[]; recordStarts: boolean; rssEvery: number }
   | { type: "progress" }
   | { type: "stop" };
 
@@ -22,7 +23,7 @@ export type FromChild =
   | { type: "started"; t: number }
   | { type: "milestone"; count: number; t: number }
   | { type: "progress"; count: number; t: number }
-  | { type: "stopped"; count: number; maxRssKb: number; cpuMs: number; starts: Array<[number, number]> }
+  | { type: "stopped"; count: number; maxRssKb: number; cpuMs: number; starts: Array<[number, number]>; rss: Array<[number, number]> }
   | { type: "error"; message: string };
 
 /**
@@ -46,6 +47,9 @@ const send = (message: FromChild) => process.send!(message);
 let count = 0;
 let milestones = new Set<number>();
 let starts: Array<[number, number]> | null = null;
+/** Every `rssEvery` handler calls (0: never), the count and the resident set in kB. */
+let rssEvery = 0;
+const rss: Array<[number, number]> = [];
 let worker: RunningWorker | null = null;
 /** CPU time (µs) used before the worker started: loading the libraries is not the worker's work. */
 let cpuAtStart: number | null = null;
@@ -53,6 +57,7 @@ let cpuAtStart: number | null = null;
 function onJob(payload: Payload): void {
   count++;
   if (starts) starts.push([payload.n, now()]);
+  if (rssEvery > 0 && count % rssEvery === 0) rss.push([count, process.memoryUsage.rss() / 1024]);
   if (milestones.has(count)) send({ type: "milestone", count, t: now() });
 }
 
@@ -74,6 +79,7 @@ async function handle(message: ToChild): Promise<void> {
     case "start":
       milestones = new Set(message.milestones);
       starts = message.recordStarts ? [] : null;
+      rssEvery = message.rssEvery;
       cpuAtStart = process.resourceUsage().userCPUTime + process.resourceUsage().systemCPUTime;
       worker = await startWorker(target, variant, onJob);
       send({ type: "started", t: now() });
@@ -85,7 +91,7 @@ async function handle(message: ToChild): Promise<void> {
       await worker?.stop();
       const usage = process.resourceUsage();
       const cpuMs = (usage.userCPUTime + usage.systemCPUTime - (cpuAtStart ?? 0)) / 1000;
-      send({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [] });
+      send({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [], rss });
       process.disconnect?.();
       // Let the IPC message flush, then leave even if a library left a timer behind.
       setTimeout(() => process.exit(0), 200).unref();

@@ -28,6 +28,15 @@ export interface BenchConfig {
   scaleCapMs: number;
   /** Workload 5, finished kept: succeeded jobs in the store beside `scaleSmall` waiting (0 skips it). */
   finishedKept: number;
+  /**
+   * Memory: `memoryJobs` jobs through one worker process within
+   * `memoryCapMs`, its RSS sampled every `memorySampleEvery` jobs; the
+   * slope is fitted over the samples after `memoryWarmupJobs`.
+   */
+  memoryJobs: number;
+  memoryCapMs: number;
+  memorySampleEvery: number;
+  memoryWarmupJobs: number;
   /** Jobs per enqueue call when filling a queue before a processing run. */
   fillChunk: number;
   /** Seconds of the single-INSERT loop that measures the server's insert limit. */
@@ -56,7 +65,7 @@ export interface BenchConfig {
   dashboardPhaseMs: number;
 }
 
-export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "workflows", "key-limits", "dashboard"] as const;
+export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "memory", "workflows", "key-limits", "dashboard"] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
@@ -78,6 +87,10 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         windowLarge: [5_000, 45_000],
         scaleCapMs: 8_000,
         finishedKept: 50_000,
+        memoryJobs: 200_000,
+        memoryCapMs: 30_000,
+        memorySampleEvery: 5_000,
+        memoryWarmupJobs: 50_000,
         fillChunk: 10_000,
         insertLimitSeconds: 3,
         workflowFanIn: 2_000,
@@ -111,6 +124,10 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         windowLarge: [5_000, 45_000],
         scaleCapMs: 20_000,
         finishedKept: 1_000_000,
+        memoryJobs: 2_000_000,
+        memoryCapMs: 150_000,
+        memorySampleEvery: 20_000,
+        memoryWarmupJobs: 200_000,
         fillChunk: 10_000,
         insertLimitSeconds: 10,
         workflowFanIn: 10_000,

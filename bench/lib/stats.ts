@@ -32,3 +32,18 @@ export function figureOf(runs: readonly number[], note?: string): Figure | null 
     ...(note ? { note } : {}),
   };
 }
+
+/** The least-squares slope of y over x, or NaN with fewer than two distinct x. */
+export function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const n = points.length;
+  if (n < 2) return NaN;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const [x, y] of points) {
+    sxy += (x - meanX) * (y - meanY);
+    sxx += (x - meanX) ** 2;
+  }
+  return sxx === 0 ? NaN : sxy / sxx;
+}

@@ -76,9 +76,9 @@ export class WorkerProcess {
   }
 
   /** Start the worker; the child reports when it has handled each count in `milestones`. */
-  async start(options: { milestones?: number[]; recordStarts?: boolean } = {}): Promise<void> {
+  async start(options: { milestones?: number[]; recordStarts?: boolean; rssEvery?: number } = {}): Promise<void> {
     const started = this.next("started", 60_000);
-    this.send({ type: "start", milestones: options.milestones ?? [], recordStarts: options.recordStarts ?? false });
+    this.send({ type: "start", milestones: options.milestones ?? [], recordStarts: options.recordStarts ?? false, rssEvery: options.rssEvery ?? 0 });
     await started;
   }
 
@@ -105,18 +105,18 @@ export class WorkerProcess {
     return { count, t: this.toLocal(t) };
   }
 
-  /** Stop the worker gracefully; returns the handler count, peak RSS and recorded start times (local clock). */
-  async stop(): Promise<{ count: number; peakRssMb: number; cpuMs: number; starts: Array<[number, number]> }> {
+  /** Stop the worker gracefully; returns the handler count, peak RSS, recorded start times (local clock) and RSS samples (count, kB). */
+  async stop(): Promise<{ count: number; peakRssMb: number; cpuMs: number; starts: Array<[number, number]>; rss: Array<[number, number]> }> {
     try {
       const reply = this.next("stopped", 60_000);
       this.send({ type: "stop" });
-      const { count, maxRssKb, cpuMs, starts } = (await reply) as Extract<FromChild, { type: "stopped" }>;
+      const { count, maxRssKb, cpuMs, starts, rss } = (await reply) as Extract<FromChild, { type: "stopped" }>;
       await withTimeout(
         new Promise<void>((resolve) => (this.child.exitCode !== null ? resolve() : this.child.once("exit", () => resolve()))),
         10_000,
         "worker child did not exit",
       ).catch(() => this.kill());
-      return { count, peakRssMb: maxRssKb / 1024, cpuMs, starts: starts.map(([n, t]) => [n, this.toLocal(t)]) };
+      return { count, peakRssMb: maxRssKb / 1024, cpuMs, starts: starts.map(([n, t]) => [n, this.toLocal(t)]), rss };
     } catch (error) {
       this.kill();
       throw error;

@@ -1,0 +1,60 @@
+import { now } from "../lib/clock.js";
+import type { BenchConfig } from "../lib/config.js";
+import { slope } from "../lib/stats.js";
+import { DeadlineError, WorkerProcess } from "../lib/worker-process.js";
+import type { BenchSystem } from "../systems/system.js";
+import { fill } from "./enqueue.js";
+
+export interface MemoryResult {
+  /** Jobs the worker handled before it finished or the cap ran out. */
+  jobs: number;
+  /** Least-squares slope of the worker's RSS over the jobs handled after warm-up, in MB per 100,000 jobs. */
+  slopeMbPer100k: number;
+  /** RSS (MB) at the first sample after warm-up, and at the last sample. */
+  rssAfterWarmUpMb: number;
+  rssAtEndMb: number;
+  capped: boolean;
+}
+
+/**
+ * Worker memory over a long run: `memoryJobs` jobs enqueued first, then
+ * one worker process handles them; it records its resident set every
+ * `memorySampleEvery` handler calls. A worker that keeps something per job
+ * (a map that is never cleared, listeners, timers) shows as a slope that
+ * does not flatten; the slope is fitted over the samples after
+ * `memoryWarmupJobs`, once the heap has grown to its working size.
+ */
+export async function memoryRun(system: BenchSystem, config: BenchConfig, tag: string): Promise<MemoryResult> {
+  const instance = await system.open(tag);
+  let worker: WorkerProcess | null = null;
+  try {
+    const total = config.memoryJobs;
+    await fill((p) => instance.enqueueMany(p), total, config.fillChunk);
+    await instance.settle();
+    worker = await WorkerProcess.spawn(system.name, "perJob", instance.target);
+    const deadline = now() + config.memoryCapMs;
+    await worker.start({ milestones: [total], rssEvery: config.memorySampleEvery });
+    let capped = false;
+    try {
+      await worker.milestone(total, deadline - now());
+    } catch (error) {
+      if (!(error instanceof DeadlineError)) throw error;
+      capped = true;
+    }
+    const { count, rss } = await worker.stop();
+    worker = null;
+    const steady = rss.filter(([n]) => n > config.memoryWarmupJobs);
+    if (steady.length < 3) throw new Error(`${count} jobs handled: too few past the warm-up of ${config.memoryWarmupJobs} to fit a slope`);
+    const mb = (kb: number) => kb / 1024;
+    return {
+      jobs: count,
+      slopeMbPer100k: mb(slope(steady) * 100_000),
+      rssAfterWarmUpMb: mb(steady[0]![1]),
+      rssAtEndMb: mb(steady.at(-1)![1]),
+      capped,
+    };
+  } finally {
+    worker?.kill();
+    await instance.close();
+  }
+}
