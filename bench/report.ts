@@ -192,7 +192,7 @@ export function targets(report: Report): Target[] {
   if (live("bullmq")) add("process > BullMQ", r("bullmq", "process"), (v) => v > 1);
   add("process ≥ 10× pg-boss per-job", r("pg-boss", "process"), (v) => v >= 10);
   add("process > pg-boss array handler", r("pg-boss", "process", "processArrayHandler"), (v) => v > 1);
-  const batchPeers = (SYSTEM_NAMES.filter((name) => name !== "conveyor") as SystemName[]).filter(live);
+  const batchPeers = SYSTEM_NAMES.filter((name) => name !== "conveyor" && live(name));
   const bestBatch = Math.max(...batchPeers.map((peer) => med(peer, "enqueueBatch")).filter(Number.isFinite));
   add("batch enqueue ≥ 2× best peer", med("conveyor", "enqueueBatch") / bestBatch, (v) => v >= 2);
   add("one call of all jobs faster than batches of 1,000", med("conveyor", "enqueueBatchSingleCall") / med("conveyor", "enqueueBatch"), (v) => v > 1);
@@ -223,6 +223,7 @@ const COLORS: Record<SystemName, string> = {
   "graphile-worker": "#e08a1e",
   "pg-boss": "#3a9a5b",
   bullmq: "#b0413e",
+  "bullmq-aof": "#6e2523",
 };
 
 /** A bar chart, one panel per headline figure, bars per system with min–max whiskers. Plain SVG, no library. */

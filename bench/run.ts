@@ -4,7 +4,9 @@
  * Conveyor against graphile-worker, pg-boss and BullMQ on this machine: every
  * PostgreSQL system on the same server (DATABASE_URL, else the machine's),
  * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
- * one answers. Progress goes to stderr; the table goes to stdout.
+ * one answers (`bullmq`), and on a Redis with AOF fsynced every second that
+ * the bench starts itself when redis-server is installed (`bullmq-aof`).
+ * Progress goes to stderr; the table goes to stdout.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,7 +17,8 @@ import { parseArgs } from "node:util";
 import { now } from "./lib/clock.js";
 import { type BenchConfig, configFor, WORKLOAD_NAMES, type WorkloadName } from "./lib/config.js";
 import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } from "./lib/postgres.js";
-import { redisPersistence } from "./lib/redis.js";
+import { REDIS_PORT, redisPersistence } from "./lib/redis.js";
+import { stopRedisServers } from "./lib/redis-server.js";
 import { type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
@@ -94,7 +97,9 @@ const report: Report = {
     machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}`,
     node: process.version,
     postgres: { server: SERVER_URL.replace(/\/\/[^@]*@/, "//"), ...server },
-    redis: await redisPersistence(),
+    redis: await redisPersistence(REDIS_PORT),
+    /** The Redis the bench started for bullmq-aof, as it reports itself; null when it did not run. */
+    redisAof: null,
     versions: {
       conveyor: conveyorRevision(),
       "graphile-worker": versionOf("graphile-worker"),
@@ -115,6 +120,11 @@ for (const name of config.systems) {
   report.systems[name] = { settings: system.settings, skipped, runs: {}, notes: {} };
   if (skipped) log(`${name}: skipped (${skipped})`);
   else systems.push(system);
+}
+if (systems.some((system) => system.name === "bullmq-aof")) {
+  // It passed unavailable(), so its Redis is running and the port a number.
+  const { aofRedisPort } = await import("./systems/bullmq-aof.js");
+  report.meta.redisAof = await redisPersistence((await aofRedisPort()) as number);
 }
 
 function record(name: SystemName, metric: MetricKey, run: number, value: number, note?: string): void {
@@ -371,5 +381,7 @@ if (args.json) {
   writeFileSync(jsonPath, `${JSON.stringify(toJson(report), null, 2)}\n`);
   log(`json: ${jsonPath}`);
 }
+// The Redis the bench started goes first: process.exit leaves no time to stop it gracefully.
+await stopRedisServers();
 // Libraries may leave sockets or timers behind; the bench is done.
 process.exit(0);

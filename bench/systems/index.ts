@@ -11,5 +11,7 @@ export async function loadSystem(name: SystemName): Promise<SystemModule> {
       return import("./pg-boss.js");
     case "bullmq":
       return import("./bullmq.js");
+    case "bullmq-aof":
+      return import("./bullmq-aof.js");
   }
 }

@@ -5,7 +5,7 @@
  * system's library and its RSS is that system's alone.
  */
 
-export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq"] as const;
+export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof"] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 /** The payload of every benchmark job: a sequence number, and for the latency run the enqueue time. */
@@ -42,14 +42,18 @@ export interface BenchSystem {
   readonly settings: Readonly<Record<string, string>>;
   /** True when its stores offer `fillFinished` (the finished-jobs-kept workload runs only for these). */
   readonly fillsFinished?: boolean;
-  /** Why this system cannot run here, or null when it can. */
+  /**
+   * Why this system cannot run here, or null when it can. The bench calls
+   * it once per selected system before anything else; a system whose server
+   * the bench runs itself (bullmq-aof) starts that server here.
+   */
   unavailable(): Promise<string | null>;
   /** A fresh store (a new database, or a new key prefix in Redis), migrated, with a client to enqueue into it. */
   open(tag: string): Promise<SystemInstance>;
 }
 
 export interface SystemInstance {
-  /** What a worker child needs to reach this store (a database URL, or a Redis key prefix). */
+  /** What a worker child needs to reach this store, its only way to: a database URL, or `<Redis port>:<key prefix>`. */
   readonly target: string;
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
