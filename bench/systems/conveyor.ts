@@ -9,16 +9,16 @@ import type { BenchSystem, Payload, StartWorker, SystemInstance, WorkflowGraph }
  * Worker settings for throughput: enough slots that the database, not the
  * slots, is the limit, claimed in batches of a quarter of them, so that a
  * claim is always in flight while the other batches run and are completed.
- * With one batch the size of every slot, the worker and the database took
- * turns, each idle while the other worked (profile.js, 50,000 waiting, after
- * the speed work of this issue): 200 slots in one batch 7,400 jobs/s; in two
- * batches of 100, 13,800; 400 in four of 100, 15,200-16,100; 800 in four of
- * 200, 16,400-18,400. Holding 800 no-op jobs is what graphile-worker's local
- * queue of 500 does too: jobs fetched ahead of the handlers that run them.
- * (BENCH_CONVEYOR_CONCURRENCY and BENCH_CONVEYOR_CLAIM_BATCH override them,
- * for profiling.)
+ * With one batch the size of every slot, the worker and the database take
+ * turns, each idle while the other works. Batches of 500 rather than 200:
+ * each statement costs the worker a write and a wake-up of the server
+ * whatever its size, so larger batches leave more of both processes' time
+ * to the jobs (see docs/performance.md). Holding 2,000 no-op jobs is what
+ * graphile-worker's local queue of 500 does too: jobs fetched ahead of the
+ * handlers that run them. (BENCH_CONVEYOR_CONCURRENCY and
+ * BENCH_CONVEYOR_CLAIM_BATCH override them, for profiling.)
  */
-const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 800);
+const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 2_000);
 // The opt-in payload index of docs/operations.md ("Searching and counting"), to measure what it costs enqueues.
 const PAYLOAD_INDEX = process.env.BENCH_CONVEYOR_PAYLOAD_INDEX === "1";
 const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 4);
