@@ -190,6 +190,7 @@ export function targets(report: Report): Target[] {
 
   add("process ≥ 1.2× graphile-worker", r("graphile-worker", "process"), (v) => v >= 1.2);
   if (live("bullmq")) add("process > BullMQ", r("bullmq", "process"), (v) => v > 1);
+  if (live("bullmq-aof")) add("process > BullMQ on AOF everysec", r("bullmq-aof", "process"), (v) => v > 1);
   add("process ≥ 10× pg-boss per-job", r("pg-boss", "process"), (v) => v >= 10);
   add("process > pg-boss array handler", r("pg-boss", "process", "processArrayHandler"), (v) => v > 1);
   const batchPeers = SYSTEM_NAMES.filter((name) => name !== "conveyor" && live(name));
