@@ -1,9 +1,8 @@
 import { now } from "../lib/clock.js";
 import type { BenchConfig } from "../lib/config.js";
 import { slope } from "../lib/stats.js";
-import { DeadlineError, WorkerProcess } from "../lib/worker-process.js";
 import type { BenchSystem } from "../systems/system.js";
-import { fill } from "./enqueue.js";
+import { cappedBy, withFilledWorker } from "./process.js";
 
 export interface MemoryResult {
   /** Jobs the worker handled before it finished or the cap ran out. */
@@ -25,25 +24,13 @@ export interface MemoryResult {
  * `memoryWarmupJobs` (or the second half of a run cut short by the cap),
  * once the heap has grown to its working size.
  */
-export async function memoryRun(system: BenchSystem, config: BenchConfig, tag: string): Promise<MemoryResult> {
-  const instance = await system.open(tag);
-  let worker: WorkerProcess | null = null;
-  try {
-    const total = config.memoryJobs;
-    await fill((p) => instance.enqueueMany(p), total, config.fillChunk);
-    await instance.settle();
-    worker = await WorkerProcess.spawn(system.name, "perJob", instance.target);
+export function memoryRun(system: BenchSystem, config: BenchConfig, tag: string): Promise<MemoryResult> {
+  const total = config.memoryJobs;
+  return withFilledWorker(system, "perJob", config, tag, total, async (worker) => {
     const deadline = now() + config.memoryCapMs;
     await worker.start({ milestones: [total], rssEvery: config.memorySampleEvery });
-    let capped = false;
-    try {
-      await worker.milestone(total, deadline - now());
-    } catch (error) {
-      if (!(error instanceof DeadlineError)) throw error;
-      capped = true;
-    }
+    const capped = await cappedBy(() => worker.milestone(total, deadline - now()));
     const { count, rss } = await worker.stop();
-    worker = null;
     // A run the cap cut short is fitted over its second half when it did
     // not get past the warm-up: a slow system still gets its slope.
     const warmUp = Math.min(config.memoryWarmupJobs, count / 2);
@@ -57,8 +44,5 @@ export async function memoryRun(system: BenchSystem, config: BenchConfig, tag: s
       rssAtEndMb: mb(steady.at(-1)![1]),
       capped,
     };
-  } finally {
-    worker?.kill();
-    await instance.close();
-  }
+  });
 }

@@ -17,35 +17,63 @@ export interface ProcessResult {
 }
 
 /**
+ * A fresh store filled with `jobs` jobs and settled, and one worker process
+ * of `variant` spawned on it (libraries loaded, not started), for `body`.
+ * The worker, unless `body` stopped it, and the store are cleaned up
+ * whatever happens.
+ */
+export async function withFilledWorker<T>(
+  system: BenchSystem,
+  variant: WorkerVariant,
+  config: BenchConfig,
+  tag: string,
+  jobs: number,
+  body: (worker: WorkerProcess, instance: SystemInstance) => Promise<T>,
+): Promise<T> {
+  const instance = await system.open(tag);
+  let worker: WorkerProcess | null = null;
+  try {
+    await fill((p) => instance.enqueueMany(p), jobs, config.fillChunk);
+    await instance.settle();
+    worker = await WorkerProcess.spawn(system.name, variant, instance.target);
+    return await body(worker, instance);
+  } finally {
+    worker?.kill();
+    await instance.close();
+  }
+}
+
+/** Runs `wait`; true when it ran into its deadline (a DeadlineError), false when it finished. */
+export async function cappedBy(wait: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await wait();
+    return false;
+  } catch (error) {
+    if (!(error instanceof DeadlineError)) throw error;
+    return true;
+  }
+}
+
+/**
  * Workload 3: `processJobs` jobs enqueued first, then one worker process
  * started; the clock runs from the moment the child is told to start its
  * worker (libraries already loaded) until the database (or Redis) shows no
  * job left unfinished. Peak RSS is the child's own maximum resident set.
  */
-export async function processAll(system: BenchSystem, variant: WorkerVariant, config: BenchConfig, tag: string): Promise<ProcessResult> {
-  const instance = await system.open(tag);
-  let worker: WorkerProcess | null = null;
-  try {
-    const total = config.processJobs;
-    await fill((p) => instance.enqueueMany(p), total, config.fillChunk);
-    await instance.settle();
-    worker = await WorkerProcess.spawn(system.name, variant, instance.target);
+export function processAll(system: BenchSystem, variant: WorkerVariant, config: BenchConfig, tag: string): Promise<ProcessResult> {
+  const total = config.processJobs;
+  return withFilledWorker(system, variant, config, tag, total, async (worker, instance) => {
     const started = now();
     const deadline = started + config.processCapMs;
     await worker.start({ milestones: [1, total] });
-    let capped = false;
-    try {
+    const capped = await cappedBy(async () => {
       await worker.milestone(total, deadline - now());
       await untilNoneLeft(instance, deadline);
-    } catch (error) {
-      if (!(error instanceof DeadlineError)) throw error;
-      capped = true;
-    }
+    });
     const finishedAt = now();
     const finished = capped ? total - (await instance.unfinished()) : total;
     const firstJob = await worker.milestone(1, 1_000).catch(() => started);
     const { peakRssMb, cpuMs, count } = await worker.stop();
-    worker = null;
     return {
       cpuUsPerJob: (cpuMs * 1000) / Math.max(1, count),
       rate: (finished * 1000) / (finishedAt - started),
@@ -53,10 +81,7 @@ export async function processAll(system: BenchSystem, variant: WorkerVariant, co
       peakRssMb,
       capped,
     };
-  } finally {
-    worker?.kill();
-    await instance.close();
-  }
+  });
 }
 
 /** Poll until no job is left unfinished; throws a DeadlineError at the deadline. */
