@@ -6,9 +6,10 @@
  * payload holding markup is shown as text. Screenshots go to
  * test-artifacts/dashboard/.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
@@ -17,15 +18,9 @@ import exampleJobs from "../../examples/jobs.js";
 import { JOB_STATUSES } from "../../src/core/states.js";
 import { defineJob, PermanentError } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { REPO_ROOT, runUntilFinished, silent, waitUntil } from "../cli/support.js";
+import { runUntilFinished, silent, waitUntil } from "../cli/support.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
-const available = existsSync(CHROMIUM);
-if (!available) {
-  // Loud on purpose: CI installs chromium (.ci/run), so this only happens on a machine without it.
-  console.warn(`\n!!! SKIPPING the dashboard browser tests: ${CHROMIUM} is missing (apt-get install -y chromium) !!!\n`);
-}
+const available = chromiumAvailable("the dashboard browser tests");
 
 /** Fails for good with its payload as the error message: markup in stored errors. */
 const failsWithMarkup = defineJob({
@@ -56,7 +51,7 @@ async function api(method: string, path: string, body?: unknown, key = keys.admi
 }
 
 async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
 /** expect.poll with room for the dashboard's 2-second refresh on a loaded machine. */
@@ -67,7 +62,7 @@ const headingStatus = () => page.locator("[data-testid=job-page] h1 [data-testid
 
 describe.skipIf(!available)("the dashboard in Chromium", () => {
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [...exampleJobs, failsWithMarkup], logger: silent });
     const apiKeys = new ApiKeys(test.conveyor);
     keys.admin = (await apiKeys.create({ admin: true, name: "browser test" })).key;
@@ -80,17 +75,8 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     ]);
     await runUntilFinished(test.conveyor, ["email.send"]);
     server = await startApiServer(test.conveyor, { port: 0, logger: silent });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
-      timeout: 30_000,
-    });
     // A zone without daylight saving and not UTC, so the offset the dashboard shows is known.
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Kolkata" });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (error) => browserErrors.push(error.message));
-    page.on("dialog", (dialog) => void dialog.dismiss()); // nothing should open one; an injected alert() must not hang the test
+    ({ browser, context, page } = await openBrowserPage(browserErrors, { timezoneId: "Asia/Kolkata" }));
   }, 90_000);
 
   afterAll(async () => {
@@ -345,7 +331,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
         await phone.locator(".updated, [data-testid=job-page], [data-testid=dead-letter-page]").first().waitFor();
         await phone.waitForLoadState("networkidle");
         expect(await width(), name).toBeLessThanOrEqual(390);
-        await phone.screenshot({ path: join(ARTIFACTS, `10-narrow-${name.replace(" ", "-")}.png`), fullPage: true });
+        await phone.screenshot({ path: join(DASHBOARD_ARTIFACTS, `10-narrow-${name.replace(" ", "-")}.png`), fullPage: true });
       }
     } finally {
       await narrow.close();

@@ -3,21 +3,19 @@
  * the flows list, a flow's graph level by level with each node's live
  * status, and a job page linking its parents and children.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { defineJob } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { REPO_ROOT, silent } from "../cli/support.js";
+import { silent } from "../cli/support.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
-const available = existsSync(CHROMIUM);
-if (!available) console.warn(`\n!!! SKIPPING the dashboard flow tests: ${CHROMIUM} is missing (apt-get install -y chromium) !!!\n`);
+const available = chromiumAvailable("the dashboard flow tests");
 
 const step = defineJob({ kind: "step", schema: z.object({ n: z.number() }), handler: async () => {} });
 
@@ -49,7 +47,7 @@ const graph = () =>
 
 describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [step], logger: silent });
     adminKey = (await new ApiKeys(test.conveyor).create({ admin: true, name: "flow browser test" })).key;
     server = await startApiServer(test.conveyor, { port: 0, logger: silent });
@@ -65,15 +63,7 @@ describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
     });
     expect(created.status).toBe(201);
     flow = created.json;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
-      timeout: 30_000,
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (error) => browserErrors.push(error.message));
+    ({ browser, context, page } = await openBrowserPage(browserErrors));
     // The key in the fragment signs in, as the link `conveyor dev` prints.
     await page.goto(`${server.url}/#key=${adminKey}`);
     await page.getByRole("button", { name: "Sign out" }).waitFor();
@@ -96,12 +86,12 @@ describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
     await poll(graph).toEqual(["0:charge:queued", "0:reserve:queued", "1:ship:waiting", "2:notify:waiting"]);
     await poll(() => page.getByTestId("flow-counts").textContent()).toBe("2 waiting, 2 queued");
     await poll(() => page.locator("[data-node=ship] .flow-waits").textContent()).toBe("waits for charge, reserve");
-    await page.screenshot({ path: join(ARTIFACTS, "20-flow.png"), fullPage: true });
+    await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, "20-flow.png"), fullPage: true });
 
     // charge cancelled: ship (policy fail) is dead-lettered, and notify after it; the page shows it at its next refresh.
     expect((await api("POST", `/v1/jobs/${flow.jobs.charge!.id}/cancel`)).status).toBe(200);
     await poll(graph).toEqual(["0:charge:cancelled", "0:reserve:queued", "1:ship:dead", "2:notify:dead"]);
-    await page.screenshot({ path: join(ARTIFACTS, "21-flow-after-cancel.png"), fullPage: true });
+    await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, "21-flow-after-cancel.png"), fullPage: true });
   });
 
   it("links each node to its job, and the job page to its parents, its children and its flow", async () => {
@@ -116,7 +106,7 @@ describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
     await poll(() => parents.locator(`li[data-job-id="${flow.jobs.reserve!.id}"]`).textContent()).toContain("on failure: run");
     await poll(() => page.getByTestId("job-children").locator("li").allTextContents()).toEqual([expect.stringMatching(/^notify\s*dead/)]);
     await poll(() => page.getByTestId("job-flow").textContent()).toContain("ship");
-    await page.screenshot({ path: join(ARTIFACTS, "22-job-links.png"), fullPage: true });
+    await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, "22-job-links.png"), fullPage: true });
 
     // Child, then back up through its parent, then to the flow.
     await page.getByTestId("job-children").getByRole("link", { name: "notify" }).click();

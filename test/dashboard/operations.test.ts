@@ -8,23 +8,21 @@
  * search), and every new page at 390 px. Screenshots go to
  * test-artifacts/dashboard/.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { defineJob, PermanentError } from "../../src/index.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
-import { REPO_ROOT, runUntilFinished, silent } from "../cli/support.js";
+import { runUntilFinished, silent } from "../cli/support.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { sql } from "../worker/support.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
-const available = existsSync(CHROMIUM);
-if (!available) console.warn(`\n!!! SKIPPING the dashboard operations tests: ${CHROMIUM} is missing (apt-get install -y chromium) !!!\n`);
+const available = chromiumAvailable("the dashboard operations tests");
 
 /** Succeeds, except plan "broken" (an error naming the customer) and plan "flaky" (one message shared by several jobs). */
 const invoice = defineJob({
@@ -64,7 +62,7 @@ async function api(method: string, path: string, body?: unknown, key = keys.admi
 }
 
 async function screenshot(name: string, on: Page = page): Promise<void> {
-  await on.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  await on.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });
@@ -108,7 +106,7 @@ async function followProgress(on: Page): Promise<{ seen: Array<[number, number]>
 
 describe.skipIf(!available)("the dashboard's search, bulk actions and overview in Chromium", () => {
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [invoice, item, stuck], logger: silent });
     const apiKeys = new ApiKeys(test.conveyor);
     const admin = await apiKeys.create({ admin: true, name: "operations test" });
@@ -139,16 +137,7 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
     await sql(test.conveyor, "UPDATE {{schema}}.jobs SET locked_by = $2 WHERE id = $1", [ids.stuck, STUCK_WORKER]);
 
     server = await startApiServer(test.conveyor, { port: 0, logger: silent });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
-      timeout: 30_000,
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Kolkata" });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on("pageerror", (error) => browserErrors.push(error.message));
-    page.on("dialog", (dialog) => void dialog.dismiss());
+    ({ browser, context, page } = await openBrowserPage(browserErrors, { timezoneId: "Asia/Kolkata" }));
     await signIn(page, keys.admin);
   }, 120_000);
 

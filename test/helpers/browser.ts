@@ -1,0 +1,44 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { REPO_ROOT } from "../cli/support.js";
+
+/** Debian's Chromium, which CI installs (.ci/run); browser suites skip without it. */
+export const CHROMIUM = "/usr/bin/chromium";
+/** Where browser suites leave their screenshots. */
+export const DASHBOARD_ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
+
+/**
+ * True when Chromium is installed. When it is not, says so loudly (it only
+ * happens on a machine without it) and the suite named `suite` is skipped.
+ */
+export function chromiumAvailable(suite: string): boolean {
+  const available = existsSync(CHROMIUM);
+  if (!available) console.warn(`\n!!! SKIPPING ${suite}: ${CHROMIUM} is missing (apt-get install -y chromium) !!!\n`);
+  return available;
+}
+
+export interface BrowserPage {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * Headless Chromium with one 1280×900 page: actions wait at most 20 s,
+ * uncaught page errors are pushed to `errors`, and any dialog is dismissed
+ * (nothing should open one; an injected alert() must not hang a test).
+ */
+export async function openBrowserPage(errors: string[], options: { timezoneId?: string } = {}): Promise<BrowserPage> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+    timeout: 30_000,
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("dialog", (dialog) => void dialog.dismiss());
+  return { browser, context, page };
+}
