@@ -1,12 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { type Api, query } from "../api.js";
-import { ago, formatNumber, formatTime, shortId } from "../format.js";
+import { ago, formatNumber, formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, type Route } from "../router.js";
 import { describeSearch, searchOfFilter, setFields } from "../search.js";
 import type { BulkActionJson, BulkActionPage } from "../types.js";
 import { actionLabel, BulkProgress, useBulkAction } from "./bulk-progress.js";
-import { Badge, Facts, JsonBlock, Problem, Updated } from "./common.js";
+import { Badge, Facts, IdLink, JsonBlock, Problem, Updated } from "./common.js";
 
 /** While an operation on the page runs, the list moves; otherwise it changes only when someone starts one. */
 const RUNNING_REFRESH_MS = 2_000;
@@ -63,9 +63,7 @@ function BulkActionTable({ operations }: { operations: BulkActionJson[] }) {
           {operations.map((operation) => (
             <tr key={operation.id} data-operation-id={operation.id}>
               <td>
-                <a href={href(`/bulk-actions/${operation.id}`)}>
-                  <code>{shortId(operation.id)}</code>
-                </a>
+                <IdLink path="/bulk-actions" id={operation.id} />
               </td>
               <td>{actionLabel(operation)}</td>
               <td class="clip" title={describeSearch(searchOfFilter(operation.filter))}>

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import type { ApiError } from "../api.js";
-import { formatClock, prettyJson } from "../format.js";
+import { formatClock, prettyJson, shortId } from "../format.js";
+import { href } from "../router.js";
 import type { ErrorJson } from "../types.js";
 
 // Everything attacker-controlled (payloads, error names and messages, kinds,
@@ -73,4 +74,13 @@ export function Facts({ items }: { items: Array<[string, ComponentChildren]> }) 
 export function Updated({ at, error }: { at: Date | null; error: ApiError | null }) {
   if (!at && error) return null;
   return <span class="updated muted">{at ? `updated ${formatClock(at)}` : "loading…"}</span>;
+}
+
+/** A record's short id, linking to its page (`path` is the page's route up to the id, e.g. "/jobs"). */
+export function IdLink({ path, id }: { path: string; id: string }) {
+  return (
+    <a href={href(`${path}/${id}`)}>
+      <code>{shortId(id)}</code>
+    </a>
+  );
 }

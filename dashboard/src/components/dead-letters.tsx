@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
 import { type Api, ApiError, query } from "../api.js";
-import { ago, formatTime, shortId } from "../format.js";
+import { ago, formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import type { DeadLetterJson, DeadLetterPage } from "../types.js";
-import { Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Facts, IdLink, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 
 const REFRESH_MS = 3_000;
@@ -50,9 +50,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
             {data.items.map((entry) => (
               <tr key={entry.id} data-dead-letter-id={entry.id} data-job-id={entry.jobId}>
                 <td>
-                  <a href={href(`/dead-letters/${entry.id}`)}>
-                    <code>{shortId(entry.id)}</code>
-                  </a>
+                  <IdLink path="/dead-letters" id={entry.id} />
                 </td>
                 <td>{entry.kind}</td>
                 <td>{entry.queue}</td>

@@ -5,7 +5,7 @@ import { ago, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import { type FlowDetail, type FlowNodeJson, type FlowPage, JOB_STATUSES } from "../types.js";
-import { Badge, Facts, Notice, Problem, Updated } from "./common.js";
+import { Badge, Facts, IdLink, Notice, Problem, Updated } from "./common.js";
 
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 50;
@@ -53,9 +53,7 @@ export function Flows({ api, route }: { api: Api; route: Route }) {
               {data.items.map((flow) => (
                 <tr key={flow.id} data-flow-id={flow.id}>
                   <td>
-                    <a href={href(`/flows/${flow.id}`)}>
-                      <code>{shortId(flow.id)}</code>
-                    </a>
+                    <IdLink path="/flows" id={flow.id} />
                   </td>
                   <td>{flow.kind}</td>
                   <td>{flow.name ?? <span class="muted">—</span>}</td>
@@ -138,9 +136,7 @@ export function FlowPage({ api, id }: { api: Api; id: string }) {
             ? [
                 [
                   "Callback",
-                  <a href={href(`/jobs/${flow.callbackJobId}`)}>
-                    <code>{shortId(flow.callbackJobId)}</code>
-                  </a>,
+                  <IdLink path="/jobs" id={flow.callbackJobId} />,
                 ] as [string, preact.ComponentChildren],
               ]
             : []),

@@ -1,13 +1,13 @@
 import { useEffect, useState } from "preact/hooks";
 import { type Api, ApiError, query } from "../api.js";
-import { ago, formatJobCount, shortId } from "../format.js";
+import { ago, formatJobCount } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import { checkSearch, isCostly, type Search, searchOf, setFields } from "../search.js";
 import type { BulkActionKind, JobCount, JobJson, JobPage, QueueList } from "../types.js";
 import { BulkBar, BulkDialog } from "./bulk-confirm.js";
 import { FollowBulkAction } from "./bulk-progress.js";
-import { Badge, Problem, StoredError, Updated } from "./common.js";
+import { Badge, IdLink, Problem, StoredError, Updated } from "./common.js";
 import { JobFilters } from "./job-filters.js";
 import { ProgressHint } from "./job-output.js";
 
@@ -119,9 +119,7 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
         {jobs.map((job) => (
           <tr key={job.id} data-job-id={job.id}>
             <td>
-              <a href={href(`/jobs/${job.id}`)}>
-                <code>{shortId(job.id)}</code>
-              </a>
+              <IdLink path="/jobs" id={job.id} />
             </td>
             <td>{job.kind}</td>
             <td>{job.queue}</td>

@@ -1,5 +1,6 @@
 import { ago, formatDuration, formatNumber, formatRate, shortId } from "../format.js";
 import { href } from "../router.js";
+import { IdLink } from "./common.js";
 import { errorSearchText } from "../search.js";
 import type { ErrorGroupJson, OverviewJson, OverviewKindJson, OverviewWorkerJson, StuckJson } from "../types.js";
 
@@ -18,9 +19,7 @@ export function OldestReady({ overview }: { overview: OverviewJson }) {
   if (job === null) return <p class="muted">No job is waiting to run.</p>;
   return (
     <p>
-      <a href={href(`/jobs/${job.id}`)}>
-        <code>{shortId(job.id)}</code>
-      </a>{" "}
+      <IdLink path="/jobs" id={job.id} />{" "}
       {job.kind} in queue {job.queue} (tenant {job.tenant}) has waited <strong>{formatDuration(job.ageMs)}</strong>.
     </p>
   );
@@ -54,9 +53,7 @@ export function Stuck({ stuck }: { stuck: StuckJson | null }) {
             {stuck.jobs.map((job) => (
               <tr key={job.id} data-job-id={job.id}>
                 <td>
-                  <a href={href(`/jobs/${job.id}`)}>
-                    <code>{shortId(job.id)}</code>
-                  </a>
+                  <IdLink path="/jobs" id={job.id} />
                 </td>
                 <td>{job.kind}</td>
                 <td>{job.queue}</td>
