@@ -81,8 +81,9 @@ const indexesOf = (plan: PlanNode[]) => plan.map((node) => node["Index Name"]).f
 /** The search statement for `filter` (first page of 50), with its values. */
 function search(filter: JobFilter): [string, unknown[]] {
   const values: unknown[] = [];
-  const where = jobFilterCondition(checkJobFilter(filter), values);
-  return [jobSearchStatement(t.schema, where, `$${values.push(50)}`), values];
+  const checked = checkJobFilter(filter);
+  const where = jobFilterCondition(checked, values);
+  return [jobSearchStatement(t.schema, checked, where, `$${values.push(50)}`), values];
 }
 
 /** The capped count statement for `filter` (at most 10,001), with its values. */

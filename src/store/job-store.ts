@@ -289,7 +289,7 @@ export class JobStore {
     const values: unknown[] = [];
     const where = jobFilterCondition(filter, values);
     const before = beforeId === null ? "" : `\n  AND j.id < $${values.push(beforeId)}::uuid`;
-    const text = jobSearchStatement(this.schema, where + before, `$${values.push(limit)}`, filter.payloadContains != null);
+    const text = jobSearchStatement(this.schema, filter, where + before, `$${values.push(limit)}`);
     const { rows } = await runQuery(db ?? this.pool, { name: "jobSearch", text, prepared: false }, values);
     return rows.map(rowToJob);
   }

@@ -105,19 +105,19 @@ export function jobFilterCondition(filter: JobFilterValues, values: unknown[], a
 }
 
 /**
- * A page of a search, newest first: `where` from jobFilterCondition (alias
- * `j`), `limit` its parameter. The primary key gives the order, so a page
- * reads from the newest matching row and stops at the page's end.
+ * A page of a search for `filter`, newest first: `where` from
+ * jobFilterCondition (alias `j`) for that filter, `limit` its parameter.
+ * The primary key gives the order, so a page reads from the newest
+ * matching row and stops at the page's end.
  *
- * With `matchesFirst` (a payload search), the matching rows are found first
- * and then sorted: the planner cannot estimate how many rows a containment
+ * A payload search finds the matching rows first and then sorts them: the planner cannot estimate how many rows a containment
  * test passes, and guessing many it would walk the primary key and test
  * every payload on the way, reading most of a large table when the match is
  * rare. OFFSET 0 keeps the order and limit out of the inner query, which
  * then reads the payload index where one exists (docs/operations.md).
  */
-export function jobSearchStatement(schema: string, where: string, limit: string, matchesFirst = false): string {
-  const from = matchesFirst ? `(SELECT * FROM ${quoteIdent(schema)}.jobs AS j WHERE ${where} OFFSET 0) AS j` : `${quoteIdent(schema)}.jobs AS j
+export function jobSearchStatement(schema: string, filter: JobFilterValues, where: string, limit: string): string {
+  const from = filter.payloadContains != null ? `(SELECT * FROM ${quoteIdent(schema)}.jobs AS j WHERE ${where} OFFSET 0) AS j` : `${quoteIdent(schema)}.jobs AS j
 WHERE ${where}`;
   return `SELECT ${jobColumnsOf("j")} FROM ${from}
 ORDER BY j.id DESC
