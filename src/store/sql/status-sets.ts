@@ -1,0 +1,16 @@
+import { READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
+
+// The job state sets of core/states.ts as SQL lists, so that every statement
+// names them from the one constant. Not statements themselves, so this module
+// is not among the store's queries.
+
+/** `'a', 'b'`: a state set as the inside of an SQL `IN (…)` list. */
+function sqlList(statuses: readonly JobStatus[]): string {
+  return statuses.map((status) => `'${status}'`).join(", ");
+}
+
+/** The states a job is claimed from once `run_at` has passed (READY_STATUSES), as `'queued', 'retrying'`. */
+export const READY = sqlList(READY_STATUSES);
+
+/** The states a job never leaves on its own (TERMINAL_STATUSES), as `'succeeded', 'cancelled', 'dead'`. */
+export const TERMINAL = sqlList(TERMINAL_STATUSES);
