@@ -95,6 +95,7 @@ export {
   RetryAfter,
   retryAfter,
   SchemaTooNewError,
+  SchemaTooOldError,
   SearchTimeoutError,
   UniqueJobConflictError,
   ValidationError,

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
-import { SchemaTooNewError } from "../src/core/errors.js";
-import { loadMigrations } from "../src/store/migrate.js";
+import { SchemaTooNewError, SchemaTooOldError } from "../src/core/errors.js";
+import { BASELINE_VERSION, loadMigrations } from "../src/store/migrate.js";
+import { ROUTINES } from "../src/store/routines/index.js";
 import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
 import { connectTestClient, createTestConveyor, dbOf, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 
@@ -22,7 +23,7 @@ describe("migrations", () => {
   it("create the tables on a fresh schema, then find nothing to do", async () => {
     const { conveyor, schema } = await freshSchema();
     const first = await conveyor.migrate();
-    expect(first).toEqual({ applied: loadMigrations().map((m) => m.version), version: latest });
+    expect(first).toEqual({ applied: loadMigrations().map((m) => m.version), routines: ROUTINES.map((r) => r.name), version: latest });
 
     const { rows } = await conveyor.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
@@ -32,7 +33,7 @@ describe("migrations", () => {
       expect.arrayContaining(["jobs", "job_executions", "dead_letter_jobs", "workers", "api_keys", "migrations"]),
     );
 
-    expect(await conveyor.migrate()).toEqual({ applied: [], version: latest });
+    expect(await conveyor.migrate()).toEqual({ applied: [], routines: [], version: latest });
     expect(await conveyor.schemaStatus()).toEqual({ current: latest, latest, writable: true });
   });
 
@@ -72,6 +73,39 @@ describe("migrations", () => {
     expect((error as SchemaTooNewError).code).toBe("SCHEMA_TOO_NEW");
     expect((error as Error).message).toContain("999");
     expect(await conveyor.schemaStatus()).toEqual({ current: 999, latest, writable: true });
+  });
+
+  it("refuse a database migrated before the baseline, changing nothing", async () => {
+    const { conveyor, schema } = await freshSchema();
+    await conveyor.pool.query(`CREATE SCHEMA "${schema}"`);
+    await conveyor.pool.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await conveyor.pool.query(`INSERT INTO "${schema}".migrations (version, name) VALUES (1, '001_initial'), (2, '002_retention')`);
+
+    const error = await conveyor.migrate().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooOldError);
+    expect((error as Error).message).toContain(`before this Conveyor's baseline (${BASELINE_VERSION})`);
+    const { rows } = await conveyor.pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
+    expect(rows.map((row: { table_name: string }) => row.table_name)).toEqual(["migrations", "routines"]);
+  });
+
+  it("reinstall a routine whose text changed, and leave one a newer build installed", async () => {
+    const { conveyor, schema } = await freshSchema();
+    await conveyor.migrate();
+    const s = `"${schema}"`;
+    // As if the source of uuid_v7 had changed since it was installed: the ledger's hash differs, and so does the body.
+    await conveyor.pool.query(`CREATE OR REPLACE FUNCTION ${s}.uuid_v7() RETURNS uuid LANGUAGE sql AS $$ SELECT NULL::uuid $$`);
+    await conveyor.pool.query(`UPDATE ${s}.routines SET sha256 = 'changed' WHERE name = 'uuid_v7'`);
+    // As if a build with a newer migration had installed its own job_claim_fair.
+    await conveyor.pool.query(`UPDATE ${s}.routines SET sha256 = 'newer', version = 999 WHERE name = 'job_claim_fair'`);
+
+    expect(await conveyor.migrate()).toEqual({ applied: [], routines: ["uuid_v7"], version: latest });
+    const { rows } = await conveyor.pool.query(`SELECT ${s}.uuid_v7() IS NOT NULL AS made`);
+    expect(rows).toEqual([{ made: true }]);
+    const { rows: ledger } = await conveyor.pool.query(`SELECT name, sha256, version FROM ${s}.routines WHERE name IN ('uuid_v7', 'job_claim_fair') ORDER BY name`);
+    expect(ledger).toEqual([
+      { name: "job_claim_fair", sha256: "newer", version: 999 },
+      { name: "uuid_v7", sha256: expect.stringMatching(/^[0-9a-f]{64}$/), version: latest },
+    ]);
   });
 });
 
@@ -175,28 +209,6 @@ describe("schema", () => {
     for (const [overrides, expected] of cases) expect(await row(overrides), JSON.stringify(overrides).slice(0, 120)).toBe(expected);
   });
 
-  it("migration 013 applies over stored run times outside its bound, leaving the rule NOT VALID but enforced", async () => {
-    test = await createTestConveyor();
-    const { pool } = test.conveyor;
-    const jobs = `"${test.schema}".jobs`;
-    const constraint = () =>
-      pool.query<{ validated: boolean }>(`SELECT convalidated AS validated FROM pg_constraint WHERE conrelid = $1::regclass AND conname = 'jobs_run_at_bounded'`, [jobs]);
-    expect((await constraint()).rows).toEqual([{ validated: true }]);
-    // As a database from before 013 could hold: the rule gone, two rows outside it.
-    await pool.query(`ALTER TABLE ${jobs} DROP CONSTRAINT jobs_run_at_bounded`);
-    await pool.query(`DELETE FROM "${test.schema}".migrations WHERE version = 13`);
-    expect(await violatedConstraint({ run_at: "275761-01-01 00:00:00+00" })).toBeNull();
-    expect(await violatedConstraint({ id: "018f0000-0000-7000-8000-000000000002", run_at: "1970-01-01 00:00:00+00" })).toBeNull();
-
-    expect((await test.conveyor.migrate()).applied).toEqual([13]);
-    expect((await constraint()).rows).toEqual([{ validated: false }]);
-    expect(await violatedConstraint({ id: "018f0000-0000-7000-8000-000000000003", run_at: "infinity" })).toBe("jobs_run_at_bounded");
-    // Once the rows are mended, the documented statement validates it.
-    await pool.query(`UPDATE ${jobs} SET run_at = now()`);
-    await pool.query(`ALTER TABLE ${jobs} VALIDATE CONSTRAINT jobs_run_at_bounded`);
-    expect((await constraint()).rows).toEqual([{ validated: true }]);
-  });
-
   it("deleting jobs by any statement deletes their executions (a statement trigger, not a foreign key)", async () => {
     test = await createTestConveyor();
     const { pool } = test.conveyor;
@@ -235,115 +247,5 @@ describe("schema", () => {
     }
     expect(predicate("jobs_running_lease_idx")).toMatch(/status = 'running'/);
     expect(predicate("jobs_idempotency_key_idx")).toMatch(/idempotency_key IS NOT NULL/);
-  });
-});
-
-describe("migration 019 over attempts claimed before it", () => {
-  /** Apply the migrations before `version` as `migrate()` would have, ledger included. */
-  async function migrateBefore(test: TestConveyor, version: number): Promise<void> {
-    const s = `"${test.schema}"`;
-    const client = await test.conveyor.pool.connect();
-    try {
-      await client.query(`CREATE SCHEMA ${s}`);
-      await client.query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-      for (const migration of loadMigrations().filter((m) => m.version < version)) {
-        await client.query(migration.sql.replaceAll("{{schema}}", s));
-        await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
-      }
-    } finally {
-      client.release();
-    }
-  }
-
-  /** A claim as a worker before 019 wrote it: the job row, and a 'running' execution row. */
-  const OLD_CLAIM = (s: string) => `
-    WITH claimed AS (
-      UPDATE ${s}.jobs SET status = 'running', attempts = attempts + 1, locked_by = 'old-worker',
-        current_execution_id = ${s}.uuid_v7(), lease_expires_at = now() + $2::float8 * interval '1 millisecond',
-        started_at = now(), updated_at = now()
-      WHERE id = ANY($1::uuid[]) RETURNING id, attempts, current_execution_id
-    )
-    INSERT INTO ${s}.job_executions (id, job_id, attempt, worker_id, started_at)
-    SELECT current_execution_id, id, attempts, 'old-worker', now() FROM claimed RETURNING job_id, id`;
-
-  it("shows each running attempt once and records it once, finished, however it ends", async () => {
-    const test = await freshSchema();
-    const { conveyor } = test;
-    const s = `"${test.schema}"`;
-    await migrateBefore(test, 19);
-    const ids = Array.from({ length: 7 }, (_, n) => `018f0000-0000-7000-8000-00000000010${n}`);
-    const [done, failed, buried, expired, inTransaction, handedBack, neverClaimed] = ids as [string, string, string, string, string, string, string];
-    await conveyor.pool.query(
-      `INSERT INTO ${s}.jobs (id, tenant, queue, kind, payload, max_attempts) SELECT id, 'default', 'default', 'k', '{}', 2 FROM unnest($1::uuid[]) AS id`,
-      [ids],
-    );
-    // `buried` failed once already; its second attempt, claimed below, is its last.
-    await conveyor.pool.query(OLD_CLAIM(s), [[buried], 60_000]);
-    await conveyor.pool.query(
-      `WITH ended AS (
-         UPDATE ${s}.jobs SET status = 'retrying', locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL WHERE id = $1
-       )
-       UPDATE ${s}.job_executions SET outcome = 'failed', finished_at = now(), error = '{"message":"first"}' WHERE job_id = $1`,
-      [buried],
-    );
-    const { rows: claimed } = await conveyor.pool.query<{ job_id: string; id: string }>(OLD_CLAIM(s), [ids.slice(0, 6), 60_000]);
-    const executionOf = new Map(claimed.map((row) => [row.job_id, row.id]));
-    await conveyor.pool.query(`UPDATE ${s}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [expired]);
-
-    expect((await conveyor.migrate()).applied).toEqual([19]);
-    const ended = () =>
-      conveyor.pool.query<{ convalidated: boolean }>(
-        `SELECT convalidated FROM pg_constraint WHERE conrelid = '${s}.job_executions'::regclass AND conname = 'job_executions_ended'`,
-      );
-    expect((await ended()).rows).toEqual([{ convalidated: false }]); // six 'running' rows from before
-    const { rows: listed } = await conveyor.pool.query<{ id: string }>(`SELECT id FROM ${s}.executions_running_before_019`);
-    expect(listed.map((row) => row.id).sort()).toEqual([...executionOf.values()].sort());
-    // Each running attempt is read once, from its job row, as before the migration.
-    for (const id of ids.slice(0, 6)) {
-      const job = await conveyor.getJob(id);
-      const running = job!.executions.filter((e) => e.outcome === "running");
-      expect(running, id).toEqual([
-        expect.objectContaining({ id: executionOf.get(id), jobId: id, attempt: job!.attempts, workerId: "old-worker", finishedAt: null }),
-      ]);
-    }
-    // A worker before 019 can no longer write a running row.
-    const refused = await conveyor.pool.query(OLD_CLAIM(s), [[neverClaimed], 60_000]).catch((error: { constraint?: string }) => error);
-    expect(refused).toMatchObject({ constraint: "job_executions_ended" });
-
-    const store = storeOf(conveyor);
-    expect(await store.jobComplete("old-worker", [{ jobId: done, executionId: executionOf.get(done)!, result: null }])).toEqual(new Set([executionOf.get(done)]));
-    const end = (jobId: string, outcome: "failed" | "interrupted", nextStatus: "retrying" | "queued" | "dead") => ({
-      jobId, executionId: executionOf.get(jobId)!, outcome, error: JSON.stringify({ message: outcome }), nextStatus,
-      delayMs: 0, countsAttempt: outcome !== "interrupted", deadReason: nextStatus === "dead" ? ("attempts_exhausted" as const) : null,
-    });
-    const moved = await store.jobEndAttempts([end(failed, "failed", "retrying"), end(buried, "failed", "dead"), end(handedBack, "interrupted", "queued")]);
-    expect(moved.map((job) => [job.id, job.status]).sort()).toEqual([[buried, "dead"], [failed, "retrying"], [handedBack, "queued"]].sort());
-    expect((await store.jobReclaimExpired(10)).map((job) => job.id)).toEqual([expired]);
-    const tx = await conveyor.pool.connect();
-    try {
-      await tx.query("BEGIN");
-      expect(await dbOf(conveyor).handlers.jobCompleteInTransaction(tx, "old-worker", inTransaction, executionOf.get(inTransaction)!, null)).toBe(true);
-      await tx.query("COMMIT");
-    } finally {
-      tx.release();
-    }
-
-    // One finished row per attempt, the old 'running' one finished in place.
-    const { rows } = await conveyor.pool.query(`SELECT id, job_id, attempt, worker_id, outcome, finished_at IS NOT NULL AS finished FROM ${s}.job_executions`);
-    const outcome = (jobId: string) => rows.filter((row) => row.job_id === jobId).map((row) => [row.attempt, row.outcome]);
-    expect(rows.every((row) => row.finished && row.worker_id === "old-worker")).toBe(true);
-    expect(outcome(done)).toEqual([[1, "succeeded"]]);
-    expect(outcome(failed)).toEqual([[1, "failed"]]);
-    expect(outcome(buried).sort()).toEqual([[1, "failed"], [2, "failed"]]);
-    expect(outcome(expired)).toEqual([[1, "lease_expired"]]);
-    expect(outcome(inTransaction)).toEqual([[1, "succeeded"]]);
-    expect(outcome(handedBack)).toEqual([[1, "interrupted"]]);
-    expect(rows.filter((row) => executionOf.has(row.job_id) && row.id === executionOf.get(row.job_id))).toHaveLength(6);
-    // The dead letter holds both attempts, the ending one once.
-    const [letter] = (await conveyor.listDeadLetters({})).items;
-    expect(letter!.history.map((h) => [h.attempt, h.outcome, h.error?.message])).toEqual([[1, "failed", "first"], [2, "failed", "failed"]]);
-    // Nothing running is left from before: the rule can be validated now.
-    await conveyor.pool.query(`ALTER TABLE ${s}.job_executions VALIDATE CONSTRAINT job_executions_ended`);
-    expect((await ended()).rows).toEqual([{ convalidated: true }]);
   });
 });

@@ -58,19 +58,4 @@ describe("the tenant index", () => {
     expect(await hasTenantIndex()).toBe(true);
     expect(await dbOf(t.conveyor).tenantIndexEnsure()).toBe(false);
   });
-
-  it("survives migration 010 only where a tenant cap already exists", async () => {
-    t = await createTestConveyor({ jobs: [noop], logger: silent });
-    // Replay migration 010 on a store that has the index, as one migrated before it would.
-    const replay = async () => {
-      await dbOf(t.conveyor).tenantIndexEnsure();
-      await sql(t.conveyor, "DELETE FROM {{schema}}.migrations WHERE version = 10");
-      expect(await t.conveyor.migrate()).toMatchObject({ applied: [10] });
-    };
-    await replay();
-    expect(await hasTenantIndex()).toBe(false);
-    await sql(t.conveyor, "INSERT INTO {{schema}}.tenant_settings (tenant, concurrency_limit) VALUES ('a', 2)");
-    await replay();
-    expect(await hasTenantIndex()).toBe(true);
-  });
 });

@@ -16,6 +16,7 @@ export type ConveyorErrorCode =
   | "DATABASE"
   | "DATABASE_READ_ONLY"
   | "SCHEMA_TOO_NEW"
+  | "SCHEMA_TOO_OLD"
   | "SEARCH_TIMEOUT"
   | "EMBEDDED_POSTGRES";
 
@@ -175,6 +176,17 @@ export class SchemaTooNewError extends ConveyorError {
 }
 
 /**
+ * The database's schema was migrated by a build older than this one's
+ * baseline migration, which this build cannot upgrade: migrate it first with
+ * the build that wrote it, to its newest migration.
+ */
+export class SchemaTooOldError extends ConveyorError {
+  constructor(message: string) {
+    super("SCHEMA_TOO_OLD", message);
+  }
+}
+
+/**
  * The embedded PostgreSQL server could not be started or found. The message
  * is one line that names the cause (port in use, permission denied, disk full,
  * binaries missing…), so a CLI can print it as is.
@@ -209,7 +221,7 @@ export class RetryAfter extends Error {
   constructor(delayMs: number, message = `retry after ${delayMs} ms`) {
     super(message);
     this.name = "RetryAfter";
-    // Bounded like an enqueue's delay: the retry's run time must fit the jobs table (migration 013).
+    // Bounded like an enqueue's delay: the retry's run time must fit the jobs table (jobs_run_at_bounded).
     if (!Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
       throw new ValidationError(`RetryAfter delayMs must be a number from 0 to ${MAX_DELAY_MS} (10 years), got ${String(delayMs)}`, [
         { path: "delayMs", message: `must be a number from 0 to ${MAX_DELAY_MS}` },

@@ -2,7 +2,7 @@ import type { RateLimit } from "./queue-settings.js";
 
 // Limits per key (docs/limits-and-fairness.md#limits-per-key): a limit key on
 // each job, and per queue a default for every key plus overrides for single
-// keys, enforced in the claim (migration 016).
+// keys, enforced in the claim (routines/job-claim-by-key.ts).
 
 /** The limits that apply to one key: each null when there is none. */
 export interface KeyLimits {

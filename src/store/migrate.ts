@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { SchemaTooNewError } from "../core/errors.js";
+import { SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
 import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
+import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
 import { rollback } from "./transaction.js";
 import { translatePgError } from "./pg-errors.js";
 
-/** One numbered migration file, e.g. `001_initial.sql`. */
+/** One numbered migration file, e.g. `020_attempts_recorded_whole.sql`. */
 export interface Migration {
   version: number;
   name: string;
@@ -41,10 +42,31 @@ export function loadMigrations(): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
+/**
+ * The first migration of a new schema: the tables as of its version, which
+ * stands for every migration up to it. A schema whose newest migration is
+ * older cannot be upgraded by this build.
+ */
+export const BASELINE_VERSION = 19;
+
 /** The ledger of applied migrations, `<schema>.migrations`. */
 function ledgerTable(quoted: string): string {
   return `CREATE TABLE IF NOT EXISTS ${quoted}.migrations (
     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+}
+
+/**
+ * The ledger of installed routines, `<schema>.routines`: each function's
+ * hash, and the newest migration of the build that installed it.
+ */
+function routinesTable(quoted: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${quoted}.routines (
+    name text PRIMARY KEY, sha256 text NOT NULL, version integer NOT NULL, installed_at timestamptz NOT NULL DEFAULT now())`;
+}
+
+/** A routine's statements for one schema. */
+function routineSql(routine: Routine, quoted: string): string {
+  return routine.sql.replaceAll("{{schema}}", quoted);
 }
 
 /**
@@ -60,12 +82,17 @@ export async function createMigratedSchema(pool: Pool, schema: string): Promise<
   const quoted = quoteIdent(schema);
   const migrations = loadMigrations();
   const ledger = migrations.map((migration) => `(${migration.version}, '${migration.name.replaceAll("'", "''")}')`).join(", ");
+  const latest = migrations.at(-1)?.version ?? 0;
+  const installed = ROUTINES.map((routine) => `('${routine.name}', '${routineHash(routine)}', ${latest})`).join(", ");
   const script = [
     "BEGIN",
     `CREATE SCHEMA ${quoted}`,
     ledgerTable(quoted),
+    routinesTable(quoted),
     ...migrations.map((migration) => migration.sql.replaceAll("{{schema}}", quoted)),
+    ...ROUTINES.map((routine) => routineSql(routine, quoted)),
     `INSERT INTO ${quoted}.migrations (version, name) VALUES ${ledger}`,
+    `INSERT INTO ${quoted}.routines (name, sha256, version) VALUES ${installed}`,
     "COMMIT",
   ].join("\n;\n"); // each on lines of its own: a file that ends in a comment cannot swallow the separator
   const client = await checkOut(pool);
@@ -83,6 +110,8 @@ export async function createMigratedSchema(pool: Pool, schema: string): Promise<
 export interface MigrationResult {
   /** Versions applied by this call (empty when the schema was already current). */
   applied: number[];
+  /** Functions, views and triggers (by routine name) installed or replaced by this call, because their text changed. */
+  routines: string[];
   /** Schema version after the call. */
   version: number;
 }
@@ -110,17 +139,11 @@ export async function migrate(pool: Pool, schema: string, options: { pooled?: bo
       const pending = await pendingMigrations(client, quoted, migrations, latest);
       const applied: number[] = [];
       for (const migration of pending) {
-        await client.query("BEGIN");
-        try {
-          await applyMigration(client, quoted, migration);
-          await client.query("COMMIT");
-        } catch (error) {
-          await client.query("ROLLBACK");
-          throw error;
-        }
+        await inTransaction(client, () => applyMigration(client, quoted, migration));
         applied.push(migration.version);
       }
-      return { applied, version: latest };
+      const routines = await inTransaction(client, () => installRoutines(client, quoted, latest));
+      return { applied, routines, version: latest };
     } finally {
       await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_NAMESPACE, schema]);
     }
@@ -143,8 +166,9 @@ async function migrateInOneTransaction(pool: Pool, schema: string): Promise<Migr
       await client.query(undeadlined("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]));
       const pending = await pendingMigrations(client, quoted, migrations, latest);
       for (const migration of pending) await applyMigration(client, quoted, migration);
+      const routines = await installRoutines(client, quoted, latest);
       await client.query("COMMIT");
-      return { applied: pending.map((migration) => migration.version), version: latest };
+      return { applied: pending.map((migration) => migration.version), routines, version: latest };
     } catch (error) {
       broken = await rollback(client, error);
       throw error;
@@ -156,17 +180,68 @@ async function migrateInOneTransaction(pool: Pool, schema: string): Promise<Migr
   }
 }
 
-/** Create the schema and ledger if needed, and list the migrations not applied yet; refuse a schema newer than this code. */
+/** `work` in a transaction of its own on `client`. */
+async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * Create the schema and ledgers if needed, and list the migrations not
+ * applied yet; refuse a schema newer than this code, or one migrated before
+ * the baseline (a new schema starts from it).
+ */
 async function pendingMigrations(client: PoolClient, quoted: string, migrations: readonly Migration[], latest: number): Promise<Migration[]> {
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
   await client.query(ledgerTable(quoted));
+  await client.query(routinesTable(quoted));
   const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${quoted}.migrations`);
   const done = new Set(rows.map((row) => row.version));
   const newest = Math.max(0, ...done);
   if (newest > latest) {
     throw new SchemaTooNewError(`schema ${quoted} is at migration ${newest} but this Conveyor only knows up to ${latest}; upgrade Conveyor`);
   }
+  if (newest > 0 && newest < BASELINE_VERSION) {
+    throw new SchemaTooOldError(
+      `schema ${quoted} is at migration ${newest}, before this Conveyor's baseline (${BASELINE_VERSION}); migrate it to ${BASELINE_VERSION} with an earlier Conveyor first`,
+    );
+  }
   return migrations.filter((migration) => !done.has(migration.version));
+}
+
+/**
+ * Install every routine whose text differs from the hash the ledger records,
+ * on the caller's open transaction, and return their names. A routine
+ * recorded by a build with newer migrations than this one is left as it is,
+ * so an older build started during a rolling upgrade does not undo a newer
+ * one's functions.
+ */
+async function installRoutines(client: PoolClient, quoted: string, latest: number): Promise<string[]> {
+  const { rows } = await client.query<{ name: string; sha256: string; version: number }>(
+    `SELECT name, sha256, version FROM ${quoted}.routines`,
+  );
+  const recorded = new Map(rows.map((row) => [row.name, row]));
+  const installed: string[] = [];
+  for (const routine of ROUTINES) {
+    const hash = routineHash(routine);
+    const before = recorded.get(routine.name);
+    if (before && (before.sha256 === hash || before.version > latest)) continue;
+    await client.query(undeadlined(routineSql(routine, quoted)));
+    await client.query(
+      `INSERT INTO ${quoted}.routines (name, sha256, version) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256, version = EXCLUDED.version, installed_at = now()`,
+      [routine.name, hash, latest],
+    );
+    installed.push(routine.name);
+  }
+  return installed;
 }
 
 /** One migration and its ledger row, on the caller's open transaction. */

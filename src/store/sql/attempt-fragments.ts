@@ -5,31 +5,16 @@ import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 // not among the store's queries.
 
 /**
- * CTEs that record ended attempts in job_executions: `select` yields
- * (id, job_id, attempt, worker_id, started_at, finished_at, outcome, error),
- * one row per attempt that its statement's fenced update of jobs just ended.
- * A running attempt has no execution row (it lives on the job row, see
- * migration 019), so this is its only write there: a plain INSERT.
- *
- * The one exception: an attempt a claim from before that migration started
- * does have a 'running' row, and its id is in executions_running_before_019.
- * Such an attempt is inserted with ON CONFLICT, which finishes that row in
- * place (and never touches a row already finished). Only those: speculative
- * insertion checks the key first and confirms each row after, nearly as
- * much again as the insert. The list is read once per statement, and is
- * empty on a store created at 019 or later.
+ * A CTE `recorded` that records ended attempts in job_executions: `select`
+ * yields (id, job_id, attempt, worker_id, started_at, finished_at, outcome,
+ * error), one row per attempt that its statement's fenced update of jobs
+ * just ended. A running attempt has no execution row (it lives on the job
+ * row), so this insert is its one write there.
  */
 export function attemptRecord(select: string): string {
-  const columns = "id, job_id, attempt, worker_id, started_at, finished_at, outcome, error";
-  const before019 = "ARRAY(SELECT id FROM {{schema}}.executions_running_before_019)";
   return `recorded AS (
-  INSERT INTO {{schema}}.job_executions (${columns})
-  SELECT * FROM (${select}) AS ended(${columns}) WHERE ended.id <> ALL(${before019})
-), recorded_over_running_rows AS (
-  INSERT INTO {{schema}}.job_executions AS e (${columns})
-  SELECT * FROM (${select}) AS ended(${columns}) WHERE ended.id = ANY(${before019})
-  ON CONFLICT (id) DO UPDATE SET finished_at = EXCLUDED.finished_at, outcome = EXCLUDED.outcome, error = EXCLUDED.error
-  WHERE e.outcome = 'running'
+  INSERT INTO {{schema}}.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome, error)
+  ${select}
 )`;
 }
 
@@ -70,12 +55,11 @@ export const ATTEMPT_END = `
   SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
          t.dead_reason, m.last_error,
          (SELECT coalesce(jsonb_agg(h.entry ORDER BY h.started_at, h.id), '[]'::jsonb) FROM (
-            -- Earlier attempts; a 'running' row of this attempt (claimed
-            -- before migration 019) is left out: the attempt is added below.
+            -- Earlier attempts; this one's row is written by this statement.
             SELECT e.id, e.started_at, jsonb_build_object(
                      'executionId', e.id, 'attempt', e.attempt, 'workerId', e.worker_id, 'startedAt', e.started_at,
                      'finishedAt', e.finished_at, 'outcome', e.outcome, 'error', e.error) AS entry
-            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id AND e.id <> t.execution_id
+            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id
             UNION ALL
             SELECT t.execution_id, t.started_at, jsonb_build_object(
                      'executionId', t.execution_id, 'attempt', t.attempt, 'workerId', t.worker_id, 'startedAt', t.started_at,

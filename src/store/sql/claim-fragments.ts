@@ -8,8 +8,7 @@ import { COMMIT_WITHOUT_WAITING } from "./transaction-settings.js";
 
 /**
  * True for a job whose queue is neither paused nor limited, by queue or by
- * key (a key-limited queue has a default row, limit_key '', in key_limits:
- * migration 016). CASE rather than `queue <> ALL(…)` for the planner's sake
+ * key (a key-limited queue has a default row, limit_key '', in key_limits). CASE rather than `queue <> ALL(…)` for the planner's sake
  * (see jobClaim in claims.ts); the jobs table is aliased `j`.
  */
 export const IN_UNRESTRICTED_QUEUE = `CASE WHEN j.queue = ANY(ARRAY(SELECT name FROM {{schema}}.queue_settings
@@ -38,26 +37,53 @@ export const CLAIMED_COLUMNS = `id, tenant, queue, kind, payload, attempts, max_
 // as many as the last claim took (CLAIM_MIN_FRESH_IDS), not one per row of
 // the limit, and the rare row beyond them takes uuid_v7().
 
+/** Where a claim's parameters come from: placeholders (`$1`) or PL/pgSQL names, and the claim's time. */
+export interface ClaimInputs {
+  /** The claiming worker's id (text). */
+  workerId: string;
+  /** The lease in milliseconds (float8). */
+  leaseMs: string;
+  /** Fresh execution ids (uuid[]), paired with the claimed rows in order. */
+  executionIds: string;
+  /** The claim's time: started_at, and the base of the lease. */
+  at: string;
+}
+
+/** The parameters of the claims the worker sends itself (claims.ts), timed by their statement. */
+export const STATEMENT_CLAIM: ClaimInputs = { workerId: "$1", leaseMs: "$5", executionIds: "$6", at: "statement_timestamp()" };
+
+/**
+ * The claim's time inside a claim function, read once: the clock when the
+ * claim statement began, after its lock and snapshot were taken, so claims
+ * record starts in the order in which they held the lock.
+ */
+export const CLAIM_TIME = "claim_time AS MATERIALIZED (SELECT clock_timestamp() AS at)";
+
+/** The parameters of a claim function's statement run by EXECUTE … USING, timed by CLAIM_TIME. */
+export const EXECUTED_CLAIM: ClaimInputs = { workerId: "$1", leaseMs: "$5", executionIds: "$6", at: "(SELECT at FROM claim_time)" };
+
 /**
  * Turns the ids in CTE `claimable` into running jobs; ends in CTE `claimed`.
- * The attempt lives on the job row (execution id, attempt number, worker,
- * started_at) until the statement that ends it writes its job_executions
- * row (attempts.ts), so a claim writes nothing else. $6 is uuid[] of fresh
- * execution ids, paired with the claimed rows in order; a row beyond them
- * takes one from uuid_v7().
+ * Every claim, the worker's own and the claim functions', takes its jobs
+ * through this one statement. The attempt lives on the job row (execution
+ * id, attempt number, worker, started_at) until the statement that ends it
+ * writes its job_executions row (attempts.ts), so a claim writes nothing
+ * else. A row beyond the fresh execution ids takes one from uuid_v7().
  */
-export const CLAIM_ROWS = `
+export function claimRows(inputs: ClaimInputs): string {
+  return `
 , claimed AS (
   UPDATE {{schema}}.jobs AS j SET
     status = 'running',
     attempts = j.attempts + 1,
-    locked_by = $1,
+    locked_by = ${inputs.workerId},
     current_execution_id = coalesce(fresh.execution_id, {{schema}}.uuid_v7()),
-    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
-    started_at = statement_timestamp(),
-    updated_at = statement_timestamp()
-  FROM unnest(ARRAY(SELECT id FROM claimable), $6::uuid[]) AS fresh(id, execution_id)
+    lease_expires_at = ${inputs.at} + ${inputs.leaseMs}::float8 * interval '1 millisecond',
+    started_at = ${inputs.at},
+    updated_at = ${inputs.at}
+  FROM unnest(ARRAY(SELECT id FROM claimable), ${inputs.executionIds}::uuid[]) AS fresh(id, execution_id)
   WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND j.id = fresh.id AND ${COMMIT_WITHOUT_WAITING}
   RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.current_execution_id, j.idempotency_key,
-            (extract(epoch FROM j.started_at - j.run_at) * 1000)::float8 AS waited_ms, j.priority, j.run_at
+            (extract(epoch FROM j.started_at - j.run_at) * 1000)::float8 AS waited_ms, j.priority, j.run_at, j.limit_key
 )`;
+}

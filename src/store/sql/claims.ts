@@ -1,5 +1,6 @@
 import { MAX_CLAIM_BATCH_SIZE } from "../../core/defaults.js";
-import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
+import { CLAIMED_COLUMNS, claimRows, IN_UNRESTRICTED_QUEUE, STATEMENT_CLAIM } from "./claim-fragments.js";
+import { READY } from "./status-sets.js";
 
 // Claims: ready jobs taken by a worker, each with a fresh execution id and
 // lease. What follows a claim is elsewhere: renewing and reclaiming leases
@@ -13,7 +14,7 @@ import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-frag
  */
 function readyInClaimOrder(queueTest: string, limit: string): string {
   return `SELECT id FROM {{schema}}.jobs AS j
-  WHERE status IN ('queued', 'retrying') AND run_at <= now()
+  WHERE status IN (${READY}) AND run_at <= now()
     AND array_position($3::text[], kind) IS NOT NULL
     AND ${queueTest}
     -- Paused and limited queues are left to claims-limited.ts. One InitPlan
@@ -48,7 +49,7 @@ function readyInClaimOrder(queueTest: string, limit: string): string {
 export const jobClaim = `
 WITH claimable AS (
   ${readyInClaimOrder("($4::text[] IS NULL OR queue = ANY($4::text[]))", "$2")}
-)${CLAIM_ROWS}
+)${claimRows(STATEMENT_CLAIM)}
 SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
 
 /**
@@ -72,5 +73,5 @@ WITH claimable AS (
     ${readyInClaimOrder("$4::text[] IS NULL", String(MAX_CLAIM_BATCH_SIZE))}
   ) AS ready
   LIMIT $2
-)${CLAIM_ROWS}
+)${claimRows(STATEMENT_CLAIM)}
 SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;

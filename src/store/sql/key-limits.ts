@@ -1,4 +1,6 @@
-// Limits per key (migration 016): a queue's default for every key (the
+import { EFFECTIVE_KEY_LIMITS, effectiveKeyLimit } from "./key-limit-fragments.js";
+
+// Limits per key: a queue's default for every key (the
 // key_limits row whose limit_key is ''), overrides for single keys, and what
 // a key is doing now. Changes that can let more jobs start wake the queue's
 // workers (NOTIFY with the queue's name).
@@ -14,9 +16,7 @@ const READY = `status IN ('queued', 'retrying')`;
  * default row aliased `d` and the override's `o`.
  */
 const EFFECTIVE_LIMITS = `
-  CASE WHEN o.limit_key IS NULL THEN d.concurrency_limit ELSE o.concurrency_limit END AS concurrency_limit,
-  CASE WHEN o.limit_key IS NULL THEN d.rate_limit ELSE o.rate_limit END AS rate_limit,
-  CASE WHEN o.limit_key IS NULL THEN d.rate_interval_ms ELSE o.rate_interval_ms END AS rate_interval_ms,
+  ${EFFECTIVE_KEY_LIMITS},
   CASE WHEN o.limit_key IS NOT NULL THEN 'override' WHEN d.limit_key IS NOT NULL THEN 'default' ELSE 'none' END AS source`;
 
 /**
@@ -134,10 +134,9 @@ WITH running AS (
   LEFT JOIN {{schema}}.key_limits AS o ON o.queue = c.queue AND o.limit_key = c.limit_key
   LEFT JOIN running AS ru ON ru.queue = c.queue AND ru.limit_key = c.limit_key
   LEFT JOIN {{schema}}.key_limit_state AS s ON s.queue = c.queue AND s.limit_key = c.limit_key
-  WHERE coalesce(ru.n, 0) >= CASE WHEN o.limit_key IS NULL THEN d.concurrency_limit ELSE o.concurrency_limit END
-     OR (s.window_count >= CASE WHEN o.limit_key IS NULL THEN d.rate_limit ELSE o.rate_limit END
-         AND s.window_started_at + CASE WHEN o.limit_key IS NULL THEN d.rate_interval_ms ELSE o.rate_interval_ms END
-             * interval '1 millisecond' > now())
+  WHERE coalesce(ru.n, 0) >= ${effectiveKeyLimit("concurrency_limit")}
+     OR (s.window_count >= ${effectiveKeyLimit("rate_limit")}
+         AND s.window_started_at + ${effectiveKeyLimit("rate_interval_ms")} * interval '1 millisecond' > now())
 )
 SELECT h.queue, h.limit_key,
   (SELECT count(*)::int FROM {{schema}}.jobs AS j

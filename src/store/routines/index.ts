@@ -1,0 +1,46 @@
+import { jobAttempts } from "./job-attempts.js";
+import { jobClaimByKey } from "./job-claim-by-key.js";
+import { jobClaimFair } from "./job-claim-fair.js";
+import { jobClaimFromLimitedQueue } from "./job-claim-from-limited-queue.js";
+import { jobDependentsCheck } from "./job-dependents-check.js";
+import { jobDependentsRelease } from "./job-dependents-release.js";
+import { jobDependentsSettle } from "./job-dependents-settle.js";
+import { jobLimitKeysReady } from "./job-limit-keys-ready.js";
+import { jobsDeleteDependencies } from "./jobs-delete-dependencies.js";
+import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
+import { jobsEstimate } from "./jobs-estimate.js";
+import { jobsNotifyReady } from "./jobs-notify-ready.js";
+import { jobsNotifyRequeued } from "./jobs-notify-requeued.js";
+import { jobsReleaseDependents } from "./jobs-release-dependents.js";
+import { jobsReleaseRecorded } from "./jobs-release-recorded.js";
+import { jobsReleaseUniqueKey } from "./jobs-release-unique-key.js";
+import { uuidV7 } from "./uuid-v7.js";
+import type { Routine } from "./routine.js";
+
+export { routineHash, type Routine } from "./routine.js";
+
+/**
+ * Every SQL function and trigger of the schema, in the order `migrate`
+ * installs them. SQL-language functions are checked against the schema when
+ * created, so each comes after the functions and tables it reads; PL/pgSQL
+ * bodies are resolved when they run.
+ */
+export const ROUTINES: readonly Routine[] = [
+  uuidV7,
+  jobAttempts,
+  jobsNotifyReady,
+  jobsNotifyRequeued,
+  jobsReleaseUniqueKey,
+  jobsDeleteExecutions,
+  jobsDeleteDependencies,
+  jobDependentsSettle,
+  jobDependentsRelease,
+  jobDependentsCheck,
+  jobsReleaseDependents,
+  jobsReleaseRecorded,
+  jobsEstimate,
+  jobLimitKeysReady,
+  jobClaimFromLimitedQueue,
+  jobClaimFair,
+  jobClaimByKey,
+];

@@ -1,0 +1,21 @@
+import type { Routine } from "./routine.js";
+
+/**
+ * Settle jobs just inserted with dependencies that had ended before (or one
+ * that blocks them had), and release what waits on them in turn.
+ */
+export const jobDependentsCheck: Routine = {
+  name: "job_dependents_check",
+  sql: `
+CREATE OR REPLACE FUNCTION {{schema}}.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  moved record;
+  outer_call boolean := coalesce(current_setting('conveyor.settling', true), '') <> 'on';
+BEGIN
+  IF outer_call THEN PERFORM set_config('conveyor.settling', 'on', true); END IF;
+  SELECT * INTO moved FROM {{schema}}.job_dependents_settle(p_jobs);
+  PERFORM {{schema}}.job_dependents_release(moved.r_ids, moved.r_dirs, moved.r_bad);
+  IF outer_call THEN PERFORM set_config('conveyor.settling', 'off', true); END IF;
+END
+$$;`,
+};

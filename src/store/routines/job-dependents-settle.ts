@@ -1,0 +1,93 @@
+import type { Routine } from "./routine.js";
+
+/**
+ * Settle dependents whose counts changed: move each that has not started
+ * (started_at IS NULL) to the state its counts call for, and return the ones
+ * whose ending changed (they ended, or came back from an end) and have
+ * dependents of their own, for the next round. Only jobs that wait, are
+ * queued, or were ended by their dependencies move:
+ *
+ *   blocking > 0                       → dead (blocker's policy fail) or cancelled (cancel)
+ *   pending > 0                        → waiting (a requeued dependency re-arms it)
+ *   none pending, run_if = any_failed,
+ *   none failed                        → cancelled
+ *   otherwise                          → queued
+ *
+ * A job that has started is never moved: it ran with what its dependencies
+ * were then. A job without a state row (released by a requeue of its own,
+ * see deadLetterRequeue) is never moved either. Rows are locked in id order.
+ */
+export const jobDependentsSettle: Routine = {
+  name: "job_dependents_settle",
+  sql: `
+CREATE OR REPLACE FUNCTION {{schema}}.job_dependents_settle(p_jobs uuid[], OUT r_ids uuid[], OUT r_dirs integer[], OUT r_bad boolean[])
+LANGUAGE plpgsql
+-- Every read names its rows by key; a whole-table scan is never the cheaper guess.
+SET enable_seqscan = off AS $$
+BEGIN
+  WITH current AS (
+    SELECT j.id, j.status
+    FROM {{schema}}.jobs AS j
+    WHERE j.id = ANY(p_jobs) AND j.started_at IS NULL
+    ORDER BY j.id
+    FOR UPDATE OF j
+  ), decided AS (
+    SELECT c.id, c.status AS old_status, s.blocker, blocker.kind AS blocker_kind, blocker.status AS blocker_status,
+      CASE
+        WHEN NOT (c.status IN ('waiting', 'queued') OR (c.status IN ('dead', 'cancelled') AND s.ended_by_dependency))
+          THEN c.status
+        WHEN s.blocking > 0 THEN
+          CASE WHEN c.status IN ('dead', 'cancelled') THEN c.status
+               WHEN edge.on_failure = 'fail' THEN 'dead' ELSE 'cancelled' END
+        WHEN s.pending > 0 THEN 'waiting'
+        WHEN s.run_if = 'any_failed' AND s.failed = 0 THEN 'cancelled'
+        ELSE 'queued'
+      END AS new_status
+    FROM current AS c
+    JOIN {{schema}}.job_dependency_state AS s ON s.job_id = c.id AND s.job_id = ANY(p_jobs)
+    LEFT JOIN {{schema}}.job_dependencies AS edge ON edge.depends_on = s.blocker AND edge.job_id = c.id AND edge.job_id = ANY(p_jobs)
+    LEFT JOIN {{schema}}.jobs AS blocker ON blocker.id = s.blocker
+  ), moved AS (
+    UPDATE {{schema}}.jobs AS j SET
+      status = d.new_status,
+      run_at = CASE WHEN d.new_status = 'queued' THEN greatest(j.run_at, now()) ELSE j.run_at END,
+      finished_at = CASE WHEN d.new_status IN ('dead', 'cancelled') THEN now() END,
+      last_error = CASE
+        WHEN d.new_status IN ('dead', 'cancelled') AND d.blocker IS NOT NULL THEN jsonb_build_object(
+          'name', 'DependencyFailed',
+          'message', format('dependency %s (%s) ended %s', d.blocker, d.blocker_kind, d.blocker_status),
+          'dependencyId', d.blocker)
+        WHEN d.new_status = 'cancelled' THEN jsonb_build_object(
+          'name', 'NoDependencyFailed',
+          'message', 'every dependency succeeded, and this job runs only when one fails')
+        ELSE NULL END,
+      updated_at = now()
+    FROM decided AS d
+    WHERE j.id = d.id AND j.id = ANY(p_jobs) AND d.new_status <> d.old_status
+    RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.last_error,
+              j.status, d.old_status, j.has_dependents
+  ), buried AS (
+    INSERT INTO {{schema}}.dead_letter_jobs
+      (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
+    SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
+           'dependency_failed', m.last_error, '[]'::jsonb
+    FROM moved AS m WHERE m.status = 'dead'
+  ), unburied AS (
+    DELETE FROM {{schema}}.dead_letter_jobs
+    WHERE job_id = ANY(ARRAY(SELECT id FROM moved WHERE old_status = 'dead'))
+  ), flagged AS (
+    UPDATE {{schema}}.job_dependency_state AS s SET ended_by_dependency = m.status IN ('dead', 'cancelled')
+    FROM moved AS m
+    WHERE s.job_id = ANY(ARRAY(SELECT id FROM moved)) AND s.job_id = m.id
+      AND s.ended_by_dependency <> (m.status IN ('dead', 'cancelled'))
+  )
+  SELECT coalesce(array_agg(m.id ORDER BY m.id), '{}'),
+         coalesce(array_agg(CASE WHEN m.status IN ('cancelled', 'dead') THEN 1 ELSE -1 END ORDER BY m.id), '{}'),
+         coalesce(array_agg(true ORDER BY m.id), '{}')
+    INTO r_ids, r_dirs, r_bad
+  FROM moved AS m
+  WHERE m.has_dependents
+    AND (m.status IN ('cancelled', 'dead')) <> (m.old_status IN ('cancelled', 'dead'));
+END
+$$;`,
+};

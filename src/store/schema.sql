@@ -1,0 +1,354 @@
+-- The current schema, as a freshly migrated database has it (test/schema-file.test.ts
+-- checks it). Generated: `npx vitest run test/schema-file.test.ts -u` rewrites it.
+-- Migrations: src/store/migrations/. Functions, views, triggers: src/store/routines/.
+
+CREATE TABLE conveyor.api_keys (
+  id uuid NOT NULL,
+  name text,
+  tenant text NOT NULL,
+  is_admin boolean NOT NULL DEFAULT false,
+  key_hash bytea NOT NULL,
+  key_prefix text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_used_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  CONSTRAINT api_keys_key_hash_key UNIQUE (key_hash),
+  CONSTRAINT api_keys_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE conveyor.bulk_actions (
+  id uuid NOT NULL,
+  tenant text,
+  action text NOT NULL,
+  filter jsonb NOT NULL,
+  priority smallint,
+  queue text,
+  status text NOT NULL DEFAULT 'running'::text,
+  requested_by text,
+  total bigint,
+  touched bigint NOT NULL DEFAULT 0,
+  states text[] NOT NULL,
+  last_job_id uuid,
+  walk_until uuid,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  owner text,
+  lease_expires_at timestamp with time zone,
+  error text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  CONSTRAINT bulk_actions_action_valid CHECK ((action = ANY ('{retry,cancel,purge,set_priority,move}'::text[]))),
+  CONSTRAINT bulk_actions_counts_valid CHECK (((touched >= 0) AND ((total IS NULL) OR (total >= 0)))),
+  CONSTRAINT bulk_actions_error_iff_failed CHECK (((status = 'failed'::text) = (error IS NOT NULL))),
+  CONSTRAINT bulk_actions_finished_iff_ended CHECK (((status = 'running'::text) = (finished_at IS NULL))),
+  CONSTRAINT bulk_actions_names_bounded CHECK ((((tenant IS NULL) OR ((length(tenant) >= 1) AND (length(tenant) <= 128))) AND ((requested_by IS NULL) OR ((length(requested_by) >= 1) AND (length(requested_by) <= 256))))),
+  CONSTRAINT bulk_actions_owner_leased CHECK (((num_nonnulls(owner, lease_expires_at) = 0) OR ((num_nonnulls(owner, lease_expires_at) = 2) AND (status = 'running'::text)))),
+  CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
+  CONSTRAINT bulk_actions_priority_for_set_priority CHECK ((((action = 'set_priority'::text) = (priority IS NOT NULL)) AND ((priority IS NULL) OR ((priority >= '-1000'::integer) AND (priority <= 1000))))),
+  CONSTRAINT bulk_actions_queue_for_move CHECK ((((action = 'move'::text) = (queue IS NOT NULL)) AND ((queue IS NULL) OR ((length(queue) >= 1) AND (length(queue) <= 128))))),
+  CONSTRAINT bulk_actions_states_valid CHECK ((states <@ '{waiting,queued,running,retrying,succeeded,cancelled,dead}'::text[])),
+  CONSTRAINT bulk_actions_status_valid CHECK ((status = ANY ('{running,succeeded,cancelled,failed}'::text[])))
+);
+
+CREATE TABLE conveyor.cron_schedules (
+  name text NOT NULL,
+  kind text NOT NULL,
+  cron text NOT NULL,
+  timezone text NOT NULL,
+  tenant text NOT NULL,
+  queue text NOT NULL,
+  priority smallint NOT NULL,
+  payload jsonb NOT NULL,
+  missed_policy text NOT NULL,
+  catch_up_limit integer NOT NULL,
+  next_tick_at timestamp with time zone,
+  last_tick_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT cron_schedules_limit_positive CHECK ((catch_up_limit >= 1)),
+  CONSTRAINT cron_schedules_names_bounded CHECK ((((length(name) >= 1) AND (length(name) <= 128)) AND ((length(kind) >= 1) AND (length(kind) <= 128)) AND ((length(tenant) >= 1) AND (length(tenant) <= 128)) AND ((length(queue) >= 1) AND (length(queue) <= 128)))),
+  CONSTRAINT cron_schedules_pkey PRIMARY KEY (name),
+  CONSTRAINT cron_schedules_policy_valid CHECK ((missed_policy = ANY (ARRAY['skip'::text, 'catch-up'::text]))),
+  CONSTRAINT cron_schedules_priority_range CHECK (((priority >= '-1000'::integer) AND (priority <= 1000)))
+);
+
+CREATE TABLE conveyor.dead_letter_jobs (
+  id uuid NOT NULL,
+  job_id uuid NOT NULL,
+  tenant text NOT NULL,
+  queue text NOT NULL,
+  kind text NOT NULL,
+  payload jsonb NOT NULL,
+  attempts integer NOT NULL,
+  max_attempts integer NOT NULL,
+  reason text NOT NULL,
+  last_error jsonb,
+  history jsonb NOT NULL,
+  dead_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT dead_letter_jobs_job_id_fkey FOREIGN KEY (job_id) REFERENCES conveyor.jobs(id) ON DELETE CASCADE,
+  CONSTRAINT dead_letter_jobs_job_id_key UNIQUE (job_id),
+  CONSTRAINT dead_letter_jobs_pkey PRIMARY KEY (id),
+  CONSTRAINT dead_letter_jobs_reason_valid CHECK ((reason = ANY ('{attempts_exhausted,permanent_error,dependency_failed}'::text[])))
+);
+
+CREATE TABLE conveyor.flow_jobs (
+  job_id uuid NOT NULL,
+  flow_id uuid NOT NULL,
+  node text NOT NULL,
+  CONSTRAINT flow_jobs_node_bounded CHECK (((length(node) >= 1) AND (length(node) <= 255))),
+  CONSTRAINT flow_jobs_pkey PRIMARY KEY (job_id)
+);
+
+CREATE TABLE conveyor.flows (
+  id uuid NOT NULL,
+  tenant text NOT NULL,
+  kind text NOT NULL,
+  name text,
+  idempotency_key text,
+  request_hash text NOT NULL,
+  callback_job_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT flows_callback_iff_batch CHECK (((kind = 'batch'::text) = (callback_job_id IS NOT NULL))),
+  CONSTRAINT flows_kind_valid CHECK ((kind = ANY ('{flow,batch}'::text[]))),
+  CONSTRAINT flows_name_bounded CHECK (((name IS NULL) OR ((length(name) >= 1) AND (length(name) <= 255)))),
+  CONSTRAINT flows_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE conveyor.job_dependencies (
+  depends_on uuid NOT NULL,
+  job_id uuid NOT NULL,
+  on_failure text NOT NULL,
+  CONSTRAINT job_dependencies_not_self CHECK ((depends_on <> job_id)),
+  CONSTRAINT job_dependencies_pkey PRIMARY KEY (depends_on, job_id),
+  CONSTRAINT job_dependencies_policy_valid CHECK ((on_failure = ANY ('{fail,cancel,run}'::text[])))
+);
+
+CREATE TABLE conveyor.job_dependency_state (
+  job_id uuid NOT NULL,
+  pending integer NOT NULL,
+  failed integer NOT NULL DEFAULT 0,
+  blocking integer NOT NULL DEFAULT 0,
+  blocker uuid,
+  run_if text NOT NULL DEFAULT 'all'::text,
+  ended_by_dependency boolean NOT NULL DEFAULT false,
+  CONSTRAINT job_dependency_state_counts_valid CHECK (((pending >= 0) AND (failed >= 0) AND (blocking >= 0) AND (blocking <= failed) AND ((blocking = 0) = (blocker IS NULL)))),
+  CONSTRAINT job_dependency_state_pkey PRIMARY KEY (job_id),
+  CONSTRAINT job_dependency_state_run_if_valid CHECK ((run_if = ANY ('{all,any_failed}'::text[])))
+);
+
+CREATE TABLE conveyor.job_executions (
+  id uuid NOT NULL,
+  job_id uuid NOT NULL,
+  attempt integer NOT NULL,
+  worker_id text NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  outcome text NOT NULL DEFAULT 'running'::text,
+  error jsonb,
+  CONSTRAINT job_executions_attempt_positive CHECK ((attempt >= 1)),
+  CONSTRAINT job_executions_ended CHECK ((finished_at IS NOT NULL)),
+  CONSTRAINT job_executions_finished_iff_done CHECK (((outcome = 'running'::text) = (finished_at IS NULL))),
+  CONSTRAINT job_executions_outcome_valid CHECK ((outcome = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'timeout'::text, 'retry_after'::text, 'cancelled'::text, 'lease_expired'::text, 'interrupted'::text]))),
+  CONSTRAINT job_executions_pkey PRIMARY KEY (id)
+) WITH (fillfactor=100);
+
+CREATE TABLE conveyor.jobs (
+  id uuid NOT NULL,
+  tenant text NOT NULL,
+  queue text NOT NULL,
+  kind text NOT NULL,
+  payload jsonb NOT NULL,
+  priority smallint NOT NULL DEFAULT 0,
+  status text NOT NULL DEFAULT 'queued'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  max_attempts integer NOT NULL,
+  run_at timestamp with time zone NOT NULL DEFAULT now(),
+  locked_by text,
+  current_execution_id uuid,
+  lease_expires_at timestamp with time zone,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  idempotency_key text,
+  last_error jsonb,
+  result jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone,
+  unique_key text,
+  unique_states text[],
+  progress jsonb,
+  progress_updated_at timestamp with time zone,
+  has_dependents boolean NOT NULL DEFAULT false,
+  trace_context jsonb,
+  limit_key text,
+  CONSTRAINT jobs_attempts_nonnegative CHECK ((attempts >= 0)),
+  CONSTRAINT jobs_attempts_within_max CHECK ((attempts <= max_attempts)),
+  CONSTRAINT jobs_finished_iff_terminal CHECK (((status = ANY ('{succeeded,cancelled,dead}'::text[])) = (finished_at IS NOT NULL))),
+  CONSTRAINT jobs_limit_key_bounded CHECK (((limit_key IS NULL) OR ((length(limit_key) >= 1) AND (length(limit_key) <= 256)))),
+  CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
+  CONSTRAINT jobs_names_bounded CHECK ((((length(tenant) >= 1) AND (length(tenant) <= 128)) AND ((length(queue) >= 1) AND (length(queue) <= 128)) AND ((length(kind) >= 1) AND (length(kind) <= 128)))),
+  CONSTRAINT jobs_pkey PRIMARY KEY (id),
+  CONSTRAINT jobs_priority_range CHECK (((priority >= '-1000'::integer) AND (priority <= 1000))),
+  CONSTRAINT jobs_run_at_bounded CHECK (((run_at >= '2000-01-01 00:00:00+00'::timestamp with time zone) AND (run_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+  CONSTRAINT jobs_running_owned CHECK ((num_nonnulls(locked_by, current_execution_id, lease_expires_at) =
+CASE status
+    WHEN 'running'::text THEN 3
+    ELSE 0
+END)),
+  CONSTRAINT jobs_status_valid CHECK ((status = ANY ('{waiting,queued,running,retrying,succeeded,cancelled,dead}'::text[]))),
+  CONSTRAINT jobs_unique_key_bounded CHECK (((unique_key IS NULL) OR ((length(unique_key) >= 1) AND (length(unique_key) <= 255)))),
+  CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND (status = ANY (unique_states))))),
+  CONSTRAINT jobs_unique_states_valid CHECK (((unique_states IS NULL) OR ((unique_states <@ '{queued,retrying,running}'::text[]) AND ('queued'::text = ANY (unique_states)))))
+);
+
+CREATE TABLE conveyor.key_limit_state (
+  queue text NOT NULL,
+  limit_key text NOT NULL,
+  window_started_at timestamp with time zone,
+  window_count integer NOT NULL DEFAULT 0,
+  CONSTRAINT key_limit_state_pkey PRIMARY KEY (queue, limit_key),
+  CONSTRAINT key_limit_state_window_count_nonnegative CHECK ((window_count >= 0))
+);
+
+CREATE TABLE conveyor.key_limits (
+  queue text NOT NULL,
+  limit_key text NOT NULL,
+  concurrency_limit integer,
+  rate_limit integer,
+  rate_interval_ms integer,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT key_limits_concurrency_positive CHECK (((concurrency_limit IS NULL) OR (concurrency_limit >= 1))),
+  CONSTRAINT key_limits_key_bounded CHECK ((length(limit_key) <= 256)),
+  CONSTRAINT key_limits_pkey PRIMARY KEY (queue, limit_key),
+  CONSTRAINT key_limits_queue_bounded CHECK (((length(queue) >= 1) AND (length(queue) <= 128))),
+  CONSTRAINT key_limits_rate_complete CHECK (((rate_limit IS NULL) = (rate_interval_ms IS NULL))),
+  CONSTRAINT key_limits_rate_positive CHECK (((rate_limit IS NULL) OR ((rate_limit >= 1) AND (rate_interval_ms >= 1))))
+);
+
+CREATE TABLE conveyor.migrations (
+  version integer NOT NULL,
+  name text NOT NULL,
+  applied_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE conveyor.queue_settings (
+  name text NOT NULL,
+  paused boolean NOT NULL DEFAULT false,
+  concurrency_limit integer,
+  rate_limit integer,
+  rate_interval_ms integer,
+  window_started_at timestamp with time zone,
+  window_count integer NOT NULL DEFAULT 0,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT queue_settings_concurrency_positive CHECK (((concurrency_limit IS NULL) OR (concurrency_limit >= 1))),
+  CONSTRAINT queue_settings_name_bounded CHECK (((length(name) >= 1) AND (length(name) <= 128))),
+  CONSTRAINT queue_settings_pkey PRIMARY KEY (name),
+  CONSTRAINT queue_settings_rate_complete CHECK (((rate_limit IS NULL) = (rate_interval_ms IS NULL))),
+  CONSTRAINT queue_settings_rate_positive CHECK (((rate_limit IS NULL) OR ((rate_limit >= 1) AND (rate_interval_ms >= 1)))),
+  CONSTRAINT queue_settings_window_count_nonnegative CHECK ((window_count >= 0))
+);
+
+CREATE TABLE conveyor.routines (
+  name text NOT NULL,
+  sha256 text NOT NULL,
+  version integer NOT NULL,
+  installed_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT routines_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE conveyor.tenant_settings (
+  tenant text NOT NULL,
+  concurrency_limit integer,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT tenant_settings_concurrency_positive CHECK (((concurrency_limit IS NULL) OR (concurrency_limit >= 1))),
+  CONSTRAINT tenant_settings_pkey PRIMARY KEY (tenant),
+  CONSTRAINT tenant_settings_tenant_bounded CHECK (((length(tenant) >= 1) AND (length(tenant) <= 128)))
+);
+
+CREATE TABLE conveyor.workers (
+  id text NOT NULL,
+  hostname text NOT NULL,
+  pid integer NOT NULL,
+  queues text[],
+  kinds text[] NOT NULL,
+  concurrency integer NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT workers_concurrency_positive CHECK ((concurrency >= 1)),
+  CONSTRAINT workers_pkey PRIMARY KEY (id)
+);
+
+CREATE INDEX bulk_actions_running_idx ON conveyor.bulk_actions USING btree (lease_expires_at) WHERE (status = 'running'::text);
+CREATE INDEX bulk_actions_tenant_idx ON conveyor.bulk_actions USING btree (tenant, id);
+CREATE INDEX dead_letter_jobs_dead_at_idx ON conveyor.dead_letter_jobs USING btree (dead_at);
+CREATE INDEX dead_letter_jobs_tenant_idx ON conveyor.dead_letter_jobs USING btree (tenant, id);
+CREATE UNIQUE INDEX flow_jobs_flow_node_idx ON conveyor.flow_jobs USING btree (flow_id, node);
+CREATE INDEX flows_created_idx ON conveyor.flows USING btree (created_at);
+CREATE UNIQUE INDEX flows_idempotency_key_idx ON conveyor.flows USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
+CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
+CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
+CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
+CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
+CREATE INDEX jobs_finished_prune_idx ON conveyor.jobs USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
+CREATE UNIQUE INDEX jobs_idempotency_key_idx ON conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
+CREATE INDEX jobs_ready_by_queue_idx ON conveyor.jobs USING btree (queue, priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
+CREATE INDEX jobs_ready_idx ON conveyor.jobs USING btree (priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
+CREATE INDEX jobs_running_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key) WHERE ((status = 'running'::text) AND (limit_key IS NOT NULL));
+CREATE INDEX jobs_running_lease_idx ON conveyor.jobs USING btree (lease_expires_at) WHERE (status = 'running'::text);
+CREATE UNIQUE INDEX jobs_unique_key_idx ON conveyor.jobs USING btree (tenant, unique_key) WHERE (unique_key IS NOT NULL);
+CREATE INDEX jobs_waiting_idx ON conveyor.jobs USING btree (queue) WHERE (status = 'waiting'::text);
+CREATE INDEX key_limits_queues_idx ON conveyor.key_limits USING btree (queue) WHERE (limit_key = ''::text);
+
+CREATE STATISTICS conveyor.jobs_kind_status_stats (mcv) ON kind, status FROM conveyor.jobs;
+CREATE STATISTICS conveyor.jobs_queue_status_stats (mcv) ON queue, status FROM conveyor.jobs;
+CREATE STATISTICS conveyor.jobs_tenant_queue_status_stats (mcv) ON tenant, queue, status FROM conveyor.jobs;
+
+CREATE VIEW conveyor.job_attempts AS
+ SELECT e.id,
+    e.job_id,
+    e.attempt,
+    e.worker_id,
+    e.started_at,
+    e.finished_at,
+    e.outcome,
+    e.error
+   FROM conveyor.job_executions e
+UNION ALL
+ SELECT j.current_execution_id AS id,
+    j.id AS job_id,
+    j.attempts AS attempt,
+    j.locked_by AS worker_id,
+    j.started_at,
+    NULL::timestamp with time zone AS finished_at,
+    'running'::text AS outcome,
+    NULL::jsonb AS error
+   FROM conveyor.jobs j
+  WHERE j.status = 'running'::text;
+
+-- FUNCTION conveyor.job_claim_by_key(p_worker_id text, p_limit integer, p_kinds text[], p_queue text, p_lease_ms double precision, p_execution_ids uuid[], p_lock_timeout_ms integer, p_after_key text, p_walk integer) RETURNS TABLE(id uuid, tenant text, queue text, kind text, payload jsonb, attempts integer, max_attempts integer, current_execution_id uuid, idempotency_key text, waited_ms double precision, next_key text) LANGUAGE plpgsql
+-- FUNCTION conveyor.job_claim_fair(p_worker_id text, p_limit integer, p_kinds text[], p_queues text[], p_lease_ms double precision, p_execution_ids uuid[], p_lock_timeout_ms integer) RETURNS TABLE(id uuid, tenant text, queue text, kind text, payload jsonb, attempts integer, max_attempts integer, current_execution_id uuid, idempotency_key text, waited_ms double precision) LANGUAGE plpgsql
+-- FUNCTION conveyor.job_claim_from_limited_queue(p_worker_id text, p_limit integer, p_kinds text[], p_queue text, p_lease_ms double precision, p_execution_ids uuid[], p_lock_timeout_ms integer) RETURNS TABLE(id uuid, tenant text, queue text, kind text, payload jsonb, attempts integer, max_attempts integer, current_execution_id uuid, idempotency_key text, waited_ms double precision) LANGUAGE plpgsql
+-- FUNCTION conveyor.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql
+-- FUNCTION conveyor.job_dependents_release(p_ids uuid[], p_dirs integer[], p_bad boolean[]) RETURNS void LANGUAGE plpgsql
+-- FUNCTION conveyor.job_dependents_settle(p_jobs uuid[], OUT r_ids uuid[], OUT r_dirs integer[], OUT r_bad boolean[]) RETURNS record LANGUAGE plpgsql
+-- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
+-- FUNCTION conveyor.jobs_delete_dependencies() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_delete_executions() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_notify_ready() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_notify_requeued() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_release_dependents() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_release_recorded() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_release_unique_key() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.uuid_v7() RETURNS uuid LANGUAGE sql
+
+CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
+CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
+CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
+CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
+CREATE TRIGGER jobs_release_dependents AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_dependents();
+CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER UPDATE OF status ON conveyor.jobs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE TRIGGER jobs_release_unique_key BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.unique_key IS NOT NULL)) EXECUTE FUNCTION conveyor.jobs_release_unique_key();
