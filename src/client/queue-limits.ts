@@ -66,7 +66,7 @@ export class QueueLimits {
       refuse("concurrency", "is required (a number, or null for no cap)");
     }
     const concurrency = checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT);
-    // A cap turns every worker to the fair claim: its index first (migration 010).
+    // A cap turns every worker to the fair claim: its index first (sql/tenant-index.ts).
     if (concurrency !== null) await this.db.tenantIndexEnsure();
     return this.store.tenantSettingsSetLimits(tenant, concurrency);
   }

@@ -30,7 +30,7 @@ export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): R
   const jitter = policy.jitter ?? DEFAULT_BACKOFF_JITTER;
   if (!Number.isFinite(baseMs) || baseMs < 0) throw new ConfigError(`${field}.baseMs must be a number >= 0, got ${baseMs}`);
   if (!Number.isFinite(capMs) || capMs < baseMs) throw new ConfigError(`${field}.capMs must be >= ${field}.baseMs (${baseMs}), got ${capMs}`);
-  // A retry's run time is now + delay, which the jobs table bounds (migration 013).
+  // A retry's run time is now + delay, which the jobs table bounds (jobs_run_at_bounded).
   if (capMs > MAX_DELAY_MS) throw new ConfigError(`${field}.capMs must be at most ${MAX_DELAY_MS} (10 years), got ${capMs}`);
   if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1) throw new ConfigError(`${field}.jitter must be between 0 and 1, got ${jitter}`);
   return Object.freeze({ baseMs, capMs, jitter });

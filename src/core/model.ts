@@ -86,7 +86,7 @@ export interface ClaimedJob<P = unknown> {
   /** Milliseconds from the job becoming ready (run_at) to this claim, by the database clock. */
   waitedMs: number;
   /**
-   * The trace context stored at enqueue (migration 015), read only while a
+   * The trace context stored at enqueue, read only while a
    * tracer provider is registered; absent otherwise.
    */
   traceContext?: TraceContext | null;

@@ -67,7 +67,7 @@ export function checkTraceContext(value: TraceContext): void {
   }
 }
 
-/** The JSON text stored in `jobs.trace_context` (migration 015). */
+/** The JSON text stored in `jobs.trace_context`. */
 export function encodeTraceContext(value: TraceContext): string {
   return JSON.stringify(value.tracestate ? { traceparent: value.traceparent, tracestate: value.tracestate } : { traceparent: value.traceparent });
 }

@@ -105,7 +105,7 @@ function runBuilt(db: Pool | PoolClient, name: string, statement: BuiltStatement
 
 /**
  * Bulk action operations and their batches (statements in
- * `sql/bulk-actions.ts` and `sql/bulk-action-batches.ts`, migration 017).
+ * `sql/bulk-actions.ts` and `sql/bulk-action-batches.ts`).
  * Inputs are validated by the caller.
  */
 export class BulkActionStore {

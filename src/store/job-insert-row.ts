@@ -21,7 +21,7 @@ export interface JobInsertRow {
   unique: UniqueInsert | null;
   /** The W3C trace context to store (JSON text of a TraceContext, core/trace-context.ts); null or absent: none. */
   traceContext?: string | null;
-  /** The key its limits per key count it under (migration 016); absent or null: none. */
+  /** The key its limits per key count it under; absent or null: none. */
   limitKey?: string | null;
 }
 

@@ -102,7 +102,7 @@ export class JobStore {
    * - With another insert of this store in flight, it leaves the wake-up
    *   until after its commit (`insert` then calls wakeFor), so concurrent
    *   enqueues never wait for each other's flush to take the notify lock
-   *   (migration 009). Of this store's inserts, at most one at a time
+   *   (routines/jobs-notify-ready.ts). Of this store's inserts, at most one at a time
    *   notifies inside its commit.
    */
   private async inserting<R>(db: Queryable | undefined, insert: (wakeAfterCommit: boolean) => Promise<R>): Promise<R> {
@@ -252,7 +252,7 @@ export class JobStore {
     return rows[0] ? rowToJob(rows[0]) : null;
   }
 
-  /** The stored trace contexts (migration 015) of these jobs and of their dependencies, by job id. */
+  /** The stored trace contexts of these jobs and of their dependencies, by job id. */
   async jobTraceContexts(ids: readonly string[]): Promise<Map<string, { own: TraceContext | null; dependencies: TraceContext[] }>> {
     const { rows } = await this.run(this.q.jobTraceContexts, [ids]);
     return new Map(rows.map((row) => [row.id as string, { own: (row.trace_context as TraceContext | null) ?? null, dependencies: row.dependency_contexts }]));

@@ -29,9 +29,9 @@ function rowToKeyLimitSettings(row: Record<string, any>): KeyLimitSettings {
   return { queue: row.queue, key: row.limit_key === "" ? null : row.limit_key, ...limitsOf(row), updatedAt: row.updated_at };
 }
 
-/** Limits per key (statements in `sql/key-limits.ts`, migration 016). Inputs are validated by the caller. */
+/** Limits per key (statements in `sql/key-limits.ts`). Inputs are validated by the caller. */
 export class KeyLimitStore {
-  /** The channel workers LISTEN on (see the triggers in 001_initial.sql). */
+  /** The channel workers LISTEN on (routines/jobs-notify-ready.ts). */
   private readonly channel: string;
 
   constructor(

@@ -19,7 +19,7 @@ export interface ClaimRequest {
 
 /**
  * The claims that honour queue limits and tenant caps (statements in
- * `sql/claims-limited.ts`, functions in migration 012). Each is one
+ * `sql/claims-limited.ts`, functions in `routines/job-claim-*.ts`). Each is one
  * statement that locks the cap's settings rows, then claims, so limits hold
  * however many workers compete and no client holds a cap's lock between
  * round trips. A claim that waits longer than `CLAIM_LOCK_TIMEOUT_MS` for

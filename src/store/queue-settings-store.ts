@@ -9,7 +9,7 @@ export interface ClaimRestrictions {
   limitedQueues: string[];
   /** Whether any tenant has a concurrency cap. */
   tenantCaps: boolean;
-  /** Queues with limits per key, by name (the fast path skips them; migration 016). */
+  /** Queues with limits per key, by name (the fast path skips them). */
   keyLimitedQueues: string[];
 }
 
@@ -30,7 +30,7 @@ function rowToTenantSettings(row: Record<string, any>): TenantSettings {
 
 /** Queue and tenant settings (statements in `sql/queue-settings.ts`). Inputs are validated by the caller. */
 export class QueueSettingsStore {
-  /** The channel workers LISTEN on (see the triggers in 001_initial.sql). */
+  /** The channel workers LISTEN on (routines/jobs-notify-ready.ts). */
   private readonly channel: string;
 
   constructor(

@@ -3,7 +3,7 @@ import { Batcher } from "../core/batcher.js";
 /**
  * Sends the wake-up for jobs the store inserted and committed on its own
  * pool while another of its inserts was in flight, after their commit
- * (JobStore.inserting and migration 009 say why not inside it). Queues
+ * (JobStore.inserting and routines/jobs-notify-ready.ts say why not inside it). Queues
  * named while one notification is in flight go out together in the next
  * (core/batcher.ts), so a stream of enqueues costs one small statement per
  * round trip, not one per job, and the enqueue that named a queue never

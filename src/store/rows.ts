@@ -63,7 +63,7 @@ export function rowToInsertedJob(input: JobInsertRow, row: Row): Job {
 /**
  * The job an insert just wrote, from what was inserted and the two times the
  * database decided, in epoch milliseconds. Everything else is a column
- * default of a fresh row (migration 001), kept in step with getJob by a test
+ * default of a fresh row (schema.sql), kept in step with getJob by a test
  * that compares the two.
  */
 export function insertedJobAt(input: JobInsertRow, createdAtMs: number, runAtMs: number): Job {

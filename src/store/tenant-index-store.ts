@@ -4,7 +4,7 @@ import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
 
 /**
- * Make sure the tenant-fair claim's index exists (migration 010): a catalog
+ * Make sure the tenant-fair claim's index exists (sql/tenant-index.ts): a catalog
  * read when it does, the only case on every start but the first; else built
  * under an advisory lock, so any number of workers may start at once.
  * Resolves true when this call built it.

@@ -231,7 +231,7 @@ export class Worker {
 
   /**
    * Fair claims walk the tenants through an index built when first needed
-   * (migration 010). Without it they still claim fairly, only by reading
+   * (sql/tenant-index.ts in the store). Without it they still claim fairly, only by reading
    * every ready job; so a failure to build it is logged, not fatal.
    */
   private async ensureTenantIndex(): Promise<void> {

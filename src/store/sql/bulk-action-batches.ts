@@ -11,7 +11,7 @@
 //   The walk then runs from the first to the last, over the states with any.
 // - Candidates, in each batch: the next jobs after the cursor, in id order,
 //   without locks. Dead jobs have an index in id order (jobs_dead_idx,
-//   migration 017): a walk over dead jobs alone reads only them (retrying
+//   jobs_dead_idx): a walk over dead jobs alone reads only them (retrying
 //   100,000 dead jobs among 10 million reads 500 index entries per batch).
 //   Every other state is read along the primary key, one window of rows at
 //   a time (bulkActionWindowEnd): the partial indexes of those states are not
@@ -207,7 +207,7 @@ SELECT count(*)::integer AS touched, ${none} AS woken FROM changed`;
     }
     case "purge": {
       // Executions, dependency edges and flow membership go with their jobs
-      // (triggers of migrations 008 and 014), a dead job's entry by cascade.
+      // (the triggers jobs_delete_executions and jobs_delete_dependencies), a dead job's entry by cascade.
       const text = `${target}, deleted AS (
   DELETE FROM ${jobs} AS j USING target AS t WHERE j.id = t.id
   RETURNING 1

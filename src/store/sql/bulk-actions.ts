@@ -1,4 +1,4 @@
-// Bulk action operations (migration 017): the record of each, and the
+// Bulk action operations (table bulk_actions): the record of each, and the
 // ownership of its walk. The batches themselves, whose WHERE is the job
 // filter's, are built in bulk-action-batches.ts.
 //

@@ -4,11 +4,11 @@ import { CLAIMED_COLUMNS } from "./claim-fragments.js";
 // (claims.ts jobClaim) skips every paused or limited queue; these statements
 // are only run when a worker knows such queues or fairness is asked for.
 //
-// The capped claims are functions (migration 012): each locks its cap, then
+// The capped claims are functions (src/store/routines/job-claim-*.ts): each locks its cap, then
 // counts and claims, in one statement the server runs to its commit whatever
 // the client does meanwhile, so a worker that freezes or vanishes mid-claim
 // never holds a cap's lock. Why lock before counting, and why a function:
-// see the migration.
+// see routines/job-claim-from-limited-queue.ts.
 //
 // Lock order, everywhere: the queue_settings row (one queue per
 // transaction) or the capped tenant_settings rows (by tenant), and only then

@@ -1,4 +1,4 @@
-// Cron schedules (migration 003). The worker's scheduler holds a due row with
+// Cron schedules (table cron_schedules). The worker's scheduler holds a due row with
 // FOR UPDATE SKIP LOCKED, enqueues its ticks with `jobInsertMany` on the same
 // connection, and advances the row with `cronScheduleAdvance`, all in one
 // transaction: two workers never enqueue the same tick.

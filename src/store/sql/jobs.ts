@@ -51,7 +51,7 @@ WHERE ${SKIP_NOTIFY_TRIGGER}`;
 /**
  * The wake-up of a single insert, as a RETURNING column (null). $11 wake
  * after commit: true leaves it to the caller once it has committed
- * (migration 009, store/queue-waker.ts); false notifies channel $12 now, so
+ * (routines/jobs-notify-ready.ts, store/queue-waker.ts); false notifies channel $12 now, so
  * the notification goes out at the commit of the statement's transaction,
  * the caller's own when the insert runs inside it, exactly as the trigger's
  * would. A job not yet due wakes nobody.
@@ -61,7 +61,7 @@ const WAKE_ONE = `CASE WHEN NOT $11::boolean AND run_at <= now() THEN pg_notify(
 /**
  * INSERT_ONE's columns, each an array: $1 uuid[] … $10 text[], $12 trace_context (json text)[] and $13 limit keys text[]; $11 wake after
  * commit (true: no NOTIFY in this transaction; the caller sends the wake-up
- * once it has committed, see migration 009; false: the insert trigger
+ * once it has committed, see routines/jobs-notify-ready.ts; false: the insert trigger
  * notifies, one pass over the whole batch).
  * $1 sets the row count; a shorter array, or a NULL one, is padded with NULLs by unnest().
  */
@@ -121,9 +121,9 @@ SELECT ${NOW_MICROS}`;
 
 /**
  * The stored trace contexts of claimed jobs, read by a worker only while a
- * tracer provider is registered (migration 015): by primary key, one
+ * tracer provider is registered (column trace_context): by primary key, one
  * statement per claimed batch. With them, the contexts of each job's
- * dependencies (migration 014), which its attempt's span links: at most
+ * dependencies, which its attempt's span links: at most
  * 128, OpenTelemetry's default limit of links per span. $1 job ids uuid[]
  */
 export const jobTraceContexts = `
@@ -147,7 +147,7 @@ SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs WHERE id = $1 AND ($2::text IS NULL O
 
 /**
  * A job's attempts, oldest first: the ended ones and, while the job runs,
- * its running attempt, read from the job row (view job_attempts, migration 019).
+ * its running attempt, read from the job row (view job_attempts).
  * $1 job id
  */
 export const executionListByJob = `

@@ -3,7 +3,7 @@
 // path, and none reads the jobs table through: unfinished and dead jobs are
 // counted through their partial indexes up to a limit, everything beyond
 // (and succeeded and cancelled jobs, which no partial index holds) comes
-// from the planner's estimates (jobs_estimate, migration 018). The workers
+// from the planner's estimates (routines/jobs-estimate.ts). The workers
 // with what they run are in workers.ts.
 
 /**

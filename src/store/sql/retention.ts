@@ -1,8 +1,7 @@
 // Retention: delete finished jobs and old dead letters in small batches.
 //
 // How a prune finds old rows without scanning the table: a partial index on
-// finished_at over succeeded and cancelled jobs (jobs_finished_prune_idx,
-// migration 002), read oldest first, and an index on dead_letter_jobs.dead_at.
+// finished_at over succeeded and cancelled jobs (jobs_finished_prune_idx), read oldest first, and an index on dead_letter_jobs.dead_at.
 // Measured on PostgreSQL 15 (random_page_cost 1.1, as Conveyor's pools set),
 // 200,000 finished jobs over 14 days, 100,000 dead, 5,000 queued:
 //   - a batch of 1,000 old rows found and locked: 2.1 ms;
@@ -29,7 +28,7 @@
 // Both statements lock their rows with SKIP LOCKED, so any number of workers
 // may prune at once: each row is deleted by exactly one of them, none waits.
 // Executions go with their job through the jobs_delete_executions statement
-// trigger (migration 008), found by job_executions_job_idx; a dead job's
+// trigger (routines/jobs-delete-executions.ts), found by job_executions_job_idx; a dead job's
 // dead-letter entry through its ON DELETE CASCADE key.
 
 /**

@@ -1,5 +1,5 @@
 // The index of ready jobs by tenant, built only when tenant fairness needs it
-// (migration 010). Both statements run in one transaction (tenant-index-store.ts).
+// (not in the schema's migrations). Both statements run in one transaction (tenant-index-store.ts).
 
 /**
  * One builder at a time per schema, whatever the process: two

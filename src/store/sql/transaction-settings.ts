@@ -13,7 +13,7 @@ export const COMMIT_WITHOUT_WAITING = `(SELECT set_config('synchronous_commit', 
 /**
  * Always true; when `param` (a boolean parameter) is true, tells the insert
  * trigger jobs_notify_ready not to NOTIFY: the client sends the wake-up after
- * the commit (migration 009, store/queue-waker.ts).
+ * the commit (routines/jobs-notify-ready.ts, store/queue-waker.ts).
  */
 export function wakeAfterCommit(param: string): string {
   return `(SELECT set_config('conveyor.wake_after_commit', CASE WHEN ${param}::boolean THEN 'on' ELSE '' END, true)) IS NOT NULL`;

@@ -1,6 +1,6 @@
 import { JOB_COLUMNS } from "./job-columns.js";
 
-// Unique jobs (migration 004). The partial unique index jobs_unique_key_idx
+// Unique jobs. The partial unique index jobs_unique_key_idx
 // on (tenant, unique_key) is the arbiter: concurrent enqueues with one key
 // queue up on it, so there is never a check-then-insert.
 
