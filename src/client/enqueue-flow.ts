@@ -15,7 +15,6 @@ import {
 } from "../core/flows.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import type { Job } from "../core/model.js";
-import { isTerminal } from "../core/states.js";
 import { checkIdempotencyKey, checkTenant } from "../core/validate.js";
 import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
 import type { Pool, Queryable } from "../store/db.js";
@@ -379,43 +378,25 @@ export class GraphEnqueuer {
     const parents = new Set<string>();
     const graphEdges: GraphEdge[] = [];
     const rows: GraphJobRow[] = [];
-    const settleNow: string[] = [];
     for (const node of nodes) {
-      let pending = 0;
-      let failed = 0;
-      let blocking = 0;
-      let blocker: string | null = null;
       node.dependencies.forEach((ref, i) => {
-        const policy = node.policies[i]!;
         const dependsOn = "node" in ref ? idByName.get(ref.node)! : ref.jobId.toLowerCase();
         parents.add(dependsOn);
-        graphEdges.push({ dependsOn, jobId: node.row.id, onFailure: policy });
-        const target = "jobId" in ref ? targets.get(dependsOn)! : null;
-        if (target === null || !isTerminal(target.status)) pending++;
-        else if (target.status !== "succeeded") {
-          failed++;
-          if (policy !== "run") {
-            blocking++;
-            if (blocker === null || dependsOn < blocker) blocker = dependsOn;
-          }
-        }
+        graphEdges.push({ dependsOn, jobId: node.row.id, onFailure: node.policies[i]! });
       });
       const hasDependencies = node.dependencies.length > 0;
-      if (hasDependencies && (pending === 0 || blocking > 0)) settleNow.push(node.row.id);
       rows.push({
         row: node.row,
         status: hasDependencies ? "waiting" : "queued",
         hasDependents: false,
         node: flowId === null ? null : node.name,
-        state: hasDependencies ? { pending, failed, blocking, blocker, runIf: node.runIf } : null,
+        runIf: hasDependencies ? node.runIf : null,
       });
     }
     for (const row of rows) row.hasDependents = parents.has(row.row.id);
-    const jobs = await this.store.flows.flowJobsInsert(tenant, flowId, rows, graphEdges, db);
-    const insertedIds = new Set(jobs.flatMap((job) => (job === null ? [] : [job.id])));
-    const written = settleNow.filter((id) => insertedIds.has(id));
-    if (written.length === 0) return jobs;
-    await this.store.flows.jobDependentsCheck(written, db);
+    const { jobs, settle } = await this.store.flows.flowJobsInsert(tenant, flowId, rows, graphEdges, db);
+    if (settle.length === 0) return jobs;
+    await this.store.flows.jobDependentsCheck(settle, db);
     const now = new Map((await this.store.flows.jobGetMany(jobs.filter((job) => job !== null).map((job) => job.id), db)).map((job) => [job.id, job]));
     return jobs.map((job) => (job === null ? null : (now.get(job.id) ?? job)));
   }

@@ -8,7 +8,7 @@ import type { Queries } from "./queries.js";
 import { insertedJobAt, rowToJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
 
-/** A flow's row (flows table, migration 014). */
+/** A flow's row (flows table). */
 export interface FlowRow {
   id: string;
   tenant: string;
@@ -37,8 +37,8 @@ export interface GraphJobRow {
   hasDependents: boolean;
   /** Its name in the flow; null outside a flow. */
   node: string | null;
-  /** Null for a job without dependencies. */
-  state: { pending: number; failed: number; blocking: number; blocker: string | null; runIf: "all" | "any_failed" } | null;
+  /** When it runs once its dependencies have ended (see the flows table); null for a job without dependencies. */
+  runIf: "all" | "any_failed" | null;
 }
 
 /** An edge: `jobId` waits for `dependsOn`. */
@@ -64,7 +64,7 @@ export interface JobFlowState {
 
 /**
  * Dependencies, flows and batches: the writes that create a graph and the
- * reads about it. Releasing dependents is the database's (migration 014).
+ * reads about it. Releasing dependents is the database's (routines jobs_release_dependents and job_dependents_*).
  */
 export class FlowStore {
   constructor(
@@ -108,13 +108,22 @@ export class FlowStore {
   }
 
   /**
-   * Insert a graph's jobs, names, edges and counts in one statement; returns
-   * the jobs written, aligned with `jobs` (null where an idempotency key was
-   * already taken: nothing of that job was written).
+   * Insert a graph's jobs, names, edges and dependency counts in one
+   * statement; returns the jobs written, aligned with `jobs` (null where an
+   * idempotency key was already taken: nothing of that job was written), and
+   * the ids of those whose counts let them move at once (for
+   * jobDependentsCheck). The dependencies' rows must be locked by the
+   * caller's transaction (dependencyTargetsLock).
    */
-  async flowJobsInsert(tenant: string, flowId: string | null, jobs: readonly GraphJobRow[], edges: readonly GraphEdge[], db: Queryable): Promise<Array<Job | null>> {
+  async flowJobsInsert(
+    tenant: string,
+    flowId: string | null,
+    jobs: readonly GraphJobRow[],
+    edges: readonly GraphEdge[],
+    db: Queryable,
+  ): Promise<{ jobs: Array<Job | null>; settle: string[] }> {
     const rows = jobs.map((job) => job.row);
-    const withState = jobs.filter((job) => job.state !== null);
+    const withState = jobs.filter((job) => job.runIf !== null);
     const { rows: inserted } = await runQuery(db, this.q.flowJobsInsert, [
       textArray(rows.map((row) => row.id)),
       tenant,
@@ -134,23 +143,22 @@ export class FlowStore {
       textArray(edges.map((edge) => edge.jobId)),
       textArray(edges.map((edge) => edge.onFailure)),
       textArray(withState.map((job) => job.row.id)),
-      numberArray(withState.map((job) => job.state!.pending)),
-      numberArray(withState.map((job) => job.state!.failed)),
-      numberArray(withState.map((job) => job.state!.blocking)),
-      textArray(withState.map((job) => job.state!.blocker)),
-      textArray(withState.map((job) => job.state!.runIf)),
+      textArray(withState.map((job) => job.runIf)),
       textArray(rows.map((row) => row.traceContext ?? null)),
       textArray(rows.map((row) => row.limitKey ?? null)),
     ]);
     const byId = new Map(inserted.map((row) => [row.id as string, row]));
-    return jobs.map((job) => {
-      const row = byId.get(job.row.id);
-      if (!row) return null;
-      return { ...insertedJobAt(job.row, Number(row.created_at_ms), Number(row.run_at_ms)), status: job.status };
-    });
+    return {
+      jobs: jobs.map((job) => {
+        const row = byId.get(job.row.id);
+        if (!row) return null;
+        return { ...insertedJobAt(job.row, Number(row.created_at_ms), Number(row.run_at_ms)), status: job.status };
+      }),
+      settle: inserted.filter((row) => row.settle === true).map((row) => row.id as string),
+    };
   }
 
-  /** Settle new jobs whose dependencies had already ended (migration 014, job_dependents_check). */
+  /** Settle new jobs whose dependencies had already ended (routine job_dependents_check). */
   async jobDependentsCheck(ids: readonly string[], db: Queryable): Promise<void> {
     await runQuery(db, this.q.jobDependentsCheck, [textArray(ids)]);
   }

@@ -1,7 +1,8 @@
+import { ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
-// Dependencies, flows and batches (migration 014). What releases a dependent
+// Dependencies, flows and batches (the routines job_dependents_* and jobs_release_*). What releases a dependent
 // is not here: it is the trigger jobs_release_dependents, which runs inside
 // every statement that ends a job with dependents, so no caller can forget it.
 
@@ -48,14 +49,14 @@ LIMIT $4`;
 /**
  * The jobs of a graph, their names in the flow, their edges and their
  * dependency counts, in one statement. Jobs with dependencies go in
- * `waiting`; whether any can start at once is settled after (jobDependentsCheck).
+ * `waiting`; `settle` marks each whose counts let it move at once (every dependency
+ * ended, or one that blocks it did), for jobDependentsCheck.
  * $1 ids uuid[], $2 tenant, $3 queues text[], $4 kinds text[], $5 payloads (json text)[], $6 priorities smallint[],
  * $7 max attempts integer[], $8 run_at timestamptz[], $9 delay ms float8[], $10 idempotency keys text[],
  * $11 statuses text[], $12 has dependents boolean[],
  * $13 flow id|null, $14 node names text[],
  * $15 edge dependencies uuid[], $16 edge dependents uuid[], $17 edge policies text[],
- * $18 state job ids uuid[], $19 pending integer[], $20 failed integer[], $21 blocking integer[], $22 blockers uuid[],
- * $23 run_if text[], $24 trace contexts (json text)[], $25 limit keys text[]
+ * $18 ids of the jobs with dependencies uuid[], $19 their run_if text[], $20 trace contexts (json text)[], $21 limit keys text[]
  * Rows whose idempotency key is taken are skipped (not returned), with nothing else of theirs written.
  */
 export const flowJobsInsert = `
@@ -66,7 +67,7 @@ WITH inserted AS (
          coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key, status, has_dependents,
          trace_context::jsonb, limit_key
   FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[], $8::timestamptz[],
-              $9::float8[], $10::text[], $11::text[], $12::boolean[], $24::text[], $25::text[])
+              $9::float8[], $10::text[], $11::text[], $12::boolean[], $20::text[], $21::text[])
     AS input(id, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key, status, has_dependents, trace_context,
              limit_key)
   ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -82,13 +83,26 @@ WITH inserted AS (
   FROM unnest($15::uuid[], $16::uuid[], $17::text[]) AS e(depends_on, job_id, on_failure)
   WHERE e.job_id IN (SELECT id FROM inserted)
 ), states AS (
+  -- Each new job's counts, from its edges and what its dependencies are now
+  -- (the caller holds their rows locked): a dependency of the same call is
+  -- new, so it has not ended. The one place counts start; the routines
+  -- job_dependents_release and job_dependents_settle change them.
   INSERT INTO {{schema}}.job_dependency_state (job_id, pending, failed, blocking, blocker, run_if)
-  SELECT s.job_id, s.pending, s.failed, s.blocking, s.blocker, s.run_if
-  FROM unnest($18::uuid[], $19::integer[], $20::integer[], $21::integer[], $22::uuid[], $23::text[])
-    AS s(job_id, pending, failed, blocking, blocker, run_if)
+  SELECT s.job_id,
+         count(*) FILTER (WHERE p.status IS NULL OR p.status NOT IN (${TERMINAL})),
+         count(*) FILTER (WHERE p.status IN (${ENDED_UNSUCCESSFULLY})),
+         count(*) FILTER (WHERE p.status IN (${ENDED_UNSUCCESSFULLY}) AND e.on_failure <> 'run'),
+         (array_agg(e.depends_on ORDER BY e.depends_on) FILTER (WHERE p.status IN (${ENDED_UNSUCCESSFULLY}) AND e.on_failure <> 'run'))[1],
+         s.run_if
+  FROM unnest($18::uuid[], $19::text[]) AS s(job_id, run_if)
+  JOIN unnest($15::uuid[], $16::uuid[], $17::text[]) AS e(depends_on, job_id, on_failure) ON e.job_id = s.job_id
+  LEFT JOIN {{schema}}.jobs AS p ON p.id = e.depends_on AND p.id = ANY($15::uuid[])
   WHERE s.job_id IN (SELECT id FROM inserted)
+  GROUP BY s.job_id, s.run_if
+  RETURNING job_id, pending = 0 OR blocking > 0 AS settle
 )
-SELECT id, run_at_ms, created_at_ms FROM inserted`;
+SELECT i.id, i.run_at_ms, i.created_at_ms, coalesce(s.settle, false) AS settle
+FROM inserted AS i LEFT JOIN states AS s ON s.job_id = i.id`;
 
 /**
  * Settle new dependents whose dependencies had all ended already (or one

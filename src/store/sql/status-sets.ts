@@ -12,5 +12,8 @@ function sqlList(statuses: readonly JobStatus[]): string {
 /** The states a job is claimed from once `run_at` has passed (READY_STATUSES), as `'queued', 'retrying'`. */
 export const READY = sqlList(READY_STATUSES);
 
+/** The terminal states other than success, as `'cancelled', 'dead'`: a dependency that ended so counts as failed. */
+export const ENDED_UNSUCCESSFULLY = sqlList(TERMINAL_STATUSES.filter((status) => status !== "succeeded"));
+
 /** The states a job never leaves on its own (TERMINAL_STATUSES), as `'succeeded', 'cancelled', 'dead'`. */
 export const TERMINAL = sqlList(TERMINAL_STATUSES);
