@@ -199,6 +199,8 @@ export const READ_ONLY_RETRY_AFTER_S = 5;
 export const DEFAULT_API_PORT = 8080;
 /** HTTP API: address `conveyor api` binds by default, 127.0.0.1 (this host only). */
 export const DEFAULT_API_HOST = "127.0.0.1";
+/** `conveyor dev`: jobs its worker for the example jobs runs at once, 4 (a demo on a laptop, not a production worker). */
+export const DEFAULT_DEV_CONCURRENCY = 4;
 
 /** Cron schedules: what happens to ticks missed while no worker ran the schedule (see `CronMissedPolicy`). */
 export const DEFAULT_CRON_MISSED_POLICY = "skip";
