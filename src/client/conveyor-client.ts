@@ -53,7 +53,10 @@ export interface TenantScope {
 
 /** Which jobs `listJobs` lists, and how many: a search filter, a page size and a cursor. */
 export interface ListJobsFilter extends JobFilter {
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
@@ -65,7 +68,10 @@ export interface ListDeadLettersFilter extends TenantScope {
   kind?: string;
   /** Only dead letters from this queue. */
   queue?: string;
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
@@ -73,7 +79,10 @@ export interface ListDeadLettersFilter extends TenantScope {
 
 /** Which bulk actions `listBulkActions` lists: a tenant's (default: every tenant's), a page size and a cursor. */
 export interface ListBulkActionsFilter extends TenantScope {
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
