@@ -17,7 +17,7 @@ import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../co
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import { isJobStatus, JOB_STATUSES, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
-import type { FlowInfo, JobDependencies } from "../core/flows.js";
+import type { FlowCancelResult, FlowDetail, FlowInfo, JobDependencies } from "../core/flows.js";
 import type { ConnectionConfig, Pool, Queryable } from "../store/db.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
 import { Store } from "../store/store.js";
@@ -356,10 +356,7 @@ export class ConveyorClient {
   }
 
   /** A flow or batch with every job in it and what each depends on; null when there is none (for this tenant). */
-  async getFlow(
-    id: string,
-    scope: TenantScope = {},
-  ): Promise<(FlowInfo & { jobs: Array<{ node: string; job: Job; dependsOn: string[] }> }) | null> {
+  async getFlow(id: string, scope: TenantScope = {}): Promise<FlowDetail | null> {
     checkId(id);
     const flow = await this.reader.flows.flowGet(id, scope.tenant ?? null);
     if (!flow) return null;
@@ -391,7 +388,7 @@ export class ConveyorClient {
    * cancelled job follows its policy. Throws NotFoundError when there is no
    * such flow (for this tenant).
    */
-  async cancelFlow(id: string, scope: TenantScope = {}): Promise<{ cancelled: number; cancelRequested: number }> {
+  async cancelFlow(id: string, scope: TenantScope = {}): Promise<FlowCancelResult> {
     checkId(id);
     const done = await this.store.flows.flowCancel(id, scope.tenant ?? null);
     if (!done) throw new NotFoundError(`flow ${id} not found`);

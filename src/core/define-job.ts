@@ -186,7 +186,12 @@ export type AnyJobDefinition = JobDefinition<any, any>;
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
 
 /** What a definition's handler resolves to when it succeeds (a `RetryAfter` is not a result). */
-export type ResultOf<D> = D extends { readonly handler: (...args: never[]) => infer R } ? Exclude<Awaited<R>, RetryAfter> : never;
+export type ResultOf<D> = D extends {
+  /** The definition's handler, whose return type is read. */
+  readonly handler: (...args: never[]) => infer R;
+}
+  ? Exclude<Awaited<R>, RetryAfter>
+  : never;
 
 /** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
 export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;

@@ -44,7 +44,18 @@ export interface DrainResult {
   /** Every attempt that ended during the drain, oldest first: its job, kind, number, outcome and error. */
   attempts: EndedAttempt[];
   /** Each job that ran, once, with the status it ended the drain in (`succeeded`, `dead`, `cancelled`, or `retrying` when delays were not skipped). */
-  jobs: Array<{ id: string; kind: string; status: string; attempts: number; result: unknown }>;
+  jobs: Array<{
+    /** The job's id. */
+    id: string;
+    /** Its kind. */
+    kind: string;
+    /** Its status when the drain ended. */
+    status: string;
+    /** Attempts it has had. */
+    attempts: number;
+    /** What its handler returned, when it succeeded; else null. */
+    result: unknown;
+  }>;
 }
 
 /**
