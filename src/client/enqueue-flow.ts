@@ -61,7 +61,10 @@ export interface FlowJob extends FlowJobOptions {
   payload: unknown;
   /** What it waits for. Default: nothing (it is ready at once). */
   dependsOn?: readonly FlowDependency[];
-  /** The policy of each dependency that names none. Default `DEFAULT_DEPENDENCY_POLICY` (`"fail"`). */
+  /**
+   * The policy of each dependency that names none.
+   * @defaultValue `DEFAULT_DEPENDENCY_POLICY` ("fail")
+   */
   onDependencyFailure?: DependencyPolicy;
 }
 

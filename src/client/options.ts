@@ -40,7 +40,7 @@ export interface ConveyorOptions {
    * When Conveyor creates the pool: the client-side deadline of each
    * statement, in ms, 0 for none.
    * A pool you pass keeps its own `query_timeout`.
-   * @defaultValue `DEFAULT_QUERY_TIMEOUT_MS` (60000)
+   * @defaultValue `DEFAULT_QUERY_TIMEOUT_MS` (60 s)
    */
   queryTimeoutMs?: number;
   /** A pino logger. Default: pino at level "info" on stdout. */
@@ -81,7 +81,7 @@ export interface ConveyorOptions {
    * queue, kind, status or a time range); a count answers the planner's
    * estimate instead. Must be below `queryTimeoutMs` when Conveyor creates
    * the pool.
-   * @defaultValue `DEFAULT_SEARCH_TIMEOUT_MS` (5000)
+   * @defaultValue `DEFAULT_SEARCH_TIMEOUT_MS` (5 s)
    */
   searchTimeoutMs?: number;
   /**
@@ -90,7 +90,7 @@ export interface ConveyorOptions {
    * planner's estimate, flagged `estimated`. Per-queue counts (overview,
    * queue statistics, metrics) count at most `QUEUE_EXACT_COUNT_LIMIT`
    * (1,000), or this when lower. 1 to `MAX_EXACT_COUNT_LIMIT`.
-   * @defaultValue `DEFAULT_EXACT_COUNT_LIMIT` (10000)
+   * @defaultValue `DEFAULT_EXACT_COUNT_LIMIT` (10,000)
    */
   exactCountLimit?: number;
   /**

@@ -10,12 +10,12 @@ import { ConfigError } from "./errors.js";
 export interface BackoffPolicy {
   /**
    * Delay after the first failure.
-   * @defaultValue `DEFAULT_BACKOFF_BASE_MS` (1000)
+   * @defaultValue `DEFAULT_BACKOFF_BASE_MS` (1 s)
    */
   baseMs?: number;
   /**
    * Longest delay, at most `MAX_DELAY_MS` (10 years).
-   * @defaultValue `DEFAULT_BACKOFF_CAP_MS` (3600000)
+   * @defaultValue `DEFAULT_BACKOFF_CAP_MS` (1 h)
    */
   capMs?: number;
   /**

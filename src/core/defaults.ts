@@ -393,3 +393,12 @@ export const MAX_FLOW_JOBS = 100_000;
 
 /** The most dependencies of one job: 100,000. */
 export const MAX_DEPENDENCIES = 100_000;
+
+// --- Test helpers (conveyor-jobs/testing) ---
+
+/** Test helpers: how long `drain()` runs before it gives up, 30 s. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+/** Test helpers: jobs the worker of `drain()` runs at once, 10. */
+export const DRAIN_CONCURRENCY = 10;
+/** Test helpers: the poll interval of the worker of `drain()`, 10 ms, so a drain notices jobs made due at once. */
+export const DRAIN_POLL_INTERVAL_MS = 10;
