@@ -19,7 +19,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FlowJob } from "../../src/index.js";
-import { type CliProcess } from "../worker-processes/process-helpers.js";
+import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { between, onDedicatedServer, sleep, summary } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";
 
