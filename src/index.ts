@@ -66,7 +66,10 @@ export type {
   DependencyOutcome,
   DependencyPolicy,
   DependencySummary,
+  FlowCancelResult,
+  FlowDetail,
   FlowInfo,
+  FlowMember,
   JobDependencies,
   JobDependency,
 } from "./core/flows.js";

@@ -13,7 +13,8 @@ import { type BulkAction, type Conveyor, ConflictError, defineJob, flowJob, type
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { scans } from "./helpers/query-plans.js";
-import { silent, sql, waitFor } from "./worker/support.js";
+import { silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 const item = defineJob({ kind: "item", schema: z.object({ n: z.number().int() }), handler: async () => {} });
 const other = defineJob({ kind: "other", schema: z.object({ n: z.number().int() }), handler: async () => {} });

@@ -10,7 +10,8 @@ import { z } from "zod";
 import { Conveyor, defineJob, type Worker } from "../src/index.js";
 import { parseCron } from "../src/core/cron.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
-import { silent, sql, waitFor } from "./worker/support.js";
+import { silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 const seen: Array<{ schedule: string; at: Date } | null> = [];
 

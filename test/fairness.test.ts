@@ -4,7 +4,8 @@ import { Conveyor, defineJob, type Worker } from "../src/index.js";
 import { freshExecutionIds } from "../src/store/execution-ids.js";
 import { bindQueries } from "../src/store/queries.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
-import { silent, sql, waitFor } from "./worker/support.js";
+import { silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // One tenant enqueues 100,000 jobs, then another enqueues 100. Without
 // fairness the small tenant waits behind the whole backlog (priority, then

@@ -10,7 +10,8 @@ import {
   type Worker,
 } from "../src/index.js";
 import { createTestConveyor } from "./helpers/database.js";
-import { silent, sql, waitFor } from "./worker/support.js";
+import { silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // Jobs whose handlers do what the payload says, and record what they saw.
 const seen = new Map<string, unknown>();

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { ConflictError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { KEYED_EXECUTIONS_SQL, type KeyedExecution, keyedExecutions, maxOverlapByKey, maxStartsPerWindow } from "./helpers/key-executions.js";
-import { drained, silent, sql, waitFor } from "./worker/support.js";
+import { drained, silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // Limits per key are enforced in the database, so these tests run 6 workers
 // on 6 separate clients (6 pools), as 6 processes would, all on one schema.

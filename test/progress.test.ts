@@ -4,7 +4,8 @@ import { MAX_PROGRESS_BYTES } from "../src/core/defaults.js";
 import { Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
 import { ProgressReporter } from "../src/worker/progress-reporter.js";
 import { createTestConveyor, dbOf, storeOf } from "./helpers/database.js";
-import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
+import { emptyPayload, silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 /** A promise a test resolves, to hold a handler at a point it chooses. */
 class Gate {

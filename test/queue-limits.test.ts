@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
-import { drained, silent, sql, statusCounts, waitFor } from "./worker/support.js";
+import { drained, silent, sql, statusCounts } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // Queue limits are enforced in the database, so these tests run 8 workers on
 // 8 separate clients (8 pools), as 8 processes would, all on one schema.

@@ -12,7 +12,8 @@ import { pruneInBatches, resolvePruneOptions } from "../src/client/prune.js";
 import { ConfigError, type Conveyor, defineJob, ValidationError } from "../src/index.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
-import { emptyPayload, silent, sql, waitFor } from "./worker/support.js";
+import { emptyPayload, silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
 

@@ -12,7 +12,8 @@ import type { JobFilter } from "../src/core/job-filter.js";
 import { quoteIdent } from "../src/store/db.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { ERRORS, type FixtureJob, fixtureJobs, idsWhere, insertFixtureJobs } from "./helpers/search-fixture.js";
-import { silent, waitFor } from "./worker/support.js";
+import { silent } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const START = Date.now() - 10 * DAY;

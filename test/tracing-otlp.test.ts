@@ -7,7 +7,8 @@ import { z } from "zod";
 import { defineJob } from "../src/core/define-job.js";
 import { JsonLinesProcess } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
-import { silent, waitFor } from "./worker/support.js";
+import { silent } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // End to end: spans exported over OTLP/HTTP (JSON) to a receiver process.
 

@@ -9,7 +9,8 @@ import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
 import type { ConveyorOptions } from "../src/client/options.js";
 import { type ApiTest, call, createApiTest } from "./http/support.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
-import { silent, waitFor } from "./worker/support.js";
+import { silent } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 // One provider for the file, registered globally as an application's SDK
 // would be; each test reads and clears what it exported.

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Conveyor, ConflictError, defineJob, LeaseLostError, type Worker } from "../src/index.js";
 import { createTestConveyor, storeOf } from "./helpers/database.js";
-import { silent, sql, waitFor } from "./worker/support.js";
+import { silent, sql } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
 
 /** A promise a test resolves, to hold a handler at a point it chooses. */
 class Gate {

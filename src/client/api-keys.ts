@@ -18,7 +18,10 @@ const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
 /** Options of `ApiKeys.create`. */
 export interface CreateApiKeyOptions {
-  /** Tenant the key acts for. Default `DEFAULT_TENANT` ("default"). */
+  /**
+   * Tenant the key acts for.
+   * @defaultValue `DEFAULT_TENANT` ("default")
+   */
   tenant?: string;
   /** Admin keys see and change every tenant. Default false. */
   admin?: boolean;

@@ -17,7 +17,7 @@ import type { DeadLetter, Job, JobWithExecutions, Page, WorkerInfo } from "../co
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import { isJobStatus, JOB_STATUSES, type JobStatus } from "../core/states.js";
 import type { CronScheduleInfo } from "../core/cron.js";
-import type { FlowInfo, JobDependencies } from "../core/flows.js";
+import type { FlowCancelResult, FlowDetail, FlowInfo, JobDependencies } from "../core/flows.js";
 import type { ConnectionConfig, Pool, Queryable } from "../store/db.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
 import { Store } from "../store/store.js";
@@ -53,7 +53,10 @@ export interface TenantScope {
 
 /** Which jobs `listJobs` lists, and how many: a search filter, a page size and a cursor. */
 export interface ListJobsFilter extends JobFilter {
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
@@ -65,7 +68,10 @@ export interface ListDeadLettersFilter extends TenantScope {
   kind?: string;
   /** Only dead letters from this queue. */
   queue?: string;
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
@@ -73,7 +79,10 @@ export interface ListDeadLettersFilter extends TenantScope {
 
 /** Which bulk actions `listBulkActions` lists: a tenant's (default: every tenant's), a page size and a cursor. */
 export interface ListBulkActionsFilter extends TenantScope {
-  /** Page size, 1..1000. Default `DEFAULT_LIST_LIMIT` (50). */
+  /**
+   * Page size, 1 to `MAX_LIST_LIMIT` (1000).
+   * @defaultValue `DEFAULT_LIST_LIMIT` (50)
+   */
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
@@ -347,10 +356,7 @@ export class ConveyorClient {
   }
 
   /** A flow or batch with every job in it and what each depends on; null when there is none (for this tenant). */
-  async getFlow(
-    id: string,
-    scope: TenantScope = {},
-  ): Promise<(FlowInfo & { jobs: Array<{ node: string; job: Job; dependsOn: string[] }> }) | null> {
+  async getFlow(id: string, scope: TenantScope = {}): Promise<FlowDetail | null> {
     checkId(id);
     const flow = await this.reader.flows.flowGet(id, scope.tenant ?? null);
     if (!flow) return null;
@@ -382,7 +388,7 @@ export class ConveyorClient {
    * cancelled job follows its policy. Throws NotFoundError when there is no
    * such flow (for this tenant).
    */
-  async cancelFlow(id: string, scope: TenantScope = {}): Promise<{ cancelled: number; cancelRequested: number }> {
+  async cancelFlow(id: string, scope: TenantScope = {}): Promise<FlowCancelResult> {
     checkId(id);
     const done = await this.store.flows.flowCancel(id, scope.tenant ?? null);
     if (!done) throw new NotFoundError(`flow ${id} not found`);

@@ -34,7 +34,20 @@ import type { EnqueuedJob } from "./enqueued-job.js";
  * (`node`), or a job that already exists (`jobId`), each with an optional
  * policy (default: the job's `onDependencyFailure`). A bare string names a node.
  */
-export type FlowDependency = string | { node: string; onFailure?: DependencyPolicy } | { jobId: string; onFailure?: DependencyPolicy };
+export type FlowDependency =
+  | string
+  | {
+      /** The name of a job in the same flow. */
+      node: string;
+      /** What happens to the dependent when this one ends other than succeeded. */
+      onFailure?: DependencyPolicy;
+    }
+  | {
+      /** The id of a job that already exists (same tenant). */
+      jobId: string;
+      /** What happens to the dependent when this one ends other than succeeded. */
+      onFailure?: DependencyPolicy;
+    };
 
 /** Options of one job in a flow or batch. Tenant, idempotency and transaction are the flow's. */
 export type FlowJobOptions = Pick<EnqueueOptions, "runAt" | "delayMs" | "priority" | "queue" | "maxAttempts" | "limitKey">;
@@ -47,7 +60,10 @@ export interface FlowJob extends FlowJobOptions {
   payload: unknown;
   /** What it waits for. Default: nothing (it is ready at once). */
   dependsOn?: readonly FlowDependency[];
-  /** The policy of each dependency that names none. Default `DEFAULT_DEPENDENCY_POLICY` (`"fail"`). */
+  /**
+   * The policy of each dependency that names none.
+   * @defaultValue `DEFAULT_DEPENDENCY_POLICY` ("fail")
+   */
   onDependencyFailure?: DependencyPolicy;
 }
 
@@ -85,14 +101,28 @@ export interface EnqueuedFlow {
 /** A set of jobs and the callback that runs once every one of them has ended. */
 export interface BatchInput {
   /** The members, at most `MAX_FLOW_JOBS - 1`. */
-  jobs: ReadonlyArray<{ job: AnyJobDefinition | string; payload: unknown } & FlowJobOptions>;
+  jobs: ReadonlyArray<
+    {
+      /** The member's job definition, or its kind name. */
+      job: AnyJobDefinition | string;
+      /** Its payload, validated by the kind's schema. */
+      payload: unknown;
+    } & FlowJobOptions
+  >;
   /**
    * The callback job, made `waiting` with the batch and released exactly
    * once, when every member has ended, as `when` says (default `"always"`).
    * Its handler reads the counts and the failed members with
    * `ctx.dependencySummary()`.
    */
-  callback: { job: AnyJobDefinition | string; payload: unknown; when?: BatchCallbackWhen } & FlowJobOptions;
+  callback: {
+    /** The callback's job definition, or its kind name. */
+    job: AnyJobDefinition | string;
+    /** Its payload, validated by the kind's schema. */
+    payload: unknown;
+    /** Which endings of the members release it: always, only if all succeeded, or only if one failed. */
+    when?: BatchCallbackWhen;
+  } & FlowJobOptions;
   /** As `FlowInput.name`. */
   name?: string;
   /** As `FlowInput.idempotencyKey`. */

@@ -28,7 +28,7 @@ import {
 
 /** Options for one enqueue. Unset fields come from the job definition. */
 export interface EnqueueOptions {
-  /** Run no earlier than this time, from `MIN_RUN_AT_MS` (2000) to before `MAX_RUN_AT_MS` (year 10000). Exclusive with `delayMs`. */
+  /** Run no earlier than this time, from `MIN_RUN_AT_MS` (2000-01-01) to before `MAX_RUN_AT_MS` (year 10000). Exclusive with `delayMs`. */
   runAt?: Date;
   /** Run no earlier than this many ms from now (database clock), at most `MAX_DELAY_MS` (10 years). Exclusive with `runAt`. */
   delayMs?: number;
@@ -47,7 +47,10 @@ export interface EnqueueOptions {
    * idempotency key that already names a job answers before the unique key.
    */
   unique?: UniqueOptions;
-  /** Default `"default"`. */
+  /**
+   * The tenant the job belongs to.
+   * @defaultValue `DEFAULT_TENANT` ("default")
+   */
   tenant?: string;
   /**
    * The key this job's limits per key are counted under (a customer, a
@@ -65,7 +68,10 @@ export interface EnqueueOptions {
    * `unique`.
    */
   dependsOn?: readonly JobDependency[];
-  /** The policy of each dependency that names none. Default `DEFAULT_DEPENDENCY_POLICY` (`"fail"`). */
+  /**
+   * The policy of each dependency that names none.
+   * @defaultValue `DEFAULT_DEPENDENCY_POLICY` ("fail")
+   */
   onDependencyFailure?: DependencyPolicy;
   /**
    * The W3C trace context to enqueue in (the HTTP API passes the request's

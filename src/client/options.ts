@@ -26,14 +26,21 @@ export interface ConveyorOptions {
   pool?: Pool;
   /** Job kinds this client knows: enqueue by kind name checks against them, workers run them. */
   jobs?: readonly AnyJobDefinition[];
-  /** Schema holding Conveyor's tables. Default `DEFAULT_SCHEMA` ("conveyor"). */
+  /**
+   * Schema holding Conveyor's tables.
+   * @defaultValue `DEFAULT_SCHEMA` ("conveyor")
+   */
   schema?: string;
-  /** Pool size when Conveyor creates the pool. Default `DEFAULT_POOL_SIZE` (10). */
+  /**
+   * Pool size when Conveyor creates the pool.
+   * @defaultValue `DEFAULT_POOL_SIZE` (10)
+   */
   poolSize?: number;
   /**
    * When Conveyor creates the pool: the client-side deadline of each
-   * statement, in ms, 0 for none. Default `DEFAULT_QUERY_TIMEOUT_MS` (60 s).
+   * statement, in ms, 0 for none.
    * A pool you pass keeps its own `query_timeout`.
+   * @defaultValue `DEFAULT_QUERY_TIMEOUT_MS` (60 s)
    */
   queryTimeoutMs?: number;
   /** A pino logger. Default: pino at level "info" on stdout. */
@@ -73,7 +80,8 @@ export interface ConveyorOptions {
    * too. A search that hits it throws `SearchTimeoutError` (narrow it by
    * queue, kind, status or a time range); a count answers the planner's
    * estimate instead. Must be below `queryTimeoutMs` when Conveyor creates
-   * the pool. Default `DEFAULT_SEARCH_TIMEOUT_MS` (5 s).
+   * the pool.
+   * @defaultValue `DEFAULT_SEARCH_TIMEOUT_MS` (5 s)
    */
   searchTimeoutMs?: number;
   /**
@@ -81,8 +89,8 @@ export interface ConveyorOptions {
    * it (or when counting hits `searchTimeoutMs`) the count is the
    * planner's estimate, flagged `estimated`. Per-queue counts (overview,
    * queue statistics, metrics) count at most `QUEUE_EXACT_COUNT_LIMIT`
-   * (1,000), or this when lower. 1 to `MAX_EXACT_COUNT_LIMIT`. Default
-   * `DEFAULT_EXACT_COUNT_LIMIT` (10,000).
+   * (1,000), or this when lower. 1 to `MAX_EXACT_COUNT_LIMIT`.
+   * @defaultValue `DEFAULT_EXACT_COUNT_LIMIT` (10,000)
    */
   exactCountLimit?: number;
   /**
@@ -99,8 +107,8 @@ export interface TracingOptions {
   /**
    * "link": each attempt's CONSUMER span starts a trace of its own, linked
    * to the PRODUCER span of its enqueue; "child": it is that span's child,
-   * so one trace holds the request and the job (for short jobs). Default
-   * `DEFAULT_TRACING_ATTEMPTS` ("link").
+   * so one trace holds the request and the job (for short jobs).
+   * @defaultValue `DEFAULT_TRACING_ATTEMPTS` ("link")
    */
   attempts?: "link" | "child";
 }

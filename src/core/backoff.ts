@@ -8,11 +8,20 @@ import { ConfigError } from "./errors.js";
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffPolicy {
-  /** Delay after the first failure. Default `DEFAULT_BACKOFF_BASE_MS` (1 s). */
+  /**
+   * Delay after the first failure.
+   * @defaultValue `DEFAULT_BACKOFF_BASE_MS` (1 s)
+   */
   baseMs?: number;
-  /** Longest delay, at most `MAX_DELAY_MS` (10 years). Default `DEFAULT_BACKOFF_CAP_MS` (1 h). */
+  /**
+   * Longest delay, at most `MAX_DELAY_MS` (10 years).
+   * @defaultValue `DEFAULT_BACKOFF_CAP_MS` (1 h)
+   */
   capMs?: number;
-  /** Share of the delay that is random, 0..1. Default `DEFAULT_BACKOFF_JITTER` (0.2). */
+  /**
+   * Share of the delay that is random, 0..1.
+   * @defaultValue `DEFAULT_BACKOFF_JITTER` (0.2)
+   */
   jitter?: number;
 }
 

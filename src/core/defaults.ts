@@ -199,6 +199,8 @@ export const READ_ONLY_RETRY_AFTER_S = 5;
 export const DEFAULT_API_PORT = 8080;
 /** HTTP API: address `conveyor api` binds by default, 127.0.0.1 (this host only). */
 export const DEFAULT_API_HOST = "127.0.0.1";
+/** `conveyor dev`: jobs its worker for the example jobs runs at once, 4 (a demo on a laptop, not a production worker). */
+export const DEFAULT_DEV_CONCURRENCY = 4;
 
 /** Cron schedules: what happens to ticks missed while no worker ran the schedule (see `CronMissedPolicy`). */
 export const DEFAULT_CRON_MISSED_POLICY = "skip";
@@ -391,3 +393,12 @@ export const MAX_FLOW_JOBS = 100_000;
 
 /** The most dependencies of one job: 100,000. */
 export const MAX_DEPENDENCIES = 100_000;
+
+// --- Test helpers (conveyor-jobs/testing) ---
+
+/** Test helpers: how long `drain()` runs before it gives up, 30 s. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+/** Test helpers: jobs the worker of `drain()` runs at once, 10. */
+export const DRAIN_CONCURRENCY = 10;
+/** Test helpers: the poll interval of the worker of `drain()`, 10 ms, so a drain notices jobs made due at once. */
+export const DRAIN_POLL_INTERVAL_MS = 10;

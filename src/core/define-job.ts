@@ -117,15 +117,28 @@ export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
   schema: S;
   /** Runs one attempt with the parsed payload; throw to fail it (`PermanentError`: no retry), return `RetryAfter` to run it later. */
   handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
-  /** Attempts before the job is dead-lettered. Default `DEFAULT_MAX_ATTEMPTS` (25). */
+  /**
+   * Attempts before the job is dead-lettered.
+   * @defaultValue `DEFAULT_MAX_ATTEMPTS` (25)
+   */
   maxAttempts?: number;
   /** Retry delays. Defaults in `DEFAULT_BACKOFF_*` (1 s base, 1 h cap, 20% jitter). */
   backoff?: BackoffPolicy;
-  /** Time limit per attempt in ms; 0 for none. Default `DEFAULT_TIMEOUT_MS` (0). */
+  /**
+   * Time limit per attempt in ms; 0 for none.
+   * @defaultValue `DEFAULT_TIMEOUT_MS` (0)
+   */
   timeoutMs?: number;
-  /** Queue jobs of this kind go to unless the enqueue names another. Default `"default"`. */
+  /**
+   * Queue jobs of this kind go to unless the enqueue names another.
+   * @defaultValue `DEFAULT_QUEUE` ("default")
+   */
   queue?: string;
-  /** Default priority; lower runs first. Default 0, range -1000..1000. */
+  /**
+   * Priority of this kind's jobs unless the enqueue gives one; lower runs
+   * first, `MIN_PRIORITY` (-1000) to `MAX_PRIORITY` (1000).
+   * @defaultValue `DEFAULT_PRIORITY` (0)
+   */
   priority?: number;
   /**
    * Enqueue this kind periodically: a cron expression, a schedule
@@ -173,7 +186,12 @@ export type AnyJobDefinition = JobDefinition<any, any>;
 export type PayloadInput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferInput<S> : never;
 
 /** What a definition's handler resolves to when it succeeds (a `RetryAfter` is not a result). */
-export type ResultOf<D> = D extends { readonly handler: (...args: never[]) => infer R } ? Exclude<Awaited<R>, RetryAfter> : never;
+export type ResultOf<D> = D extends {
+  /** The definition's handler, whose return type is read. */
+  readonly handler: (...args: never[]) => infer R;
+}
+  ? Exclude<Awaited<R>, RetryAfter>
+  : never;
 
 /** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
 export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;

@@ -1,6 +1,6 @@
 import { ValidationError } from "./errors.js";
 export { DEFAULT_DEPENDENCY_POLICY, MAX_DEPENDENCIES, MAX_FLOW_JOBS } from "./defaults.js";
-import type { StoredError } from "./model.js";
+import type { Job, StoredError } from "./model.js";
 import type { JobStatus } from "./states.js";
 
 /**
@@ -16,7 +16,14 @@ import type { JobStatus } from "./states.js";
 export type DependencyPolicy = "fail" | "cancel" | "run";
 
 /** One dependency of `enqueue`'s `dependsOn`: a job id, or a job id with its own policy. */
-export type JobDependency = string | { jobId: string; onFailure?: DependencyPolicy };
+export type JobDependency =
+  | string
+  | {
+      /** The id of the job waited for. */
+      jobId: string;
+      /** What happens to the dependent when this one ends other than succeeded; default the enqueue's `onDependencyFailure`. */
+      onFailure?: DependencyPolicy;
+    };
 
 /** Every `DependencyPolicy`. */
 export const DEPENDENCY_POLICIES: readonly DependencyPolicy[] = ["fail", "cancel", "run"];
@@ -150,7 +157,14 @@ export interface JobDependencies {
    * released from them by a requeue). `pending`: not ended yet; `failed`:
    * ended other than succeeded; `blocking`: of those, with policy fail or cancel.
    */
-  counts: { pending: number; failed: number; blocking: number } | null;
+  counts: {
+    /** Dependencies not ended yet. */
+    pending: number;
+    /** Dependencies that ended other than succeeded. */
+    failed: number;
+    /** Failed dependencies whose policy is fail or cancel. */
+    blocking: number;
+  } | null;
 }
 
 /** A dependency's outcome, as a dependent's handler reads it (`ctx.dependencies()`). */
@@ -183,4 +197,28 @@ export interface DependencySummary {
   unfinished: number;
   /** The ids of those that ended dead or cancelled, in id order. */
   failedJobIds: string[];
+}
+
+/** One job of a flow or batch, as `getFlow` lists it. */
+export interface FlowMember {
+  /** Its name in the flow. */
+  node: string;
+  /** The job. */
+  job: Job;
+  /** The names of the flow's jobs it waits for. */
+  dependsOn: string[];
+}
+
+/** A flow or batch with every job in it (`getFlow`). */
+export interface FlowDetail extends FlowInfo {
+  /** Every job of the flow, with what each waits for. */
+  jobs: FlowMember[];
+}
+
+/** What `cancelFlow` did. */
+export interface FlowCancelResult {
+  /** Jobs cancelled at once: they had not started. */
+  cancelled: number;
+  /** Running jobs asked to stop; each is cancelled at its worker's next heartbeat. */
+  cancelRequested: number;
 }

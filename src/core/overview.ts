@@ -21,6 +21,7 @@ export type StatusEstimated = Record<JobStatus, boolean>;
 
 /** One queue's jobs by state, and how long its oldest ready job has waited. */
 export interface QueueStats {
+  /** The queue's name. */
   queue: string;
   /** Jobs by state: exact up to the per-queue limit, estimated beyond it (and always for succeeded and cancelled). */
   counts: StatusCounts;
@@ -50,9 +51,13 @@ export interface OverviewQueue extends QueueStats {
 
 /** A job, named by what an operator reads first. */
 export interface OverviewJob {
+  /** The job's id. */
   id: string;
+  /** The queue it is in. */
   queue: string;
+  /** Its kind. */
   kind: string;
+  /** The tenant it belongs to. */
   tenant: string;
 }
 
@@ -84,8 +89,11 @@ export interface ErrorGroup {
 
 /** A live worker and how busy it is. */
 export interface WorkerLoad {
+  /** The worker's id, as in `locked_by` and the `workers` table. */
   id: string;
+  /** The host it runs on. */
   hostname: string;
+  /** Its process id on that host. */
   pid: number;
   /** Queues it serves; null means all. */
   queues: string[] | null;
@@ -116,7 +124,12 @@ export interface Overview {
   /** Every queue with jobs (or settings, for all tenants), by name. */
   queues: OverviewQueue[];
   /** Per job kind: attempts that ended in the window; empty when the window could not be read. */
-  kinds: Array<RecentOutcomes & { kind: string }>;
+  kinds: Array<
+    RecentOutcomes & {
+      /** The job kind these outcomes are of. */
+      kind: string;
+    }
+  >;
   /** The ready job that has waited longest; null when none waits (or `incomplete` lists oldestReady). */
   oldestReadyJob: OldestReadyJob | null;
   /**
@@ -124,7 +137,14 @@ export interface Overview {
    * `count` is exact up to `exactCountLimit`, and when there are more it is
    * that limit with `estimated` true. Null when `incomplete` lists stuck.
    */
-  stuck: { count: number; estimated: boolean; jobs: StuckJob[] } | null;
+  stuck: {
+    /** Running jobs past their lease. */
+    count: number;
+    /** True when `count` is the exact-count limit and there are more. */
+    estimated: boolean;
+    /** The longest expired of them. */
+    jobs: StuckJob[];
+  } | null;
   /** The most frequent error messages of failed attempts in the window, at most 10. */
   topErrors: ErrorGroup[];
   /** Live workers with their load. */

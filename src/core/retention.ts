@@ -8,11 +8,20 @@ import {
 
 /** What `conveyor.prune()` deletes. */
 export interface PruneOptions {
-  /** Delete succeeded and cancelled jobs that finished longer ago than this. Default `DEFAULT_RETENTION_FINISHED_MS` (7 days). */
+  /**
+   * Delete succeeded and cancelled jobs that finished longer ago than this.
+   * @defaultValue `DEFAULT_RETENTION_FINISHED_MS` (7 days)
+   */
   finishedMs?: number;
-  /** Delete dead letters (with their dead jobs) older than this. Default `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days). */
+  /**
+   * Delete dead letters (with their dead jobs) older than this.
+   * @defaultValue `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days)
+   */
   deadLetterMs?: number;
-  /** Rows per delete statement, 1..10,000. Default `DEFAULT_RETENTION_BATCH_SIZE` (1,000). */
+  /**
+   * Rows per delete statement, 1..10,000.
+   * @defaultValue `DEFAULT_RETENTION_BATCH_SIZE` (1000)
+   */
   batchSize?: number;
   /** Stop between batches once aborted; the counts so far are returned. */
   signal?: AbortSignal;

@@ -20,11 +20,14 @@ import { checkName, checkPriority, checkTenant, validatePayload } from "./valida
 export interface CronMissed {
   /**
    * `skip`: enqueue only the most recent missed tick. `catch-up`: enqueue the
-   * most recent `limit` missed ticks, each with its own tick time. Default
-   * `DEFAULT_CRON_MISSED_POLICY` ("skip").
+   * most recent `limit` missed ticks, each with its own tick time.
+   * @defaultValue `DEFAULT_CRON_MISSED_POLICY` ("skip")
    */
   policy: CronMissedPolicy;
-  /** For `catch-up`: most ticks enqueued at once, 1..1000. Default `DEFAULT_CRON_CATCH_UP_LIMIT` (10). */
+  /**
+   * For `catch-up`: most ticks enqueued at once, 1..1000.
+   * @defaultValue `DEFAULT_CRON_CATCH_UP_LIMIT` (10)
+   */
   limit?: number;
 }
 
@@ -34,7 +37,10 @@ export interface CronSchedule<P = unknown> {
   name?: string;
   /** 5 fields (`m h dom mon dow`) or 6 with seconds first (`s m h dom mon dow`). */
   cron: string;
-  /** IANA time zone the fields are read in. Default `DEFAULT_CRON_TIMEZONE` ("UTC"). */
+  /**
+   * IANA time zone the fields are read in.
+   * @defaultValue `DEFAULT_CRON_TIMEZONE` ("UTC")
+   */
   timezone?: string;
   /** Payload of every tick's job, validated by the kind's schema. Default `{}`. */
   payload?: P;

@@ -19,14 +19,15 @@ export interface UniqueOptions {
   /**
    * States in which the job holds the key; must include "queued" (every job
    * starts there). The key is released for good when the job leaves them.
-   * Default `DEFAULT_UNIQUE_STATES`: queued, retrying, running.
+   * @defaultValue `DEFAULT_UNIQUE_STATES` (["queued", "retrying", "running"])
    */
   states?: readonly UniqueState[];
   /**
    * When another job holds the key: "keep" returns that job unchanged;
    * "replace" (debounce) gives it this payload and run time (and priority,
    * when given) if it is still waiting, else keeps it; "drop" throws
-   * `UniqueJobConflictError`. Default `DEFAULT_UNIQUE_ON_CONFLICT` ("keep").
+   * `UniqueJobConflictError`.
+   * @defaultValue `DEFAULT_UNIQUE_ON_CONFLICT` ("keep")
    */
   onConflict?: UniqueConflictMode;
 }

@@ -6,9 +6,11 @@ import * as sql from "./sql/testing.js";
 
 /** One attempt a test's drain saw end, with what its job became. */
 export interface EndedAttempt extends JobExecution {
+  /** The job's kind. */
   kind: string;
   /** The job's status once the drain ended. */
   jobStatus: string;
+  /** The job's payload, as stored. */
   payload: unknown;
   /** The job's result, when it succeeded. */
   result: unknown;

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import type { ConveyorOptions } from "../client/options.js";
 import { Conveyor } from "../conveyor.js";
+import { DEFAULT_DRAIN_TIMEOUT_MS, DRAIN_CONCURRENCY, DRAIN_POLL_INTERVAL_MS } from "../core/defaults.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { createMigratedSchema } from "../store/migrate.js";
 import { type EndedAttempt, TestingStore } from "../store/testing-store.js";
@@ -12,8 +13,7 @@ import { expectJob, type JobMatch } from "./expect-job.js";
 
 export type { EndedAttempt } from "../store/testing-store.js";
 
-/** How long `drain()` runs before it gives up, by default: 30 s. */
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+export { DEFAULT_DRAIN_TIMEOUT_MS } from "../core/defaults.js";
 
 /** Options of `createTestConveyor`: a Conveyor's, except where its schema and database come from. */
 export interface TestConveyorOptions extends Omit<ConveyorOptions, "schema" | "connectionString" | "pool"> {
@@ -25,7 +25,7 @@ export interface TestConveyorOptions extends Omit<ConveyorOptions, "schema" | "c
   connectionString?: string;
   /** Leave the schema in place at `close()`, to inspect it. Default false. */
   keepSchema?: boolean;
-  /** Options of the worker `drain()` runs. Default: concurrency 10, a 10 ms poll, no retention. */
+  /** Options of the worker `drain()` runs. Default: concurrency `DRAIN_CONCURRENCY` (10), a poll every `DRAIN_POLL_INTERVAL_MS` (10) ms, no retention. */
   worker?: WorkerOptions;
   /** Default: a silent pino logger. */
   logger?: ConveyorOptions["logger"];
@@ -35,7 +35,10 @@ export interface TestConveyorOptions extends Omit<ConveyorOptions, "schema" | "c
 export interface DrainOptions {
   /** Make retrying jobs due at once instead of waiting out their backoff. Default true. */
   skipRetryDelays?: boolean;
-  /** Give up (and throw) after this long with jobs still ready or running. Default `DEFAULT_DRAIN_TIMEOUT_MS` (30 s). */
+  /**
+   * Give up (and throw) after this long with jobs still ready or running.
+   * @defaultValue `DEFAULT_DRAIN_TIMEOUT_MS` (30 s)
+   */
   timeoutMs?: number;
 }
 
@@ -44,7 +47,18 @@ export interface DrainResult {
   /** Every attempt that ended during the drain, oldest first: its job, kind, number, outcome and error. */
   attempts: EndedAttempt[];
   /** Each job that ran, once, with the status it ended the drain in (`succeeded`, `dead`, `cancelled`, or `retrying` when delays were not skipped). */
-  jobs: Array<{ id: string; kind: string; status: string; attempts: number; result: unknown }>;
+  jobs: Array<{
+    /** The job's id. */
+    id: string;
+    /** Its kind. */
+    kind: string;
+    /** Its status when the drain ended. */
+    status: string;
+    /** Attempts it has had. */
+    attempts: number;
+    /** What its handler returned, when it succeeded; else null. */
+    result: unknown;
+  }>;
 }
 
 /**
@@ -83,7 +97,7 @@ export class TestConveyor {
     const skipRetryDelays = options.skipRetryDelays ?? true;
     const timeoutMs = options.timeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     const since = await this.testing.clockNow();
-    const worker = this.conveyor.worker({ concurrency: 10, pollIntervalMs: 10, retention: false, ...this.settings.worker });
+    const worker = this.conveyor.worker({ concurrency: DRAIN_CONCURRENCY, pollIntervalMs: DRAIN_POLL_INTERVAL_MS, retention: false, ...this.settings.worker });
     await worker.start();
     try {
       const deadline = Date.now() + timeoutMs;

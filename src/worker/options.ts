@@ -19,6 +19,7 @@ import type { Fairness } from "../core/queue-settings.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
 
+/** Options of `conveyor.worker()`: what a worker runs, and how it claims, renews and stops. */
 export interface WorkerOptions {
   /** Jobs run at once; the worker never holds more. Default `DEFAULT_CONCURRENCY` (10). */
   concurrency?: number;
@@ -71,21 +72,35 @@ export interface WorkerOptions {
  * does, with `null` for "every queue" and for retention turned off.
  */
 export interface ResolvedWorkerOptions {
+  /** As `WorkerOptions.concurrency`. */
   readonly concurrency: number;
+  /** As `WorkerOptions.queues`; null for every queue. */
   readonly queues: readonly string[] | null;
+  /** As `WorkerOptions.kinds`. */
   readonly kinds: readonly string[];
+  /** As `WorkerOptions.leaseMs`. */
   readonly leaseMs: number;
+  /** As `WorkerOptions.heartbeatMs`. */
   readonly heartbeatMs: number;
+  /** As `WorkerOptions.pollIntervalMs`. */
   readonly pollIntervalMs: number;
+  /** As `WorkerOptions.reclaimIntervalMs`. */
   readonly reclaimIntervalMs: number;
+  /** As `WorkerOptions.shutdownGraceMs`. */
   readonly shutdownGraceMs: number;
+  /** As `WorkerOptions.claimBatchSize`. */
   readonly claimBatchSize: number;
+  /** As `WorkerOptions.listen`. */
   readonly listen: boolean;
+  /** As `WorkerOptions.progressIntervalMs`. */
   readonly progressIntervalMs: number;
+  /** As `WorkerOptions.id`. */
   readonly id: string;
+  /** As `WorkerOptions.schedules`. */
   readonly schedules: boolean;
   /** Null when pruning is off. */
   readonly retention: ResolvedRetentionOptions | null;
+  /** As `WorkerOptions.fairness`. */
   readonly fairness: Fairness;
 }
 

@@ -14,7 +14,9 @@ export interface RetentionOptions {
   batchSize?: number;
 }
 
+/** `RetentionOptions` with every default filled in and every value checked. */
 export interface ResolvedRetentionOptions extends RetentionPolicy {
+  /** As `RetentionOptions.intervalMs`. */
   readonly intervalMs: number;
 }
 

@@ -16,7 +16,6 @@
  * heal. B and C reclaim and finish A's jobs meanwhile.
  */
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import {
   between,
   dbNow,
@@ -27,6 +26,7 @@ import {
   summary,
   viaPort,
 } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const FIRST_JOBS = 300;
 const LATER_JOBS = 200;

@@ -18,9 +18,9 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { JsonLinesProcess, REPO_ROOT, requireBuild } from "../helpers/child-process.js";
 import { waitForProcessGone } from "../helpers/processes.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import type { StopMode } from "./dedicated-postgres.js";
 import { type ChaosRun, chaosFile, onDedicatedServer } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 200_000;
 /** The fault waits for the call's COPY statement number this (or later). */

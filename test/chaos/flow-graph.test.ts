@@ -19,8 +19,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FlowJob } from "../../src/index.js";
-import { type CliProcess, waitFor } from "../worker-processes/process-helpers.js";
+import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { between, onDedicatedServer, sleep, summary } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /** Nodes of the graph enqueued with enqueueFlow (the batches come on top). */
 const NODES = 2_000;

@@ -27,9 +27,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import type { StopMode } from "./dedicated-postgres.js";
 import { between, type ChaosRun, chaosFile, onDedicatedServer, sleep, summary } from "./harness.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const WORKERS = 3;
 const ARGS = ["--concurrency", "4", "--lease-ms", "10000", "--heartbeat-ms", "1000", "--reclaim-interval-ms", "500", "--poll-interval-ms", "100"];
@@ -145,7 +145,7 @@ describe("chaos: the connection under a handler's ctx.transaction dies", () => {
       const open = await waitFor(
         "handler transactions open",
         async () => {
-          for (const w of workers) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
+          for (const w of workers) if (!w.alive) throw new StopWaiting(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
           const rows = await run.q<{ pid: number }>(IDLE_HANDLER_TRANSACTIONS);
           return rows.length >= 2 ? rows.length : null;
         },

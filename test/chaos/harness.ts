@@ -12,10 +12,11 @@ import { afterAll, beforeAll } from "vitest";
 import { Conveyor } from "../../src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
-import { type CliProcess, killAllWorkers, spawnWorker, waitFor } from "../worker-processes/process-helpers.js";
+import { type CliProcess, killAllWorkers, spawnWorker } from "../worker-processes/process-helpers.js";
 import { DedicatedPostgres } from "./dedicated-postgres.js";
 import { FaultProxy } from "./fault-proxy.js";
 import { describeDuplicates, type JudgeOptions, judge, type Query, type Verdict } from "./judge.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 export const CHAOS_JOBS = "test/fixtures/chaos-jobs.js";
 
@@ -156,7 +157,7 @@ export class ChaosRun {
     await waitFor(
       `every job to reach a terminal state within ${boundMs / 1000} s`,
       async () => {
-        for (const w of mustStayAlive()) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
+        for (const w of mustStayAlive()) if (!w.alive) throw new StopWaiting(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
         const counts = await this.statusCounts();
         return !counts.queued && !counts.retrying && !counts.running ? true : null;
       },

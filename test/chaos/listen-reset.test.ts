@@ -15,9 +15,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import type { ProxiedConnection } from "./fault-proxy.js";
 import { deadlocks, proxiedChaosFile, sleep, summary, viaPort } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const PER_PHASE = 15;
 const POLL_MS = 1_000;

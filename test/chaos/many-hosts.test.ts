@@ -9,9 +9,10 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor, type CliProcess } from "../worker-processes/process-helpers.js";
+import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
 import { DedicatedPostgres } from "./dedicated-postgres.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const HOSTS = 3;
 const JOBS = 100_000;

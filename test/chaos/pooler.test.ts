@@ -9,8 +9,8 @@
 import { describe, expect, it } from "vitest";
 import { startPgBouncer } from "../helpers/pgbouncer.js";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { between, deadlocks, onDedicatedServer, sleep, summary } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 6_000;
 const WORKERS = 3;

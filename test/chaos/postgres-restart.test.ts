@@ -6,9 +6,9 @@
  * terminal with at most one success; the server log shows no deadlock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { between, ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, summary } from "./harness.js";
 import { DedicatedPostgres, type StopMode } from "./dedicated-postgres.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 4_000;
 const WORKERS = 3;
@@ -53,7 +53,7 @@ describe("chaos: PostgreSQL restarts", () => {
       await waitFor(
         `${at * 100}% of the jobs to succeed`,
         async () => {
-          for (const w of workers) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
+          for (const w of workers) if (!w.alive) throw new StopWaiting(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
           return ((await r.statusCounts()).succeeded ?? 0) >= JOBS * at;
         },
         60_000,

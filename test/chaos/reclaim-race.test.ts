@@ -21,8 +21,8 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobStore } from "../../src/store/job-store.js";
 import { bindQueries } from "../../src/store/queries.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const LEASE_MS = 2_000;
 /** Runs jobs, never sweeps on its own after the start-up sweep (the test holds the sweep). */

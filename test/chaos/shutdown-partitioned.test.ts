@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { SHUTDOWN_CLEANUP_MS } from "../../src/core/defaults.js";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { proxiedChaosFile, summary, viaPort } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /** Longer than grace + cleanup bound: the handler is still running (its lease not yet given up) when the grace ends. */
 const LEASE_MS = 10_000;

@@ -9,8 +9,8 @@
  * worker logs which fence stopped it. Three rounds, a different worker each.
  */
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { between, chaosFile, dbNow, deadlocks, openExecutionsAt, sleep, summary } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 600;
 const WORKERS = 3;

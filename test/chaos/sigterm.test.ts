@@ -13,8 +13,8 @@
  * attempt still counts the claim it recorded.
  */
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../worker-processes/process-helpers.js";
 import { between, chaosFile, ChaosRun, deadlocks, sleep, summary } from "./harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 150;
 const WORKERS = 3;

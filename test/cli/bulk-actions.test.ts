@@ -11,7 +11,8 @@ import { z } from "zod";
 import { defineJob } from "../../src/index.js";
 import { emptyTables, jobsIn, tune } from "../bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { CliServer, cliEnv, REPO_ROOT, runCli, silent, stderrLines, waitUntil } from "./support.js";
+import { CliServer, cliEnv, REPO_ROOT, runCli, silent, stderrLines } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const item = defineJob({ kind: "item", schema: z.object({ n: z.number().int() }), handler: () => {} });
 
@@ -90,7 +91,7 @@ describe("conveyor bulk list, show and cancel <id>", () => {
     const done = await test.conveyor.runBulkAction((await test.conveyor.startBulkAction({ action: "purge", filter: { queue: "q1" } })).id);
     tune(test.conveyor, { batchSize: 1, pauseMs: 60_000 });
     const running = await test.conveyor.startBulkAction({ action: "set_priority", filter: { kind: "item" }, priority: 2, requestedBy: "ops" });
-    await waitUntil("a first batch", async () => (await test.conveyor.getBulkAction(running.id))!.touched === 1);
+    await waitFor("a first batch", async () => (await test.conveyor.getBulkAction(running.id))!.touched === 1, 30_000);
 
     const list = await bulk("list");
     expect(list.code, list.stderr).toBe(0);
@@ -135,7 +136,7 @@ describe("Ctrl-C", () => {
       cwd: REPO_ROOT,
     });
     try {
-      await waitUntil("a few batches", async () => (await countRows(test.conveyor, "jobs", "priority = 7")) >= 4);
+      await waitFor("a few batches", async () => (await countRows(test.conveyor, "jobs", "priority = 7")) >= 4, 30_000);
       const code = await server.stop("SIGINT");
       expect(code, server.output()).toBe(130);
       expect(server.stderr).toMatch(/stopping after the batch in progress/);

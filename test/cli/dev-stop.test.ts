@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/embedded/postmaster.js";
-import { assertBuilt, CLI, REPO_ROOT, runCli, stderrLines, waitUntil } from "./support.js";
+import { assertBuilt, CLI, REPO_ROOT, runCli, stderrLines } from "./support.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const directories: string[] = [];
 const started: ChildProcess[] = [];
@@ -85,10 +86,10 @@ export default [defineJob({
     );
     const output = () => `--- stdout ---\n${stdout.slice(-4000)}\n--- stderr ---\n${stderr.slice(-4000)}`;
 
-    const banner = await waitUntil(
+    const banner = await waitFor(
       "the dev banner",
       () => {
-        if (child.exitCode !== null) throw new Error(`conveyor dev exited early\n${output()}`);
+        if (child.exitCode !== null) throw new StopWaiting(`conveyor dev exited early\n${output()}`);
         return stdout.match(/^ {2}dashboard +(http:\/\/127\.0\.0\.1:\d+)\/#key=(cvk_[A-Za-z0-9_-]+)$/m);
       },
       90_000,
@@ -101,7 +102,7 @@ export default [defineJob({
     const created = await fetch(`${url}/v1/jobs`, { method: "POST", headers, body: JSON.stringify({ kind: "test.long", payload: {} }) });
     expect(created.status, await created.clone().text()).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    await waitUntil(
+    await waitFor(
       "the job to run",
       async () => {
         const response = await fetch(`${url}/v1/jobs/${id}`, { headers });
@@ -121,7 +122,7 @@ export default [defineJob({
     expect(result, output()).toEqual({ code: 0, signal: null });
     expect(stdout).toContain('"msg":"worker stopped"');
     // PostgreSQL went with it.
-    await waitUntil("the embedded PostgreSQL to stop", () => !isProcessAlive(postmaster), 10_000);
+    await waitFor("the embedded PostgreSQL to stop", () => !isProcessAlive(postmaster), 10_000);
 
     // Read the outcome back through the CLI, which starts the embedded server again.
     const shown = await runCli(["jobs", "show", id!, "--json"], { cwd, env: embeddedEnv(), timeoutMs: 90_000 });
@@ -153,7 +154,7 @@ export default [defineJob({
     let stdout = "";
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    await waitUntil("the dev banner", () => child.exitCode === null && /^ {2}dashboard /m.test(stdout), 90_000);
+    await waitFor("the dev banner", () => child.exitCode === null && /^ {2}dashboard /m.test(stdout), 90_000);
     const postmaster = postmasterPid(cwd);
     postmasters.push(postmaster);
     child.kill("SIGKILL");

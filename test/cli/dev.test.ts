@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { quoteIdent } from "../../src/store/db.js";
 import { connectTestClient, uniqueSchemaName } from "../helpers/database.js";
-import { CliServer, cliEnv, killAllServers, runCli, stderrLines, waitUntil } from "./support.js";
+import { CliServer, cliEnv, killAllServers, runCli, stderrLines } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const schema = uniqueSchemaName();
 const directories: string[] = [];
@@ -76,7 +77,7 @@ describe("conveyor dev", () => {
     expect(((await openapi.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
 
     // The demo jobs run: emails (one dead-lettered), a summary, and two webhooks to the local receiver.
-    const finished = await waitUntil(
+    const finished = await waitFor(
       "the demo jobs to finish",
       async () => {
         const { items } = await api("/v1/jobs?limit=20");

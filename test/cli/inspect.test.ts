@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleJobs from "../../examples/jobs.js";
 import { Conveyor, defineJob } from "../../src/index.js";
 import { countRows, createTestConveyor, type TestConveyor, testDatabaseUrl } from "../helpers/database.js";
-import { type CliResult, mapLimit, REPO_ROOT, runCli, runUntilFinished, silent, stderrLines, waitUntil } from "./support.js";
+import { type CliResult, mapLimit, REPO_ROOT, runCli, runUntilFinished, silent, stderrLines } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let test: TestConveyor;
 let schema: string;
@@ -84,7 +85,7 @@ describe("conveyor jobs", () => {
       const queued = await test.conveyor.enqueue("text.summarize", { text: "Cancel me while I wait." }, { delayMs: 60_000 });
       const running = await holder.enqueue("test.hold", {});
       await worker.start();
-      await waitUntil("the job to run", async () => (await holder.getJob(running.id))?.status === "running");
+      await waitFor("the job to run", async () => (await holder.getJob(running.id))?.status === "running", 30_000);
 
       const cancelled = await cli("jobs", "cancel", queued.id, "--json");
       expect(json(cancelled)).toMatchObject({ outcome: "cancelled", job: { id: queued.id, status: "cancelled" } });

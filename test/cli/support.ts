@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import pino from "pino";
 import type { Conveyor } from "../../src/index.js";
 import { testDatabaseUrl } from "../helpers/database.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CLI = resolve(REPO_ROOT, "dist", "src", "cli", "main.js");
@@ -141,23 +142,12 @@ export async function killAllServers(): Promise<void> {
   await Promise.all(alive.map((server) => server.exited));
 }
 
-/** Poll `check` until it returns a truthy value or the deadline passes. */
-export async function waitUntil<T>(what: string, check: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, everyMs));
-  }
-}
-
 /** Run an in-process worker for `kinds` until every job of those kinds is finished, then stop it. */
 export async function runUntilFinished(conveyor: Conveyor, kinds: string[], timeoutMs = 30_000): Promise<void> {
   const worker = conveyor.worker({ kinds, concurrency: 4, pollIntervalMs: 50, logger: silent });
   await worker.start();
   try {
-    await waitUntil(
+    await waitFor(
       `jobs of ${kinds.join(", ")} to finish`,
       async () => {
         const { rows } = await conveyor.pool.query(

@@ -18,7 +18,7 @@ import exampleJobs from "../../examples/jobs.js";
 import { JOB_STATUSES } from "../../src/core/states.js";
 import { defineJob, PermanentError } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
-import { runUntilFinished, silent, waitUntil } from "../cli/support.js";
+import { runUntilFinished, silent } from "../cli/support.js";
 
 const available = chromiumAvailable("the dashboard browser tests");
 

@@ -9,8 +9,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "../bulk-actions-support.js";
 import { countRows } from "../helpers/database.js";
-import { sql, waitFor } from "../worker/support.js";
+import { sql } from "../worker/support.js";
 import { type ApiTest, call, createApiTest, expectProblem } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let test: ApiTest;
 beforeAll(async () => {

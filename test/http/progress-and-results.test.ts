@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AnyJobDefinition } from "../../src/core/define-job.js";
 import { defineJob, type Worker } from "../../src/index.js";
-import { allJobs, type ApiTest, call, createApiTest, JOB_FIELDS, waitFor } from "./support.js";
+import { allJobs, type ApiTest, call, createApiTest, JOB_FIELDS } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /** Reports `progress`, then returns `value` as its result. */
 const reporter = defineJob({

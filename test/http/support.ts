@@ -166,17 +166,6 @@ export const JOB_FIELDS = [
   "progressUpdatedAt",
 ].sort();
 
-/** Poll until `check` gives a truthy value. */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Rows of a table in the test's schema, read directly (not through the API). */
 export async function rows(test: ApiTest, sql: string, values: unknown[] = []): Promise<any[]> {
   const result = await test.conveyor.pool.query(sql.replaceAll("{{schema}}", `"${test.schema}"`), values);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Worker } from "../../src/index.js";
-import { type ApiTest, call, createApiTest, expectProblem, releases, rows, silent, waitFor } from "./support.js";
+import { type ApiTest, call, createApiTest, expectProblem, releases, rows, silent } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let test: ApiTest;
 let worker: Worker;

@@ -12,7 +12,8 @@ import { ApiKeys, buildApp } from "../../src/http/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "../helpers/database.js";
 import { type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { uniqueSchemaName } from "../helpers/test-schemas.js";
-import { silent, sql, waitFor } from "../worker/support.js";
+import { silent, sql } from "../worker/support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const ran = new Set<string>();
 const work = defineJob({

@@ -10,7 +10,8 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Throughput } from "../../src/client/throughput.js";
 import { JsonLinesProcess, REPO_ROOT } from "../helpers/child-process.js";
-import { killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker, waitFor } from "./process-helpers.js";
+import { killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker } from "./process-helpers.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const HOUR_BEHIND = { CLOCK_SKEW_MS: String(-60 * 60 * 1000), NODE_OPTIONS: `--import=${resolve(REPO_ROOT, "test/fixtures/skew-clock.mjs")}` };
 

@@ -12,9 +12,9 @@ import {
   type LedgerSchema,
   ledgerSchema,
   spawnWorker,
-  waitFor,
 } from "./process-helpers.js";
 import { KEYED_EXECUTIONS_SQL, type KeyedExecution, keyedExecutions, maxOverlapByKey, maxStartsPerWindow } from "../helpers/key-executions.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let current: LedgerSchema | null = null;
 

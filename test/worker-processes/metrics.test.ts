@@ -3,7 +3,8 @@
  * that follow what it did: claims, completions, durations, active jobs.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FAST_LEASE_ARGS, freePort, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker, waitFor } from "./process-helpers.js";
+import { FAST_LEASE_ARGS, freePort, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker } from "./process-helpers.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let current: LedgerSchema | null = null;
 

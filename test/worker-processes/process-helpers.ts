@@ -188,25 +188,6 @@ export async function killAllWorkers(): Promise<void> {
   await Promise.all(alive.map((proc) => proc.waitForExit(10_000).catch(() => undefined)));
 }
 
-/** Poll `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs: number, intervalMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-      last = value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    }
-    await new Promise((wake) => setTimeout(wake, intervalMs));
-  }
-}
-
 /** A TCP port that was free a moment ago (bind to 0, read it, release it). */
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {

@@ -15,9 +15,9 @@ import {
   type LedgerSchema,
   ledgerSchema,
   spawnWorker,
-  waitFor,
   workerIdOf,
 } from "./process-helpers.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let current: LedgerSchema | null = null;
 

@@ -3,7 +3,8 @@
  * returned must not take the worker process (and every other job) down.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FAST_LEASE_ARGS, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker, waitFor } from "./process-helpers.js";
+import { FAST_LEASE_ARGS, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker } from "./process-helpers.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 let current: LedgerSchema | null = null;
 

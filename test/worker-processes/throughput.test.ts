@@ -4,7 +4,8 @@
  * shared between processes.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliProcess, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker, waitFor } from "./process-helpers.js";
+import { type CliProcess, killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker } from "./process-helpers.js";
+import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 20_000;
 const WORKERS = 4;
@@ -30,7 +31,7 @@ describe("many jobs across worker processes", () => {
     await waitFor(
       `all ${JOBS} jobs to succeed`,
       async () => {
-        for (const w of workers) if (!w.alive) throw new Error(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
+        for (const w of workers) if (!w.alive) throw new StopWaiting(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
         return (await t.db.countStatus("succeeded")) === JOBS;
       },
       150_000,

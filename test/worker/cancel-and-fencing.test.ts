@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
-import { emptyPayload, leaseExpiresAt, silent, sql, waitFor } from "./support.js";
+import { emptyPayload, leaseExpiresAt, silent, sql } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const aborts = new Map<string, string>();
 const releases = new Map<string, () => void>();

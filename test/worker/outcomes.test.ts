@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob, PermanentError, RetryAfter, type Worker } from "../../src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
-import { emptyPayload, silent, sql, waitFor } from "./support.js";
+import { emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";
+import { waitFor } from "../helpers/wait-for.js";
 
 const BASE_MS = 150;
 let requeueShouldSucceed = false;

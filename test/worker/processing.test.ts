@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
-import { drained, emptyPayload, silent, sql, waitFor } from "./support.js";
+import { drained, emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";
+import { waitFor } from "../helpers/wait-for.js";
 
 const CONCURRENCY = 3;
 let inFlight = new Map<string, number>();

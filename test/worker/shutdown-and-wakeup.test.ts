@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conveyor, defineJob } from "../../src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
-import { emptyPayload, silent, sql, waitFor } from "./support.js";
+import { emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";
+import { waitFor } from "../helpers/wait-for.js";
 
 const started = new Set<string>();
 const sleeper = defineJob({

@@ -4,17 +4,6 @@ import type { Conveyor } from "../../src/index.js";
 
 export const silent = pino({ level: "silent" });
 
-/** Poll `check` until it returns a truthy value or the deadline passes (then throw with `what`). */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000, everyMs = 25): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 export const emptyPayload = z.object({});
 
 /** Count jobs by status in the client's schema. */

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
-import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS, DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { listenApi } from "../api-server.js";
+import { bytesText, withDefault } from "../help-text.js";
 import { port, positiveInt } from "../parse.js";
 import { untilSignal, withSession } from "../session.js";
 
@@ -22,8 +23,8 @@ export function registerApi(program: Command): void {
     .option("--port <port>", "TCP port", port, DEFAULT_API_PORT)
     .option("--host <address>", "address to bind (0.0.0.0 for every interface)", DEFAULT_API_HOST)
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
-    .option("--body-limit <bytes>", "largest request body (default 1 MiB)", positiveInt)
-    .option("--request-timeout-ms <ms>", "answer 503 to requests unfinished after this long (default 30000)", positiveInt)
+    .option("--body-limit <bytes>", withDefault("largest request body in bytes; larger ones get 413", bytesText(DEFAULT_HTTP_BODY_LIMIT_BYTES)), positiveInt)
+    .option("--request-timeout-ms <ms>", withDefault("answer 503 to requests unfinished after this long", DEFAULT_HTTP_REQUEST_TIMEOUT_MS), positiveInt)
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: ApiCommandOptions) => {
       await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, async ({ conveyor, log, jobs }) => {

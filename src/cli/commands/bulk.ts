@@ -3,7 +3,7 @@ import { type Command, CommanderError, Option } from "commander";
 import { clientInternals } from "../../client/conveyor-client.js";
 import type { Conveyor } from "../../conveyor.js";
 import type { BulkAction, BulkActionKind } from "../../core/bulk-actions.js";
-import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, MAX_LIST_LIMIT, MAX_PRIORITY, MIN_PRIORITY } from "../../core/defaults.js";
 import { ConfigError, NotFoundError } from "../../core/errors.js";
 import { bulkActionJson } from "../../wire/bulk-action-json.js";
 import { listLimit, priority, uuid } from "../arguments.js";
@@ -178,7 +178,7 @@ export function registerBulk(program: Command): void {
     bulk
       .command("set-priority")
       .description("give waiting, queued and retrying jobs a new priority (lower runs first)")
-      .argument("<n>", "the priority, -1000..1000", priority),
+      .argument("<n>", `the priority, ${MIN_PRIORITY}..${MAX_PRIORITY}`, priority),
   ).action((n: number, flags: ActionFlags) => runAction("set_priority", flags, { priority: n }));
 
   actionCommand(
@@ -189,7 +189,7 @@ export function registerBulk(program: Command): void {
     .command("list")
     .description("bulk action operations, newest first (one page; --cursor for the next)")
     .option("--tenant <tenant>", "only this tenant's operations (default: every tenant's)")
-    .option("--limit <n>", "page size, 1-1000", listLimit, 50)
+    .option("--limit <n>", `page size, 1-${MAX_LIST_LIMIT}`, listLimit, DEFAULT_LIST_LIMIT)
     .option("--cursor <cursor>", "the next page, as printed after the previous one")
     .addOption(schemaOption())
     .addOption(jsonOption())

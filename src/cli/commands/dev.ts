@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import type { Conveyor } from "../../conveyor.js";
 import type { Worker } from "../../worker/worker.js";
-import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_API_HOST, DEFAULT_API_PORT, DEFAULT_DEV_CONCURRENCY, DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { listenApi } from "../api-server.js";
 import { devAdminKey } from "../dev-admin-key.js";
 import { EXAMPLE_JOBS } from "../examples.js";
@@ -33,8 +33,8 @@ export function registerDev(program: Command): void {
     )
     .option("--port <port>", "port of the API and dashboard (0 picks a free one)", port, DEFAULT_API_PORT)
     .option("--host <address>", "address to bind (0.0.0.0 for every interface)", DEFAULT_API_HOST)
-    .option("--jobs <module>", "jobs module (default: the bundled examples)", EXAMPLE_JOBS)
-    .option("--concurrency <n>", "jobs the worker runs at once", positiveInt, 4)
+    .addOption(new Option("--jobs <module>", "jobs module").default(EXAMPLE_JOBS, "the bundled examples"))
+    .option("--concurrency <n>", "jobs the worker runs at once", positiveInt, DEFAULT_DEV_CONCURRENCY)
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
     .option("--no-demo", "do not enqueue the demo jobs at start")
     .action(async (options: DevOptions) => {

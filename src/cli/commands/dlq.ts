@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, MAX_LIST_LIMIT } from "../../core/defaults.js";
 import { NotFoundError } from "../../core/errors.js";
 import type { DeadLetter } from "../../core/model.js";
 import { deadLetterJson, jobJson } from "../../wire/serialize.js";
@@ -21,7 +21,7 @@ export function registerDlq(program: Command): void {
     .option("--kind <kind>", "only this kind")
     .option("--queue <queue>", "only this queue")
     .option("--tenant <tenant>", "only this tenant (default: every tenant)")
-    .option("--limit <n>", "page size, 1-1000", listLimit, 50)
+    .option("--limit <n>", `page size, 1-${MAX_LIST_LIMIT}`, listLimit, DEFAULT_LIST_LIMIT)
     .option("--cursor <cursor>", "the next page, as printed after the previous one")
     .addOption(schemaOption())
     .addOption(jsonOption())

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, MAX_LIST_LIMIT } from "../../core/defaults.js";
 import { NotFoundError } from "../../core/errors.js";
 import { JOB_STATUSES } from "../../core/states.js";
 import { type FlowDetailJson, flowDetailJson, flowJson } from "../../wire/flow-json.js";
@@ -20,7 +20,7 @@ export function registerFlows(program: Command): void {
     .description("flows and batches, newest first (one page; --cursor for the next)")
     .addOption(new Option("--kind <kind>", "only flows, or only batches").choices(["flow", "batch"]))
     .option("--tenant <tenant>", "only this tenant's (default: every tenant)")
-    .option("--limit <n>", "page size, 1-1000", listLimit, 50)
+    .option("--limit <n>", `page size, 1-${MAX_LIST_LIMIT}`, listLimit, DEFAULT_LIST_LIMIT)
     .option("--cursor <cursor>", "the next page, as printed after the previous one")
     .addOption(schemaOption())
     .addOption(jsonOption())

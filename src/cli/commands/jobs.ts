@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import type { Conveyor } from "../../conveyor.js";
-import { DEFAULT_SCHEMA } from "../../core/defaults.js";
+import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, DEFAULT_TENANT, MAX_LIST_LIMIT, MAX_PRIORITY, MIN_PRIORITY } from "../../core/defaults.js";
 import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../../core/errors.js";
 import type { DependencyLink, JobDependencies } from "../../core/flows.js";
 import type { JobWithExecutions } from "../../core/model.js";
@@ -10,6 +10,7 @@ import { executionJson, jobJson } from "../../wire/serialize.js";
 import { parseStrictJson } from "../../wire/strict-json.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
 import { EXAMPLE_JOBS } from "../examples.js";
+import { withDefault } from "../help-text.js";
 import { enqueueFile } from "../enqueue-file.js";
 import { positiveInt } from "../parse.js";
 import { withSession } from "../session.js";
@@ -24,7 +25,7 @@ export function registerJobs(program: Command): void {
   const jobs = program.command("jobs").description("list, count, show, enqueue and cancel jobs (straight from the database)");
 
   addJobFilterOptions(jobs.command("list").description("jobs matching a search, newest first (one page; --cursor for the next)"))
-    .option("--limit <n>", "page size, 1-1000", listLimit, 50)
+    .option("--limit <n>", `page size, 1-${MAX_LIST_LIMIT}`, listLimit, DEFAULT_LIST_LIMIT)
     .option("--cursor <cursor>", "the next page, as printed after the previous one")
     .addOption(schemaOption())
     .addOption(jsonOption())
@@ -83,11 +84,11 @@ export function registerJobs(program: Command): void {
     .argument("[kind]", "job kind, from the jobs module")
     .argument("[payload]", "payload as JSON (default {})")
     .option("--file <path>", 'NDJSON file, one job per line ({"kind":…,"payload":…} like a batch item); "-" for stdin')
-    .option("--jobs <module>", "jobs module whose kinds validate payloads (default: the bundled examples)", EXAMPLE_JOBS)
+    .addOption(new Option("--jobs <module>", "jobs module whose kinds validate payloads").default(EXAMPLE_JOBS, "the bundled examples"))
     .option("--queue <queue>", "queue (default: the kind's)")
-    .option("--priority <n>", "-1000..1000, lower runs first (default: the kind's)", priority)
+    .option("--priority <n>", `${MIN_PRIORITY}..${MAX_PRIORITY}, lower runs first (default: the kind's)`, priority)
     .option("--max-attempts <n>", "attempts before dead-lettering (default: the kind's)", positiveInt)
-    .option("--tenant <tenant>", "tenant the job belongs to (default \"default\")")
+    .option("--tenant <tenant>", withDefault("tenant the job belongs to", JSON.stringify(DEFAULT_TENANT)))
     .option("--delay-ms <ms>", "run no earlier than this many ms from now", nonNegativeMs)
     .option("--run-at <time>", "run no earlier than this ISO 8601 time (with a zone)", isoTime)
     .option("--idempotency-key <key>", "same key (per tenant) returns the job it first created")

@@ -1,8 +1,10 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { DEFAULT_TOP_KEYS, MAX_TOP_KEYS } from "../../core/defaults.js";
 import type { KeyLimits, KeyLimitSettings, KeyLimitsInput } from "../../core/key-limits.js";
 import type { RateLimit } from "../../core/queue-settings.js";
 import { ValidationError } from "../../core/errors.js";
 import { keyLimitSettingsJson, keyLoadJson, keyStatusJson } from "../../wire/key-limits-json.js";
+import { withDefault } from "../help-text.js";
 import { type Session, withSession } from "../session.js";
 import { formatFacts, formatTable, humanDuration, isoOrDash, printJson } from "../table.js";
 import { concurrencyArg, rateArg } from "./queue-settings.js";
@@ -101,8 +103,8 @@ export function registerKeyLimits(queues: Command): void {
       .command("keys")
       .description("the keys of a queue with the most jobs waiting, with their running jobs and limits")
       .argument("<queue>", "queue name")
-      .option("--limit <n>", "how many keys (1-100)", (value: string) => {
-        if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number from 1 to 100, got "${value}"`);
+      .option("--limit <n>", withDefault(`how many keys (1-${MAX_TOP_KEYS})`, DEFAULT_TOP_KEYS), (value: string) => {
+        if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number from 1 to ${MAX_TOP_KEYS}, got "${value}"`);
         return Number(value);
       }),
   ).action((queue: string, options: { limit?: number }, command: Command) => {

@@ -8,6 +8,7 @@ import {
 } from "../../core/defaults.js";
 import { formatDuration } from "../../core/duration.js";
 import { durationArgument } from "../duration-argument.js";
+import { withDefault } from "../help-text.js";
 import { positiveInt } from "../parse.js";
 import { withSession } from "../session.js";
 import { printJson } from "../table.js";
@@ -27,7 +28,7 @@ export function registerPrune(program: Command): void {
         .argParser(durationArgument)
         .default(DEFAULT_RETENTION_DEAD_LETTER_MS, formatDuration(DEFAULT_RETENTION_DEAD_LETTER_MS)),
     )
-    .option("--batch-size <n>", `rows per delete statement, 1-${MAX_RETENTION_BATCH_SIZE} (default: ${DEFAULT_RETENTION_BATCH_SIZE})`, positiveInt)
+    .option("--batch-size <n>", withDefault(`rows per delete statement, 1-${MAX_RETENTION_BATCH_SIZE}`, DEFAULT_RETENTION_BATCH_SIZE), positiveInt)
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
     .option("--json", 'print {"jobs": n, "deadLetters": n, "flows": n}', false)
     .action(async (options: { finishedOlderThan: number; deadOlderThan: number; batchSize?: number; schema: string; json: boolean }) => {
