@@ -5,7 +5,8 @@ import { ROUTINES } from "../src/store/routines/index.js";
 import { REPO_ROOT } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { dumpSchema } from "./helpers/schema-dump.js";
-import { drained, emptyPayload, waitFor } from "./worker/support.js";
+import { waitFor } from "./helpers/wait-for.js";
+import { drained, emptyPayload } from "./worker/support.js";
 
 /**
  * The newest commit before migrations were squashed into a baseline and the
