@@ -138,3 +138,25 @@ export function withCancelRequest(decision: OutcomeDecision, cancelRequested: bo
   if (!cancelRequested || decision.nextStatus === null || decision.nextStatus === "succeeded") return decision;
   return { outcome: "cancelled", nextStatus: TRANSITIONS.cancel_observed.running, delayMs: 0, countsAttempt: true, deadReason: null };
 }
+
+/** What the reclaim sweep reads of a job whose lease expired, under the row lock it holds. */
+export interface ExpiredLease {
+  /** The expired attempt's number (the job's `attempts`). */
+  attempt: number;
+  maxAttempts: number;
+  cancelRequested: boolean;
+}
+
+/** An expired lease is retried at once: no backoff is drawn. */
+const NO_BACKOFF: ResolvedBackoff = Object.freeze({ baseMs: 0, capMs: 0, jitter: 0 });
+
+/**
+ * The reclaim sweep's decision for one job whose lease expired and whose
+ * worker never reported: decideOutcome's `lease_expired` rule (retrying at
+ * once while attempts are left, else dead with `attempts_exhausted`; the
+ * attempt counts), with a requested cancel applied (withCancelRequest).
+ */
+export function decideExpiredLease(lease: ExpiredLease): FinalDecision {
+  const decision = decideOutcome({ kind: "lease_expired" }, { attempt: lease.attempt, maxAttempts: lease.maxAttempts, backoff: NO_BACKOFF });
+  return withCancelRequest(decision, lease.cancelRequested);
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resolveBackoff } from "./backoff.js";
 import { PermanentError, RetryAfter } from "./errors.js";
-import { type AttemptEnding, decideOutcome, type OutcomeInputs, withCancelRequest } from "./outcome.js";
+import { type AttemptEnding, decideExpiredLease, decideOutcome, type OutcomeInputs, withCancelRequest } from "./outcome.js";
 import { JOB_STATUSES, type JobStatus, READY_STATUSES, TERMINAL_STATUSES } from "./states.js";
 import { ATTEMPT_END_EVENTS, INITIAL_STATUSES, JOB_EVENTS, type JobEvent, TRANSITIONS, transitionOf, transitionRows } from "./transitions.js";
 
@@ -74,7 +74,11 @@ describe("the transition table against decideOutcome", () => {
   });
 
   it("the expired-lease rule the reclaim sweep applies: retrying at once while attempts are left, else dead; cancelled when asked", () => {
-    const expired = (inputs: OutcomeInputs, cancelRequested: boolean) => decideFinal({ ending: { kind: "lease_expired" }, inputs, cancelRequested });
+    const expired = (inputs: OutcomeInputs, cancelRequested: boolean) => {
+      const decision = decideExpiredLease({ attempt: inputs.attempt, maxAttempts: inputs.maxAttempts, cancelRequested });
+      expect(decision).toEqual(decideFinal({ ending: { kind: "lease_expired" }, inputs, cancelRequested }));
+      return decision;
+    };
     expect(expired(attemptsLeft, false)).toEqual({ outcome: "lease_expired", nextStatus: "retrying", delayMs: 0, countsAttempt: true, deadReason: null });
     expect(expired(attemptsSpent, false)).toEqual({ outcome: "lease_expired", nextStatus: "dead", delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" });
     expect(expired(attemptsLeft, true)).toMatchObject({ outcome: "cancelled", nextStatus: "cancelled" });
