@@ -1,5 +1,6 @@
 import { MAX_CLAIM_BATCH_SIZE } from "../../core/defaults.js";
 import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-fragments.js";
+import { READY } from "./status-sets.js";
 
 // Claims: ready jobs taken by a worker, each with a fresh execution id and
 // lease. What follows a claim is elsewhere: renewing and reclaiming leases
@@ -13,7 +14,7 @@ import { CLAIMED_COLUMNS, CLAIM_ROWS, IN_UNRESTRICTED_QUEUE } from "./claim-frag
  */
 function readyInClaimOrder(queueTest: string, limit: string): string {
   return `SELECT id FROM {{schema}}.jobs AS j
-  WHERE status IN ('queued', 'retrying') AND run_at <= now()
+  WHERE status IN (${READY}) AND run_at <= now()
     AND array_position($3::text[], kind) IS NOT NULL
     AND ${queueTest}
     -- Paused and limited queues are left to claims-limited.ts. One InitPlan

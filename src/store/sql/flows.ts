@@ -1,5 +1,6 @@
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { TERMINAL } from "./status-sets.js";
 
 // Dependencies, flows and batches (migration 014). What releases a dependent
 // is not here: it is the trigger jobs_release_dependents, which runs inside
@@ -157,7 +158,7 @@ SELECT count(*)::integer AS total,
        (count(*) FILTER (WHERE j.status = 'succeeded'))::integer AS succeeded,
        (count(*) FILTER (WHERE j.status = 'dead'))::integer AS dead,
        (count(*) FILTER (WHERE j.status = 'cancelled'))::integer AS cancelled,
-       (count(*) FILTER (WHERE j.status NOT IN ('succeeded', 'cancelled', 'dead')))::integer AS unfinished,
+       (count(*) FILTER (WHERE j.status NOT IN (${TERMINAL})))::integer AS unfinished,
        coalesce(array_agg(j.id ORDER BY j.id) FILTER (WHERE j.status IN ('dead', 'cancelled')), '{}') AS failed_ids
 FROM {{schema}}.job_dependencies AS d
 JOIN {{schema}}.jobs AS j ON j.id = d.depends_on
