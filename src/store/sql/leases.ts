@@ -49,8 +49,10 @@ WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
 /**
  * The reclaim sweep's first statement, in its transaction: lock up to
  * $1 running jobs whose lease expired and read what deciding their end
- * needs (JobStore.jobReclaimExpired decides each with decideOutcome and
- * withCancelRequest, then applies the decisions with jobEndExpired). The
+ * needs, and the worker its error names (JobStore.jobReclaimExpired decides
+ * each with decideExpiredLease, then applies the decisions with
+ * jobEndExpired, which reads the attempt's number, worker and start from
+ * the locked row as every attempt end does). The
  * expiry test and the row lock are taken in the same SELECT … FOR UPDATE
  * SKIP LOCKED, and Postgres re-checks the WHERE clause against the newest
  * row version after locking, so a job that was completed or re-claimed
@@ -61,7 +63,7 @@ WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
  * $1 limit
  */
 export const jobLockExpired = `
-SELECT j.id, j.current_execution_id AS execution_id, j.attempts, j.max_attempts, j.cancel_requested, j.locked_by AS worker_id, j.started_at
+SELECT j.id, j.current_execution_id AS execution_id, j.attempts, j.max_attempts, j.cancel_requested, j.locked_by AS worker_id
 FROM {{schema}}.jobs AS j
 WHERE j.status = 'running' AND j.lease_expires_at < now()
 ORDER BY j.lease_expires_at
