@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { resolveBackoff } from "./backoff.js";
 import { PermanentError, RetryAfter } from "./errors.js";
 import { type AttemptEnding, decideExpiredLease, decideOutcome, type OutcomeInputs, withCancelRequest } from "./outcome.js";
+import { BULK_ACTION_STATES } from "./bulk-actions.js";
 import { JOB_STATUSES, type JobStatus, READY_STATUSES, TERMINAL_STATUSES } from "./states.js";
 import { ATTEMPT_END_EVENTS, INITIAL_STATUSES, JOB_EVENTS, type JobEvent, TRANSITIONS, transitionOf, transitionRows } from "./transitions.js";
 
@@ -131,6 +132,11 @@ describe("the transition table against the lifecycle", () => {
     for (const status of JOB_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s))) {
       expect(rows.some((row) => row.from === status && row.to !== status), status).toBe(true);
     }
+  });
+
+  it("is what a bulk cancel and a bulk retry of dead jobs select", () => {
+    expect([...BULK_ACTION_STATES.cancel].sort()).toEqual(Object.keys(TRANSITIONS.cancel).sort());
+    expect(BULK_ACTION_STATES.retry.filter((status) => transitionOf(status, "requeue") !== null)).toEqual(["dead"]);
   });
 
   it("ends attempts only of running jobs, and every end leaves running", () => {

@@ -1,6 +1,6 @@
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
-import { TERMINAL } from "./status-sets.js";
+import { CANCELLABLE, TERMINAL } from "./status-sets.js";
 
 // Dependencies, flows and batches (migration 014). What releases a dependent
 // is not here: it is the trigger jobs_release_dependents, which runs inside
@@ -177,7 +177,7 @@ WITH flow AS (
 ), target AS (
   SELECT j.id FROM {{schema}}.jobs AS j
   WHERE j.id = ANY(ARRAY(SELECT m.job_id FROM {{schema}}.flow_jobs AS m JOIN flow ON m.flow_id = flow.id))
-    AND j.status IN ('waiting', 'queued', 'retrying', 'running')
+    AND j.status IN (${CANCELLABLE})
   ORDER BY j.id
   FOR UPDATE OF j
 ), changed AS (
