@@ -77,7 +77,11 @@ function valuesFor(schema: string): Record<string, unknown[]> {
     jobHeartbeat: [jobIds, executionIds, 60_000],
     jobComplete: [jobIds, executionIds, jobIds.map(() => null), "w"],
     jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => "retrying"), jobIds.map(() => true), jobIds.map(() => null)],
-    jobReclaimExpired: [100, '{"message":"lease expired"}'],
+    jobLockExpired: [100],
+    jobEndExpired: [
+      jobIds, executionIds, jobIds.map(() => false), jobIds.map(() => "retrying"), jobIds.map(() => "lease_expired"),
+      jobIds.map(() => '{"name":"LeaseExpired","message":"lease expired on worker w"}'), jobIds.map(() => 0), jobIds.map(() => true), jobIds.map(() => null),
+    ],
   };
 }
 
@@ -115,7 +119,7 @@ describe("statements prepared once per connection", () => {
         const nodes = await genericPlan(name, queries[name as keyof typeof queries].text, values);
         expect(wholeScans(nodes), `${name} ${stats}: ${JSON.stringify(nodes)}`).toEqual([]);
         if (name === "jobClaimAllQueues") expect(nodes.map((node) => node["Index Name"]), JSON.stringify(nodes)).toContain("jobs_ready_idx");
-        if (name === "jobReclaimExpired") expect(nodes.map((node) => node["Index Name"])).toContain("jobs_running_lease_idx");
+        if (name === "jobLockExpired") expect(nodes.map((node) => node["Index Name"])).toContain("jobs_running_lease_idx");
       }
     });
   }

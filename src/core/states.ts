@@ -1,5 +1,6 @@
 /**
- * Job states. See the lifecycle in docs/jobs.md:
+ * Job states. See the lifecycle in docs/jobs.md; every transition, as
+ * data, is in core/transitions.ts:
  *
  *   waiting ─(every dependency ended)─▶ queued
  *   queued ─▶ running ─▶ succeeded

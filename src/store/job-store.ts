@@ -1,6 +1,6 @@
 import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
-import type { DeadReason } from "../core/outcome.js";
+import { decideExpiredLease, type DeadReason } from "../core/outcome.js";
 import type { TraceContext } from "../core/trace-context.js";
 import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
@@ -343,10 +343,41 @@ export class JobStore {
     return rows.map(rowToJob);
   }
 
-  /** Return up to `limit` jobs with expired leases to the queue (or the dead-letter queue). */
-  async jobReclaimExpired(limit: number): Promise<Job[]> {
-    const error = JSON.stringify({ name: "LeaseExpired", message: "lease expired" });
-    const { rows } = await this.run(this.q.jobReclaimExpired, [limit, error]);
+  /**
+   * End the attempts of up to `limit` running jobs whose lease expired:
+   * back to the queue, to the dead-letter queue when their attempts are
+   * spent, or cancelled when a cancel was requested. Returns the jobs as
+   * moved. In one transaction on the store's pool: lock the rows and read
+   * what the decision needs (jobLockExpired), decide each job in core
+   * (decideExpiredLease), apply the decisions in one statement
+   * (jobEndExpired). On a caller's connection (`db`), the two statements
+   * run in the caller's transaction, which should be open.
+   */
+  async jobReclaimExpired(limit: number, db?: Queryable): Promise<Job[]> {
+    if (db !== undefined && db !== this.pool) return this.reclaimOn(db, false, limit);
+    return withTransaction(this.pool as Pool, (client) => this.reclaimOn(client, true, limit));
+  }
+
+  /** The reclaim sweep's two statements on one connection; `own`: a client of the store's pool (statements prepared as queries.ts says). */
+  private async reclaimOn(db: Queryable, own: boolean, limit: number): Promise<Job[]> {
+    const query = (q: BoundQuery) => (own ? q : { ...q, prepared: false });
+    const { rows: locked } = await runQuery(db, query(this.q.jobLockExpired), [limit]);
+    if (locked.length === 0) return [];
+    const decided = locked.map((row) => ({
+      row,
+      decision: decideExpiredLease({ attempt: row.attempts, maxAttempts: row.max_attempts, cancelRequested: row.cancel_requested }),
+    }));
+    const { rows } = await runQuery(db, query(this.q.jobEndExpired), [
+      decided.map((d) => d.row.id),
+      decided.map((d) => d.row.execution_id),
+      decided.map((d) => d.row.cancel_requested),
+      decided.map((d) => d.decision.nextStatus),
+      decided.map((d) => d.decision.outcome),
+      decided.map((d) => JSON.stringify({ name: "LeaseExpired", message: `lease expired on worker ${d.row.worker_id}` })),
+      decided.map((d) => d.decision.delayMs),
+      decided.map((d) => d.decision.countsAttempt),
+      decided.map((d) => d.decision.deadReason),
+    ]);
     return rows.map(rowToJob);
   }
 

@@ -79,7 +79,8 @@ const PLANNED_ONCE: ReadonlySet<string> = new Set([
   "jobHeartbeat",
   "jobComplete",
   "jobEndAttempts",
-  "jobReclaimExpired",
+  "jobLockExpired",
+  "jobEndExpired",
 ] satisfies QueryName[]);
 
 /** A statement ready to run: its text for one schema, its name, and whether Conveyor's pool prepares it. */

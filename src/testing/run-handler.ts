@@ -5,7 +5,7 @@ import { DEFAULT_TENANT } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
-import { decideOutcome, type OutcomeDecision } from "../core/outcome.js";
+import { decideOutcome, type OutcomeDecision, withCancelRequest } from "../core/outcome.js";
 import type { Queryable } from "../core/queryable.js";
 import { validatePayload } from "../core/validate.js";
 import { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "../worker/abort-reasons.js";
@@ -241,12 +241,12 @@ function resultOf(
     decision = decideOutcome(ending, { attempt, maxAttempts, backoff: definition.backoff });
   }
   if (decision.outcome === "retry_after") value = undefined;
-  // As jobEndAttempts does under its row lock: a requested cancel turns any end but success (and a lost lease) into cancelled.
-  const turnedCancelled = cancelled && decision.nextStatus !== "succeeded" && decision.nextStatus !== null;
+  // As the store applies it under its row lock: a requested cancel turns any end but success (and a lost lease) into cancelled.
+  const final = withCancelRequest(decision, cancelled);
   return {
-    outcome: turnedCancelled ? "cancelled" : (decision.outcome as HandlerOutcome),
-    nextStatus: turnedCancelled ? "cancelled" : decision.nextStatus,
-    delayMs: turnedCancelled ? 0 : decision.delayMs,
+    outcome: final.outcome as HandlerOutcome,
+    nextStatus: final.nextStatus,
+    delayMs: final.delayMs,
     value,
     error,
     ...observed,

@@ -6,15 +6,37 @@ import { Periodic } from "./periodic.js";
 import type { Job } from "../core/model.js";
 import type { TraceContext } from "../core/trace-context.js";
 import type { Tracing } from "../tracing/tracing.js";
+import { TestSignal } from "./test-signal.js";
+
+/** One sweep as its test signal reports it. */
+export interface ReclaimSweep {
+  /** Every job the sweep reclaimed, as moved (empty when no lease had expired). */
+  reclaimed: readonly Job[];
+}
+
+/** What the reclaimer reports to tests (workerTestSignals in test-signals.ts); off until `init()`. */
+export class ReclaimerTestSignals {
+  /** A sweep ended, on the worker's interval or through `reclaimExpired()`. A sweep that failed reports nothing. */
+  readonly swept = new TestSignal<ReclaimSweep>();
+
+  init(): void {
+    this.swept.init();
+  }
+}
 
 /**
- * Every worker sweeps for expired leases; there is no leader. Concurrent
- * sweeps are safe because each row is taken under FOR UPDATE SKIP LOCKED and
- * its expiry re-checked after locking (see jobReclaimExpired). Runs on a
- * jittered interval (Periodic).
+ * Every worker sweeps for expired leases; there is no leader. Each batch is
+ * one transaction (JobStore.jobReclaimExpired): lock the expired running
+ * jobs, decide each one's end in core (decideExpiredLease: retrying, dead,
+ * or cancelled when a cancel was requested), apply the decisions in one
+ * statement. Concurrent sweeps are safe because each row is taken under
+ * FOR UPDATE SKIP LOCKED and its expiry re-checked after locking. Runs on
+ * a jittered interval (Periodic).
  */
 export class Reclaimer {
   private readonly periodic: Periodic<number>;
+  /** For tests: each sweep reported as it ends (workerTestSignals). */
+  readonly testSignals = new ReclaimerTestSignals();
 
   constructor(
     private readonly store: JobStore,
@@ -41,6 +63,8 @@ export class Reclaimer {
 
   private async sweepAll(): Promise<number> {
     let total = 0;
+    // Kept for the test signal only: a sweep after a fleet-wide crash may move many thousands.
+    const reclaimed: Job[] = [];
     for (;;) {
       const jobs = await this.store.jobReclaimExpired(RECLAIM_BATCH_SIZE);
       for (const job of jobs) {
@@ -48,12 +72,15 @@ export class Reclaimer {
         if (job.status === "dead") this.metrics.deadLettered.inc({ kind: job.kind });
       }
       total += jobs.length;
+      if (this.testSignals.swept.on) reclaimed.push(...jobs);
       if (jobs.length > 0 && this.tracing?.tracing.active) await this.traceExpired(jobs);
       if (jobs.length > 0) {
         this.log.info({ count: jobs.length, jobIds: jobs.slice(0, 20).map((job) => job.id) }, "reclaimed jobs with expired leases");
       }
-      if (jobs.length < RECLAIM_BATCH_SIZE) return total;
+      if (jobs.length < RECLAIM_BATCH_SIZE) break;
     }
+    this.testSignals.swept.signal({ reclaimed });
+    return total;
   }
 
   /** Spans for the expired attempts (Tracing.leaseExpired); a failure to read their contexts costs the links only. */

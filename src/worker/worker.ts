@@ -23,6 +23,7 @@ import { Attempt } from "./attempt.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
+import { registerTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
 
@@ -77,6 +78,7 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
+    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");

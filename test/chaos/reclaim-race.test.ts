@@ -67,7 +67,8 @@ describe("chaos: the reclaim sweep racing a completion", () => {
     const runner = r.spawn(RUNNER);
     await runner.ready();
     const holder: pg.PoolClient = await r.conveyor.pool.connect();
-    const sweepOn = (db: pg.PoolClient | pg.Pool) => new JobStore(db, bindQueries(r.schema), r.schema).jobReclaimExpired(100);
+    // On the holder: the sweep's two statements in the test's open transaction; on the pool: a transaction of its own.
+    const sweepOn = (db: pg.PoolClient | pg.Pool) => new JobStore(r.conveyor.pool, bindQueries(r.schema), r.schema).jobReclaimExpired(100, db);
     let sweepsSkipped = 0;
 
     try {

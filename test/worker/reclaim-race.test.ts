@@ -3,6 +3,7 @@ import { Conveyor, defineJob } from "../../src/index.js";
 import { JobStore } from "../../src/store/job-store.js";
 import { bindQueries } from "../../src/store/queries.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { emptyPayload, silent, sql } from "./support.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
@@ -20,12 +21,14 @@ describe("reclaim sweep races", () => {
   });
   afterAll(() => cleanup());
 
-  /** Claim one job with a lease that is already over by the time we look. */
+  const expireAll = () => sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE status = 'running'`);
+
+  /** Claim one job, and end its lease in the database: as if its worker had stopped renewing it. */
   async function claimExpired() {
     const { id } = await conveyor.enqueue(noop, {});
-    const [job] = await storeOf(conveyor).jobClaim("racer", 1, ["noop"], null, 1);
+    const [job] = await storeOf(conveyor).jobClaim("racer", 1, ["noop"], null, 60_000);
     expect(job!.id).toBe(id);
-    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    await sql(conveyor, `UPDATE {{schema}}.jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
     return job!;
   }
 
@@ -70,6 +73,34 @@ describe("reclaim sweep races", () => {
     await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
+  it("a completion sent while a sweep holds the job waits for it, then is fenced: the sweep's decision stands", async () => {
+    const job = await claimExpired();
+    const sweep = await conveyor.pool.connect();
+    try {
+      await sweep.query("BEGIN");
+      // Pause point: the sweep has locked the row, decided and applied, not committed.
+      const swept = await storeOf(conveyor).jobReclaimExpired(100, sweep);
+      expect(swept.map((moved) => [moved.id, moved.status])).toEqual([[job.id, "retrying"]]);
+      const completion = storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+      const schema = conveyor.options.schema;
+      await waitFor("the completion to wait on the sweep's row lock", async () => {
+        const { rows } = await conveyor.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%status = ''succeeded''%' AND position($1 IN query) > 0`,
+          [`"${schema}".jobs`],
+        );
+        return rows.length > 0;
+      }, 10_000, 10);
+      await sweep.query("COMMIT");
+      expect((await completion).size).toBe(0);
+    } finally {
+      sweep.release();
+    }
+    const after = await conveyor.getJob(job.id);
+    expect(after).toMatchObject({ status: "retrying", attempts: 1 });
+    expect(after!.executions.map((e) => e.outcome)).toEqual(["lease_expired"]);
+    await conveyor.cancel(job.id);
+  });
+
   it("a re-claimed job is not reclaimed under its new owner", async () => {
     const job = await claimExpired();
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(1);
@@ -96,8 +127,8 @@ describe("reclaim sweep races", () => {
   it("concurrent sweeps reclaim each expired job exactly once, and spent attempts go to the dead-letter queue", async () => {
     await sql(conveyor, `DELETE FROM {{schema}}.jobs`);
     await conveyor.enqueueMany(Array.from({ length: 300 }, () => ({ job: noop, payload: {} })));
-    expect(await storeOf(conveyor).jobClaim("crashed", 300, ["noop"], null, 1)).toHaveLength(300);
-    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    expect(await storeOf(conveyor).jobClaim("crashed", 300, ["noop"], null, 60_000)).toHaveLength(300);
+    await expireAll();
     const sweeps = await Promise.all(Array.from({ length: 6 }, () => storeOf(conveyor).jobReclaimExpired(40)));
     const again = await storeOf(conveyor).jobReclaimExpired(1000);
     const reclaimed = [...sweeps.flat(), ...again].map((job) => job.id);
@@ -107,8 +138,8 @@ describe("reclaim sweep races", () => {
     expect(rows).toEqual([{ outcome: "lease_expired", n: 300 }]);
 
     // Second crash: attempts (2) are spent now, so the sweep dead-letters them, atomically with history.
-    expect(await storeOf(conveyor).jobClaim("crashed-again", 300, ["noop"], null, 1)).toHaveLength(300);
-    await sql(conveyor, `SELECT pg_sleep(0.01)`);
+    expect(await storeOf(conveyor).jobClaim("crashed-again", 300, ["noop"], null, 60_000)).toHaveLength(300);
+    await expireAll();
     const buried = (await Promise.all([storeOf(conveyor).jobReclaimExpired(1000), storeOf(conveyor).jobReclaimExpired(1000)])).flat();
     expect(buried).toHaveLength(300);
     expect(buried.every((job) => job.status === "dead")).toBe(true);

@@ -1,4 +1,5 @@
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { READY, TERMINAL } from "./status-sets.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
 // transactional-completion.ts). Not statements themselves, so this module is
@@ -41,8 +42,8 @@ export const ATTEMPT_END = `
     -- cancelled, and counts.
     attempts = CASE WHEN NOT t.counts_attempt AND t.next_status <> 'cancelled'
                     THEN j.attempts - 1 ELSE j.attempts END,
-    run_at = CASE WHEN t.next_status IN ('queued', 'retrying') THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
-    finished_at = CASE WHEN t.next_status IN ('succeeded', 'cancelled', 'dead') THEN now() END,
+    run_at = CASE WHEN t.next_status IN (${READY}) THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+    finished_at = CASE WHEN t.next_status IN (${TERMINAL}) THEN now() END,
     last_error = coalesce(t.error, j.last_error),
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
   FROM target AS t WHERE j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id

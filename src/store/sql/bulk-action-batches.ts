@@ -29,6 +29,7 @@
 import { quoteIdent } from "../db.js";
 import { CANCEL_SET, REQUEUE_DEAD_SET } from "./job-action-fragments.js";
 import { type JobFilterValues, jobFilterCondition } from "./job-filter.js";
+import { READY } from "./status-sets.js";
 
 /** The actions a batch applies (core/bulk-actions.ts BulkActionKind). */
 export type BulkBatchAction = "retry" | "cancel" | "purge" | "set_priority" | "move";
@@ -232,7 +233,7 @@ SELECT count(*)::integer AS touched, ${none} AS woken FROM changed`;
   RETURNING j.status, j.run_at
 )
 SELECT count(*)::integer AS touched,
-       CASE WHEN bool_or(status IN ('queued', 'retrying') AND run_at <= now()) THEN ARRAY[${queue}] ELSE ${none} END AS woken
+       CASE WHEN bool_or(status IN (${READY}) AND run_at <= now()) THEN ARRAY[${queue}] ELSE ${none} END AS woken
 FROM changed`;
       return { text, values };
     }

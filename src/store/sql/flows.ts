@@ -1,4 +1,4 @@
-import { ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
+import { CANCELLABLE, ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
@@ -171,7 +171,7 @@ SELECT count(*)::integer AS total,
        (count(*) FILTER (WHERE j.status = 'succeeded'))::integer AS succeeded,
        (count(*) FILTER (WHERE j.status = 'dead'))::integer AS dead,
        (count(*) FILTER (WHERE j.status = 'cancelled'))::integer AS cancelled,
-       (count(*) FILTER (WHERE j.status NOT IN ('succeeded', 'cancelled', 'dead')))::integer AS unfinished,
+       (count(*) FILTER (WHERE j.status NOT IN (${TERMINAL})))::integer AS unfinished,
        coalesce(array_agg(j.id ORDER BY j.id) FILTER (WHERE j.status IN ('dead', 'cancelled')), '{}') AS failed_ids
 FROM {{schema}}.job_dependencies AS d
 JOIN {{schema}}.jobs AS j ON j.id = d.depends_on
@@ -190,7 +190,7 @@ WITH flow AS (
 ), target AS (
   SELECT j.id FROM {{schema}}.jobs AS j
   WHERE j.id = ANY(ARRAY(SELECT m.job_id FROM {{schema}}.flow_jobs AS m JOIN flow ON m.flow_id = flow.id))
-    AND j.status IN ('waiting', 'queued', 'retrying', 'running')
+    AND j.status IN (${CANCELLABLE})
   ORDER BY j.id
   FOR UPDATE OF j
 ), changed AS (

@@ -1,15 +1,28 @@
+import { TRANSITIONS } from "../../core/transitions.js";
+import { TERMINAL } from "./status-sets.js";
+
 // What cancelling and requeueing do to a job row, shared by the statements
 // on one job, on a flow and on a bulk action's batch, so that every path
 // applies the same rule. SET lists over the jobs table aliased `j`. Not
 // statements themselves, so this module is not among the store's queries.
 
 /**
+ * The `cancel` rows of the transition table (core/transitions.ts) as a CASE
+ * over the row's status. A state with no row gives NULL, which the NOT NULL
+ * status refuses: a statement that let such a job through would fail
+ * rather than move it. Statements select the jobs with CANCELLABLE.
+ */
+const CANCEL_TARGET = `CASE j.status${Object.entries(TRANSITIONS.cancel)
+  .map(([from, to]) => ` WHEN '${from}' THEN '${to}'`)
+  .join("")} END`;
+
+/**
  * Cancel: a job that has not started is cancelled at once; a running one
  * keeps running with the flag its worker sees at the next heartbeat.
  */
 export const CANCEL_SET = `
-  status = CASE WHEN j.status = 'running' THEN 'running' ELSE 'cancelled' END,
-  finished_at = CASE WHEN j.status = 'running' THEN NULL ELSE now() END,
+  status = ${CANCEL_TARGET},
+  finished_at = CASE WHEN ${CANCEL_TARGET} IN (${TERMINAL}) THEN now() END,
   cancel_requested = true,
   updated_at = now()`;
 
@@ -20,4 +33,4 @@ export const CANCEL_SET = `
  * transaction.
  */
 export const REQUEUE_DEAD_SET = `
-  status = 'queued', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()`;
+  status = '${TRANSITIONS.requeue.dead}', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()`;

@@ -2,6 +2,7 @@ import { COPY_COLUMNS } from "./copy-columns.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
+import { CANCELLABLE } from "./status-sets.js";
 
 // `{{schema}}` is replaced once by the quoted schema name (see queries.ts).
 // run_at is computed by the database clock: an explicit time wins, else now() + delay.
@@ -162,5 +163,5 @@ SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_attempts WHERE job_id = $1 ORDER
  */
 export const jobCancel = `
 UPDATE {{schema}}.jobs AS j SET${CANCEL_SET}
-WHERE j.id = $1 AND ($2::text IS NULL OR j.tenant = $2) AND j.status IN ('waiting', 'queued', 'retrying', 'running')
+WHERE j.id = $1 AND ($2::text IS NULL OR j.tenant = $2) AND j.status IN (${CANCELLABLE})
 RETURNING ${jobColumnsOf("j")}`;

@@ -1,4 +1,5 @@
 import { EFFECTIVE_KEY_LIMITS, effectiveKeyLimit } from "./key-limit-fragments.js";
+import { READY } from "./status-sets.js";
 
 // Limits per key: a queue's default for every key (the
 // key_limits row whose limit_key is ''), overrides for single keys, and what
@@ -8,7 +9,7 @@ import { EFFECTIVE_KEY_LIMITS, effectiveKeyLimit } from "./key-limit-fragments.j
 const KEY_LIMIT_COLUMNS = `queue, limit_key, concurrency_limit, rate_limit, rate_interval_ms, updated_at`;
 
 /** The ready statuses, as every claim writes them (so the partial indexes apply). */
-const READY = `status IN ('queued', 'retrying')`;
+const READY_ROW = `status IN (${READY})`;
 
 /**
  * A key's limits in one queue, as the key claim applies them (job_claim_by_key):
@@ -82,8 +83,8 @@ WITH limits AS (
 )
 SELECT l.*,
   (SELECT count(*)::int FROM {{schema}}.jobs WHERE status = 'running' AND queue = $1 AND limit_key = $2) AS running,
-  (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY} AND queue = $1 AND limit_key = $2 AND run_at <= now()) AS ready,
-  (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY} AND queue = $1 AND limit_key = $2 AND run_at > now()) AS scheduled,
+  (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY_ROW} AND queue = $1 AND limit_key = $2 AND run_at <= now()) AS ready,
+  (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY_ROW} AND queue = $1 AND limit_key = $2 AND run_at > now()) AS scheduled,
   s.window_started_at, s.window_count,
   coalesce((SELECT q.paused FROM {{schema}}.queue_settings AS q WHERE q.name = $1), false) AS paused,
   now() AS now
@@ -100,7 +101,7 @@ LEFT JOIN {{schema}}.key_limit_state AS s ON s.queue = $1 AND s.limit_key = $2`;
 export const keyTopByWaiting = `
 WITH top AS (
   SELECT limit_key, count(*)::int AS waiting FROM {{schema}}.jobs
-  WHERE ${READY} AND queue = $1 AND limit_key IS NOT NULL
+  WHERE ${READY_ROW} AND queue = $1 AND limit_key IS NOT NULL
   GROUP BY limit_key ORDER BY waiting DESC, limit_key LIMIT $2
 )
 SELECT t.limit_key, t.waiting,
@@ -140,6 +141,6 @@ WITH running AS (
 )
 SELECT h.queue, h.limit_key,
   (SELECT count(*)::int FROM {{schema}}.jobs AS j
-   WHERE j.${READY} AND j.queue = h.queue AND j.limit_key = h.limit_key AND j.run_at <= now()) AS held_jobs
+   WHERE j.${READY_ROW} AND j.queue = h.queue AND j.limit_key = h.limit_key AND j.run_at <= now()) AS held_jobs
 FROM held AS h
 ORDER BY h.queue, held_jobs DESC, h.limit_key`;

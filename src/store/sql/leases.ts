@@ -47,33 +47,50 @@ SELECT id, execution_id, cancel_requested, false FROM held
 WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
 
 /**
- * Reclaim jobs whose lease expired: back to the queue, or to the dead-letter
- * queue when their attempts are spent. The expiry test and the row lock are
- * taken in the same SELECT … FOR UPDATE SKIP LOCKED, and Postgres re-checks
- * the WHERE clause against the newest row version after locking, so a job
- * that was completed or re-claimed (new lease) after the sweep looked is
- * left alone; a row another transaction is writing right now is skipped.
- *
- * No worker reports these attempts, and which rows expired is known only
- * once this statement has locked them, so the decision is made here: the
- * CASE below mirrors decideOutcome({ kind: "lease_expired" }) in
- * src/core/outcome.ts (dead when attempts >= max_attempts, else retrying at
- * once; the attempt counts), plus the cancel override of jobEndAttempts.
- * Change both together.
- * $1 limit, $2 error (json text) recorded on each reclaimed attempt
+ * The reclaim sweep's first statement, in its transaction: lock up to
+ * $1 running jobs whose lease expired and read what deciding their end
+ * needs, and the worker its error names (JobStore.jobReclaimExpired decides
+ * each with decideExpiredLease, then applies the decisions with
+ * jobEndExpired, which reads the attempt's number, worker and start from
+ * the locked row as every attempt end does). The
+ * expiry test and the row lock are taken in the same SELECT … FOR UPDATE
+ * SKIP LOCKED, and Postgres re-checks the WHERE clause against the newest
+ * row version after locking, so a job that was completed or re-claimed
+ * (new lease) after the sweep looked is left alone; a row another
+ * transaction is writing right now is skipped, never waited for. Locked,
+ * the rows cannot change until the sweep commits: a cancel request or a
+ * completion waits for it.
+ * $1 limit
  */
-export const jobReclaimExpired = `
+export const jobLockExpired = `
+SELECT j.id, j.current_execution_id AS execution_id, j.attempts, j.max_attempts, j.cancel_requested, j.locked_by AS worker_id
+FROM {{schema}}.jobs AS j
+WHERE j.status = 'running' AND j.lease_expires_at < now()
+ORDER BY j.lease_expires_at
+LIMIT $1
+FOR UPDATE OF j SKIP LOCKED`;
+
+/**
+ * The reclaim sweep's second statement: apply the decisions made for the
+ * rows jobLockExpired locked, through the attempt-ending tail every
+ * unsuccessful end shares (ATTEMPT_END). Each row is fenced on what the
+ * decision was made from: the same execution, still running, its lease
+ * still expired and its cancel flag as read. In the sweep's transaction
+ * the rows are locked and all of that holds; a row that changed anyway
+ * (the statements run outside a transaction on a caller's connection) is
+ * left for the next sweep. SKIP LOCKED: the sweep never waits for a lock
+ * (see the lock order above); its own locks do not stop it.
+ * $1 job ids uuid[], $2 execution ids uuid[], $3 cancel requested as read boolean[],
+ * $4 next statuses text[], $5 outcomes text[], $6 errors (json text)[], $7 delays ms float8[],
+ * $8 counts attempt boolean[], $9 dead reasons (text|null)[]
+ */
+export const jobEndExpired = `
 WITH target AS (
   SELECT j.id, j.current_execution_id AS execution_id, j.attempts AS attempt, j.locked_by AS worker_id, j.started_at,
-         CASE WHEN j.cancel_requested THEN 'cancelled'
-              WHEN j.attempts >= j.max_attempts THEN 'dead'
-              ELSE 'retrying' END AS next_status,
-         'lease_expired'::text AS outcome,
-         jsonb_set($2::jsonb, '{message}', to_jsonb('lease expired on worker ' || j.locked_by)) AS error,
-         0::float8 AS delay_ms, true AS counts_attempt, 'attempts_exhausted'::text AS dead_reason
-  FROM {{schema}}.jobs AS j
-  WHERE j.status = 'running' AND j.lease_expires_at < now()
-  ORDER BY j.lease_expires_at
-  LIMIT $1
+         d.next_status, d.outcome, d.error::jsonb AS error, d.delay_ms, d.counts_attempt, d.dead_reason
+  FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::boolean[], $9::text[])
+         AS d(id, execution_id, cancel_requested, next_status, outcome, error, delay_ms, counts_attempt, dead_reason)
+  JOIN {{schema}}.jobs AS j ON j.id = d.id AND j.current_execution_id = d.execution_id
+  WHERE j.id = ANY($1::uuid[]) AND j.status = 'running' AND j.lease_expires_at < now() AND j.cancel_requested = d.cancel_requested
   FOR UPDATE OF j SKIP LOCKED
 )${ATTEMPT_END}`;

@@ -1,3 +1,4 @@
+import { READY } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
 // path, and none reads the jobs table through: unfinished and dead jobs are
@@ -16,10 +17,10 @@
  */
 const queueNames = (schema: string) => `
 WITH RECURSIVE ready_queues AS (
-  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status IN ('queued', 'retrying') ORDER BY j.queue LIMIT 1)
+  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status IN (${READY}) ORDER BY j.queue LIMIT 1)
   UNION ALL
   SELECT (SELECT j.queue FROM {{schema}}.jobs AS j
-          WHERE j.status IN ('queued', 'retrying') AND j.queue > r.queue ORDER BY j.queue LIMIT 1)
+          WHERE j.status IN (${READY}) AND j.queue > r.queue ORDER BY j.queue LIMIT 1)
   FROM ready_queues AS r WHERE r.queue IS NOT NULL
 ), waiting_queues AS (
   (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'waiting' ORDER BY j.queue LIMIT 1)
@@ -87,7 +88,7 @@ CROSS JOIN LATERAL (
          (count(*) FILTER (WHERE x.status = 'queued' AND ($1::text IS NULL OR x.tenant = $1)))::int AS queued,
          (count(*) FILTER (WHERE x.status = 'retrying' AND ($1::text IS NULL OR x.tenant = $1)))::int AS retrying
   FROM (SELECT j.tenant, j.status FROM {{schema}}.jobs AS j
-        WHERE j.status IN ('queued', 'retrying') AND j.queue = q.queue LIMIT $2) AS x
+        WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT $2) AS x
 ) AS r
 CROSS JOIN LATERAL (
   SELECT count(*)::int AS running_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS running
@@ -160,18 +161,18 @@ ORDER BY q.queue`;
 export const queueReadyHeads = `
 WITH RECURSIVE heads AS (
   (SELECT j.queue, j.priority FROM {{schema}}.jobs AS j
-   WHERE j.status IN ('queued', 'retrying') ORDER BY j.queue, j.priority LIMIT 1)
+   WHERE j.status IN (${READY}) ORDER BY j.queue, j.priority LIMIT 1)
   UNION ALL
   SELECT n.queue, n.priority FROM heads AS g CROSS JOIN LATERAL (
     SELECT j.queue, j.priority FROM {{schema}}.jobs AS j
-    WHERE j.status IN ('queued', 'retrying') AND (j.queue, j.priority) > (g.queue, g.priority)
+    WHERE j.status IN (${READY}) AND (j.queue, j.priority) > (g.queue, g.priority)
     ORDER BY j.queue, j.priority LIMIT 1) AS n
 )
 SELECT g.queue, h.id, h.kind, h.tenant, (extract(epoch FROM now() - h.run_at) * 1000)::float8 AS age_ms
 FROM heads AS g CROSS JOIN LATERAL (
   SELECT x.id, x.kind, x.tenant, x.run_at FROM (
     SELECT j.id, j.kind, j.tenant, j.run_at FROM {{schema}}.jobs AS j
-    WHERE j.status IN ('queued', 'retrying') AND j.queue = g.queue AND j.priority = g.priority
+    WHERE j.status IN (${READY}) AND j.queue = g.queue AND j.priority = g.priority
     ORDER BY j.run_at, j.id LIMIT $2) AS x
   WHERE $1::text IS NULL OR x.tenant = $1
   ORDER BY x.run_at, x.id LIMIT 1) AS h

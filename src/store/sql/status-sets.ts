@@ -1,4 +1,5 @@
 import { READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
+import { TRANSITIONS } from "../../core/transitions.js";
 
 // The job state sets of core/states.ts as SQL lists, so that every statement
 // names them from the one constant. Not statements themselves, so this module
@@ -17,3 +18,6 @@ export const ENDED_UNSUCCESSFULLY = sqlList(TERMINAL_STATUSES.filter((status) =>
 
 /** The states a job never leaves on its own (TERMINAL_STATUSES), as `'succeeded', 'cancelled', 'dead'`. */
 export const TERMINAL = sqlList(TERMINAL_STATUSES);
+
+/** The states a cancel applies in (the `cancel` rows of core/transitions.ts), as `'waiting', 'queued', 'retrying', 'running'`. */
+export const CANCELLABLE = sqlList(Object.keys(TRANSITIONS.cancel) as JobStatus[]);

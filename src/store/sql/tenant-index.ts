@@ -1,3 +1,4 @@
+import { READY } from "./status-sets.js";
 // The index of ready jobs by tenant, built only when tenant fairness needs it
 // (not in the schema's migrations). Both statements run in one transaction (tenant-index-store.ts).
 
@@ -19,7 +20,7 @@ SELECT pg_advisory_xact_lock(hashtext('conveyor tenant index ' || $1))`;
  */
 export const tenantIndexCreate = `
 CREATE INDEX IF NOT EXISTS jobs_ready_by_tenant_idx ON {{schema}}.jobs (tenant, priority, run_at, id)
-  WHERE status IN ('queued', 'retrying')`;
+  WHERE status IN (${READY})`;
 
 /** Whether the index exists; a catalog read, which takes no lock on jobs. $1 schema name */
 export const tenantIndexExists = `

@@ -1,4 +1,5 @@
 import { EXECUTION_COLUMNS } from "./job-columns.js";
+import { READY } from "./status-sets.js";
 
 // Statements of the test helpers (`conveyor-jobs/testing`, store/testing-store.ts).
 // Not among the store's bound queries (queries.ts): only tests run them.
@@ -14,7 +15,7 @@ RETURNING id`;
 
 /** What a drain waits on: jobs ready to run now, jobs running, and jobs retrying (due or not). No parameters. */
 export const jobCountPending = `
-SELECT count(*) FILTER (WHERE status IN ('queued', 'retrying') AND run_at <= now())::int AS ready,
+SELECT count(*) FILTER (WHERE status IN (${READY}) AND run_at <= now())::int AS ready,
        count(*) FILTER (WHERE status = 'running')::int AS running,
        count(*) FILTER (WHERE status = 'retrying')::int AS retrying
 FROM {{schema}}.jobs`;

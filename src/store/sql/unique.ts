@@ -1,4 +1,5 @@
 import { JOB_COLUMNS } from "./job-columns.js";
+import { READY } from "./status-sets.js";
 
 // Unique jobs. The partial unique index jobs_unique_key_idx
 // on (tenant, unique_key) is the arbiter: concurrent enqueues with one key
@@ -34,7 +35,7 @@ ON CONFLICT (tenant, unique_key) WHERE unique_key IS NOT NULL DO UPDATE SET
   trace_context = EXCLUDED.trace_context,
   updated_at = clock_timestamp()
 WHERE $13::boolean
-  AND jobs.status IN ('queued', 'retrying')
+  AND jobs.status IN (${READY})
   AND jobs.kind = EXCLUDED.kind
   AND (EXCLUDED.idempotency_key IS NULL OR jobs.idempotency_key IS DISTINCT FROM EXCLUDED.idempotency_key)
 RETURNING ${JOB_COLUMNS}`;

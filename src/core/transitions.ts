@@ -1,0 +1,111 @@
+import type { JobStatus } from "./states.js";
+
+// The job state machine as data: for each event, the states it applies in
+// and the state it moves a job to. Every rule that picks a job's next state
+// reads it from here (decideOutcome and withCancelRequest in outcome.ts);
+// outcome.test.ts checks each row against them and against the state sets
+// of states.ts. A (state, event) pair with no row does not move the job:
+// the event is refused there (a cancel of a finished job) or cannot happen.
+//
+//   enqueue ─▶ waiting ─(dependencies met)─▶ queued ─(claim)─▶ running ─▶ succeeded
+//                 │                            ▲  ▲               ├─▶ retrying ─(claim)─▶ running
+//                 ├─(dependency failed)─▶ dead │  └─(shutdown)────┤
+//                 └─(dependency cancelled, cancel)─▶ cancelled    ├─▶ dead      (attempts spent, permanent error)
+//   dead ─(requeue)─▶ queued                                      └─▶ cancelled (cancel requested, seen at the attempt's end)
+//   waiting | queued | retrying ─(cancel)─▶ cancelled;  running ─(cancel)─▶ running, cancel requested
+
+/** The states a new job starts in: `waiting` when it has dependencies that have not ended, else `queued`. */
+export const INITIAL_STATUSES: readonly JobStatus[] = ["queued", "waiting"];
+
+/**
+ * Every transition Conveyor makes, by event: `TRANSITIONS[event][from]` is
+ * the state the event moves a job in `from` to. Read it with `transitionOf`.
+ */
+export const TRANSITIONS = {
+  /** A worker claims a job whose `run_at` has passed: a new attempt, a new execution id and a lease (jobClaim). */
+  claim: { queued: "running", retrying: "running" },
+  /** The handler returned a value (not a `RetryAfter`). */
+  attempt_succeeded: { running: "succeeded" },
+  /** The handler returned or threw a `RetryAfter`: run again after its delay; the attempt is given back. */
+  attempt_retry_after: { running: "retrying" },
+  /** The handler threw, or ran past its timeout, with attempts left: run again after the backoff. */
+  attempt_failed: { running: "retrying" },
+  /** The handler threw, or ran past its timeout, on its last attempt: to the dead-letter queue (`attempts_exhausted`). */
+  attempts_exhausted: { running: "dead" },
+  /** The handler threw a `PermanentError`: to the dead-letter queue at once (`permanent_error`). */
+  permanent_error: { running: "dead" },
+  /** The worker shut down past its grace period and handed the job back: queued at once; the attempt is given back. */
+  attempt_interrupted: { running: "queued" },
+  /** The reclaim sweep found the lease expired with attempts left: retrying at once; the attempt counts. */
+  lease_expired: { running: "retrying" },
+  /** The reclaim sweep found the lease expired on the last attempt: to the dead-letter queue (`attempts_exhausted`). */
+  lease_expired_exhausted: { running: "dead" },
+  /**
+   * An attempt that did not succeed ended (any of the ends above but
+   * success, the reclaim sweep's included) while a cancel was requested:
+   * the job ends cancelled instead, and the attempt counts.
+   */
+  cancel_observed: { running: "cancelled" },
+  /**
+   * A cancel (the client, the API, a bulk action, a flow's cancel): a job
+   * that has not started is cancelled at once; a running one keeps running
+   * with its cancel requested, which its handler's signal learns at the next
+   * lease renewal. A finished job has no row: the cancel is refused.
+   */
+  cancel: { waiting: "cancelled", queued: "cancelled", retrying: "cancelled", running: "running" },
+  /** Every dependency of a waiting job ended as its policy requires (dependency release): it may run now. */
+  dependencies_met: { waiting: "queued" },
+  /** A dependency ended other than succeeded under the `fail` policy: to the dead-letter queue (`dependency_failed`). */
+  dependency_failed: { waiting: "dead" },
+  /**
+   * A dependency ended other than succeeded under the `cancel` policy, or a
+   * batch callback's condition can no longer hold: cancelled.
+   */
+  dependency_cancelled: { waiting: "cancelled" },
+  /**
+   * A dependency that had ended is requeued: a job that has not started,
+   * or that its dependency alone had ended, waits for it again.
+   */
+  dependency_reopened: { queued: "waiting", dead: "waiting", cancelled: "waiting" },
+  /** A dead job is requeued (requeueDeadLetter, a bulk retry): queued now with fresh attempts, same id. */
+  requeue: { dead: "queued" },
+} as const satisfies Readonly<Record<string, Readonly<Partial<Record<JobStatus, JobStatus>>>>>;
+
+/** Something that may move a job: one of the keys of `TRANSITIONS`. */
+export type JobEvent = keyof typeof TRANSITIONS;
+
+/** Every `JobEvent`. */
+export const JOB_EVENTS = Object.keys(TRANSITIONS) as readonly JobEvent[];
+
+/** The events that end a running attempt (each applies in `running` only). */
+export const ATTEMPT_END_EVENTS = [
+  "attempt_succeeded",
+  "attempt_retry_after",
+  "attempt_failed",
+  "attempts_exhausted",
+  "permanent_error",
+  "attempt_interrupted",
+  "lease_expired",
+  "lease_expired_exhausted",
+  "cancel_observed",
+] as const satisfies readonly JobEvent[];
+
+/** One row of the table: `event` moves a job in `from` to `to`. */
+export interface Transition {
+  from: JobStatus;
+  event: JobEvent;
+  to: JobStatus;
+}
+
+/** The state `event` moves a job in `from` to, or null when the table has no such row (the event does not move it). */
+export function transitionOf(from: JobStatus, event: JobEvent): JobStatus | null {
+  const row: Partial<Record<JobStatus, JobStatus>> = TRANSITIONS[event];
+  return row[from] ?? null;
+}
+
+/** Every row of the table, event by event. */
+export function transitionRows(): Transition[] {
+  return JOB_EVENTS.flatMap((event) =>
+    Object.entries(TRANSITIONS[event]).map(([from, to]) => ({ from: from as JobStatus, event, to: to as JobStatus })),
+  );
+}

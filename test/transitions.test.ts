@@ -1,0 +1,113 @@
+/**
+ * The transition table (src/core/transitions.ts) against what the store
+ * does to real rows, for the events that do not end an attempt (those are
+ * in test/worker/attempt-end-rules.test.ts and test/worker/reclaimer.test.ts):
+ * a claim, a cancel in every state, a requeue from the dead-letter queue,
+ * and a dependency's release. Each job is brought to its state through the
+ * ordinary paths, then the event is sent and the state it lands in is
+ * compared with the table's row (no row: the job does not move).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_STATUSES, type JobStatus } from "../src/core/states.js";
+import { transitionOf } from "../src/core/transitions.js";
+import { type Conveyor, defineJob } from "../src/index.js";
+import { createTestConveyor, storeOf } from "./helpers/database.js";
+import { emptyPayload, silent, sql } from "./worker/support.js";
+
+const task = defineJob({ kind: "table-task", schema: emptyPayload, maxAttempts: 3, handler: () => {} });
+
+describe("the transition table against the store", () => {
+  let conveyor: Conveyor;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [task], logger: silent }));
+  });
+  afterAll(() => cleanup());
+
+  let queues = 0;
+  /** A job of its own queue, claimed: running, with its execution id. */
+  async function running(): Promise<{ id: string; executionId: string; queue: string }> {
+    const queue = `table-${++queues}`;
+    const { id } = await conveyor.enqueue(task, {}, { queue });
+    const [claimed] = await storeOf(conveyor).jobClaim("table-worker", 1, ["table-task"], [queue], 60_000);
+    expect(claimed!.id).toBe(id);
+    return { id, executionId: claimed!.executionId, queue };
+  }
+  async function ended(nextStatus: "retrying" | "dead"): Promise<string> {
+    const job = await running();
+    await storeOf(conveyor).jobEndAttempts([{
+      jobId: job.id, executionId: job.executionId, outcome: "failed", error: null, nextStatus,
+      delayMs: 60_000, countsAttempt: true, deadReason: nextStatus === "dead" ? "permanent_error" : null,
+    }]);
+    return job.id;
+  }
+
+  /** A job brought to `status` through the ordinary paths. */
+  async function inState(status: JobStatus): Promise<string> {
+    switch (status) {
+      case "waiting": {
+        const parent = await conveyor.enqueue(task, {}, { queue: `table-${++queues}`, delayMs: 600_000 });
+        return (await conveyor.enqueue(task, {}, { dependsOn: [parent.id], queue: `table-${++queues}` })).id;
+      }
+      case "queued":
+        return (await conveyor.enqueue(task, {}, { queue: `table-${++queues}`, delayMs: 600_000 })).id;
+      case "running":
+        return (await running()).id;
+      case "retrying":
+        return ended("retrying");
+      case "dead":
+        return ended("dead");
+      case "succeeded": {
+        const job = await running();
+        await storeOf(conveyor).jobComplete("table-worker", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+        return job.id;
+      }
+      case "cancelled": {
+        const { id } = await conveyor.enqueue(task, {}, { queue: `table-${++queues}`, delayMs: 600_000 });
+        await conveyor.cancel(id);
+        return id;
+      }
+    }
+  }
+  const statusOf = async (id: string) => (await conveyor.getJob(id))!.status;
+
+  for (const status of JOB_STATUSES) {
+    it(`cancel in ${status}: ${transitionOf(status, "cancel") ?? "refused, unchanged"}`, async () => {
+      const id = await inState(status);
+      expect(await statusOf(id)).toBe(status);
+      const { outcome, job } = await conveyor.cancel(id);
+      const to = transitionOf(status, "cancel");
+      expect(job.status).toBe(to ?? status);
+      expect(outcome).toBe(to === null ? "already_terminal" : to === "running" ? "cancel_requested" : "cancelled");
+      if (to === "running") expect(job.cancelRequested).toBe(true);
+    });
+  }
+
+  it("a claim takes the ready states, and only them, into running", async () => {
+    const ids = new Map<JobStatus, string>();
+    for (const status of JOB_STATUSES) ids.set(status, await inState(status));
+    // Due now: a claim looks at run_at too.
+    await sql(conveyor, `UPDATE {{schema}}.jobs SET run_at = now() - interval '1 second' WHERE id = ANY($1) AND status <> 'running'`, [[...ids.values()]]);
+    const queues = (await sql(conveyor, `SELECT DISTINCT queue FROM {{schema}}.jobs WHERE id = ANY($1)`, [[...ids.values()]])).rows.map((r: { queue: string }) => r.queue);
+    const claimed = await storeOf(conveyor).jobClaim("table-claimer", 100, ["table-task"], queues, 60_000);
+    const claimedFrom = JOB_STATUSES.filter((status) => claimed.some((job) => job.id === ids.get(status)));
+    expect(claimedFrom.sort()).toEqual(JOB_STATUSES.filter((status) => transitionOf(status, "claim") === "running").sort());
+    for (const job of claimed) await storeOf(conveyor).jobComplete("table-claimer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+  });
+
+  it("a requeue moves a dead job as the table says", async () => {
+    const id = await inState("dead");
+    const { rows } = await sql(conveyor, `SELECT id FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [id]);
+    const job = await conveyor.requeueDeadLetter(rows[0].id);
+    expect(job.status).toBe(transitionOf("dead", "requeue"));
+  });
+
+  it("a dependency's success releases a waiting job as the table says", async () => {
+    const parent = await running();
+    const { id } = await conveyor.enqueue(task, {}, { dependsOn: [parent.id], queue: `table-${++queues}` });
+    expect(await statusOf(id)).toBe("waiting");
+    await storeOf(conveyor).jobComplete("table-worker", [{ jobId: parent.id, executionId: parent.executionId, result: null }]);
+    // Released in the completion's own transaction: no wait.
+    expect(await statusOf(id)).toBe(transitionOf("waiting", "dependencies_met"));
+  });
+});
