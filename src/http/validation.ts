@@ -41,13 +41,15 @@ export function routeSchema(schema: z.ZodType, document?: Record<string, unknown
 }
 
 /**
- * zod → JSON Schema for documentation, without the `$schema` member and the
- * ±2^53 bounds zod puts on every integer (both noise inside OpenAPI).
+ * zod → JSON Schema (draft 2020-12), without the `$schema` member and the
+ * ±2^53 bounds zod puts on every integer (both noise inside OpenAPI). The
+ * input side by default (what a request may send); the output side for a
+ * response, whose objects are closed.
  */
-export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+export function toJsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): Record<string, unknown> {
   const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
     target: "draft-2020-12",
-    io: "input",
+    io,
     unrepresentable: "any",
     override: ({ jsonSchema }) => {
       if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
@@ -55,6 +57,11 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
     },
   });
   return json;
+}
+
+/** A response schema: the output side of a zod schema, its objects closed (`additionalProperties: false`). */
+export function responseSchema(schema: z.ZodType): Record<string, unknown> {
+  return toJsonSchema(schema, "output");
 }
 
 /**
