@@ -42,8 +42,11 @@ export const flowDetailShape = flowShape.extend({
   jobs: z.array(flowNodeShape).describe("in id order"),
 });
 
+/** A flow or batch without its jobs, as JSON. */
 export type FlowJson = z.output<typeof flowShape>;
+/** A job of a flow with its dependencies, as JSON. */
 export type FlowNodeJson = z.output<typeof flowNodeShape>;
+/** A flow with its jobs and their counts by status, as JSON. */
 export type FlowDetailJson = z.output<typeof flowDetailShape>;
 
 /** A flow as `getFlow` returns it. */

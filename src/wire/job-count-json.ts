@@ -11,6 +11,7 @@ export const jobCountShape = z.object({
   estimated: z.boolean().describe("true above the exact-count limit (10,000), or when counting did not finish within the search time bound"),
 });
 
+/** A job count, as JSON. */
 export type JobCountJson = z.output<typeof jobCountShape>;
 
 /** A count as JSON. */

@@ -42,8 +42,11 @@ export const keyStatusShape = z.object({
   reason: z.string().describe("the state in a sentence"),
 });
 
+/** A stored row of key limits, as JSON. */
 export type KeyLimitSettingsJson = z.output<typeof keyLimitSettingsShape>;
+/** One busy key, as JSON. */
 export type KeyLoadJson = z.output<typeof keyLoadShape>;
+/** What a key is doing, as JSON. */
 export type KeyStatusJson = z.output<typeof keyStatusShape>;
 
 /** A stored row of key limits as JSON. */

@@ -28,8 +28,10 @@ export const scheduleShape = z.object({
   updatedAt: isoTime.describe("when the definition last changed"),
 });
 
+/** A cron schedule, as JSON. */
 export type ScheduleJson = z.output<typeof scheduleShape>;
 
+/** A cron schedule as JSON. */
 export function scheduleJson(schedule: CronScheduleInfo): ScheduleJson {
   return {
     name: schedule.name,

@@ -98,12 +98,18 @@ export const workerShape = z.object({
   runningJobIds: z.array(z.uuid()).describe("a tenant key sees only its own tenant's jobs here"),
 });
 
+/** A job as the API sends it and `--json` prints it. */
 export type JobJson = z.output<typeof jobShape>;
+/** A stored error without its stack. */
 export type ErrorJson = z.output<typeof errorShape>;
+/** One attempt of a job, as JSON. */
 export type ExecutionJson = z.output<typeof executionShape>;
+/** A dead letter with its history, as JSON. */
 export type DeadLetterJson = z.output<typeof deadLetterShape>;
+/** A live worker, as JSON. */
 export type WorkerJson = z.output<typeof workerShape>;
 
+/** A job as JSON. */
 export function jobJson(job: Job): JobJson {
   return {
     id: job.id,
@@ -130,6 +136,7 @@ export function jobJson(job: Job): JobJson {
   };
 }
 
+/** One attempt as JSON. */
 export function executionJson(execution: JobExecution): ExecutionJson {
   return {
     id: execution.id,
@@ -142,6 +149,7 @@ export function executionJson(execution: JobExecution): ExecutionJson {
   };
 }
 
+/** A dead letter as JSON; the times of its history, stored as jsonb text, normalised. */
 export function deadLetterJson(entry: DeadLetter): DeadLetterJson {
   return {
     id: entry.id,
@@ -170,6 +178,7 @@ export function deadLetterJson(entry: DeadLetter): DeadLetterJson {
   };
 }
 
+/** A live worker as JSON. */
 export function workerJson(worker: WorkerInfo): WorkerJson {
   return {
     id: worker.id,
