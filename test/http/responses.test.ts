@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Conveyor, defineJob, type Worker } from "../../src/index.js";
 import { buildApp, type ConveyorApp } from "../../src/http/app.js";
+import { dashboardOnlyPaths } from "../../src/http/routes/stats.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { allJobs, type ApiTest, call, type Call, createApiTest, silent, waitFor } from "./support.js";
@@ -77,10 +78,10 @@ afterAll(async () => {
 type Operation = `${"get" | "post" | "patch" | "delete"} ${string}`;
 type Sent = LightMyRequestResponse & { json: any };
 
-/** The document's operation for a method and path template; fails the test when there is none. */
+/** The document's operation (or a dashboard-only one's) for a method and path template; fails the test when there is none. */
 function operationOf(operation: Operation): any {
   const [method, path] = operation.split(" ") as [string, string];
-  const found = document.paths[path]?.[method];
+  const found = document.paths[path]?.[method] ?? (dashboardOnlyPaths as Record<string, Record<string, unknown>>)[path]?.[method];
   expect(found, `${operation} is not in the document`).toBeDefined();
   return found;
 }
@@ -422,6 +423,17 @@ const CASES: Record<Operation, () => Promise<Sent[]>> = {
     ]),
 };
 
+/** The routes only the dashboard uses: hidden from the document, their schemas in `dashboardOnlyPaths`. */
+const DASHBOARD_CASES: Record<Operation, () => Promise<Sent[]>> = {
+  "get /v1/stats/throughput": async () => {
+    await createJob();
+    return run("get /v1/stats/throughput", [
+      { url: "/v1/stats/throughput", key: acme() },
+      { url: "/v1/stats/throughput?tenant=globex", key: acme() },
+    ]);
+  },
+};
+
 /** The app's routes as `method path`, from Fastify's route tree (HEAD, which Fastify adds to each GET, left out). */
 function appRoutes(app: ConveyorApp): string[] {
   const paths: string[] = [];
@@ -454,11 +466,13 @@ describe("the OpenAPI document and the app", () => {
   it("have a case below for every documented operation, and none for an undocumented one", () => {
     const documented = Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
     expect(Object.keys(CASES).sort()).toEqual(documented.sort());
+    const dashboardOnly = Object.entries<Record<string, unknown>>(dashboardOnlyPaths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
+    expect(Object.keys(DASHBOARD_CASES).sort()).toEqual(dashboardOnly.sort());
   });
 });
 
 describe("every route answers only what the document declares", () => {
-  for (const [operation, runCase] of Object.entries(CASES) as Array<[Operation, () => Promise<Sent[]>]>) {
+  for (const [operation, runCase] of Object.entries({ ...CASES, ...DASHBOARD_CASES }) as Array<[Operation, () => Promise<Sent[]>]>) {
     it(operation, async () => {
       const statuses = statusesOf(await runCase());
       expect(statuses.some((status) => status >= 200 && status < 300), `${operation}: no success among ${statuses.join(", ")}`).toBe(true);
