@@ -59,9 +59,33 @@ export function toJsonSchema(schema: z.ZodType, io: "input" | "output" = "input"
   return json;
 }
 
-/** A response schema: the output side of a zod schema, its objects closed (`additionalProperties: false`). */
+/**
+ * A response schema: the output side of a zod schema, its objects closed
+ * (`additionalProperties: false`), and each nullable value written as a type
+ * list (`type: ["string", "null"]`) rather than zod's `anyOf` with null. Both
+ * say the same; the serializer runs a schema validator for every `anyOf` it
+ * meets, which made a page of 1,000 jobs three times slower to write.
+ */
 export function responseSchema(schema: z.ZodType): Record<string, unknown> {
-  return toJsonSchema(schema, "output");
+  return nullableAsTypeList(toJsonSchema(schema, "output")) as Record<string, unknown>;
+}
+
+function nullableAsTypeList(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableAsTypeList);
+  if (node === null || typeof node !== "object") return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, nullableAsTypeList(value)] as const);
+  const { anyOf, ...rest } = Object.fromEntries(entries) as Record<string, unknown>;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return anyOf === undefined ? rest : { ...rest, anyOf };
+  const nullAt = anyOf.findIndex((option) => isPlainNull(option));
+  const other = anyOf[1 - nullAt] as Record<string, unknown> | undefined;
+  // Only a single-typed value merges simply; an enum or const would have to list null too.
+  const simple = other !== undefined && typeof other.type === "string" && !["anyOf", "oneOf", "allOf", "$ref", "enum", "const"].some((key) => key in other);
+  if (nullAt < 0 || !simple) return { ...rest, anyOf };
+  return { ...other, ...rest, type: [other.type, "null"] };
+}
+
+function isPlainNull(option: unknown): boolean {
+  return typeof option === "object" && option !== null && Object.keys(option).length === 1 && (option as { type?: unknown }).type === "null";
 }
 
 /**
