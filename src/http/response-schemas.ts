@@ -71,7 +71,7 @@ const overview = z.object({
       recent: recentOutcomes.nullable().describe("its attempts that ended in the window; null when incomplete lists recent"),
     }),
   ),
-  kinds: z.array(recentOutcomes.extend({ kind: z.string() })).describe("per kind, attempts that ended in the window, by kind name"),
+  kinds: z.array(z.object({ kind: z.string(), ...recentOutcomes.shape })).describe("per kind, attempts that ended in the window, by kind name"),
   oldestReadyJob: z
     .object({ ...overviewJob, ageMs: z.number().int().describe("ms since its run time") })
     .nullable()
@@ -122,19 +122,11 @@ const dependencyLink = z.object({
   onFailure: policy.describe("the edge's policy when the dependency ends other than succeeded"),
 });
 
-// Extension members come first: a problem body is built as its extensions
-// followed by the RFC 9457 members (HttpProblem.toBody), and the schema's
-// order is the order the serializer writes.
+// The serializer writes required members first, then the optional ones in
+// this order; HttpProblem.toBody builds bodies in the same order, so a
+// problem reads the same whichever writes it.
 const problem = z
   .object({
-    jobStatus: z.enum(JOB_STATUSES).optional().describe("ALREADY_TERMINAL: the state the job ended in"),
-    idempotencyKey: z.string().optional().describe("IDEMPOTENCY_CONFLICT: the key used before with a different request"),
-    flowId: z.uuid().optional().describe("IDEMPOTENCY_CONFLICT on a flow or batch: the flow the key created"),
-    uniqueKey: z.string().optional().describe("UNIQUE_CONFLICT: the unique key held"),
-    holderId: z.uuid().optional().describe("UNIQUE_CONFLICT: the job holding it"),
-    timeoutMs: z.number().int().optional().describe("SEARCH_TIMEOUT: the search time bound, in ms"),
-    schemaVersion: z.number().int().optional().describe("GET /readyz: the migration the database schema is at"),
-    expectedSchemaVersion: z.number().int().optional().describe("GET /readyz: the migration this Conveyor needs"),
     type: z.literal("about:blank"),
     title: z.string(),
     status: z.number().int(),
@@ -143,6 +135,14 @@ const problem = z
     instance: z.string().optional(),
     requestId: z.string().optional(),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    jobStatus: z.enum(JOB_STATUSES).optional().describe("ALREADY_TERMINAL: the state the job ended in"),
+    idempotencyKey: z.string().optional().describe("IDEMPOTENCY_CONFLICT: the key used before with a different request"),
+    flowId: z.uuid().optional().describe("IDEMPOTENCY_CONFLICT on a flow or batch: the flow the key created"),
+    uniqueKey: z.string().optional().describe("UNIQUE_CONFLICT: the unique key held"),
+    holderId: z.uuid().optional().describe("UNIQUE_CONFLICT: the job holding it"),
+    timeoutMs: z.number().int().optional().describe("SEARCH_TIMEOUT: the search time bound, in ms"),
+    schemaVersion: z.number().int().optional().describe("GET /readyz: the migration the database schema is at"),
+    expectedSchemaVersion: z.number().int().optional().describe("GET /readyz: the migration this Conveyor needs"),
   })
   .describe("RFC 9457 problem details");
 
