@@ -71,8 +71,8 @@ export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {
   installRequestIdHeader(app);
   installErrorHandling(app, limits);
   installValidation(app);
-  // Responses are plain JSON.stringify: payloads round-trip exactly, whatever the documented schema says.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // No serializer compiler is set: Fastify's own (fast-json-stringify) writes each response through
+  // the route's response schema for its status and media type, so nothing undeclared goes out.
   installJsonBody(app, resolved.bodyLimit);
   installLateResultGuard(app);
   metrics.install(app);

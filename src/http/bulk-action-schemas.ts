@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { MAX_BULK_ACTION_REQUESTED_BY_LENGTH, MAX_NAME_LENGTH, MAX_PRIORITY, MIN_PRIORITY, NAME_PATTERN } from "../core/defaults.js";
-import { BULK_ACTION_STATUSES, BULK_ACTIONS } from "../core/bulk-actions.js";
+import { MAX_NAME_LENGTH, MAX_PRIORITY, MIN_PRIORITY, NAME_PATTERN } from "../core/defaults.js";
+import { BULK_ACTIONS } from "../core/bulk-actions.js";
 import { jobFilterBody } from "../wire/job-filter.js";
 import { deadLetterListQuery } from "./schemas.js";
-import { toJsonSchema } from "./validation.js";
 
-// Request and response schemas of the bulk action routes. The client
-// re-checks every value and stays the authority (client/bulk-actions.ts):
-// an empty filter without `all`, or a priority or queue that does not fit
-// the action, is refused there (422, naming the field).
+// Request schemas of the bulk action routes (the response's shape is in
+// wire/bulk-action-json.ts). The client re-checks every value and stays the
+// authority (client/bulk-actions.ts): an empty filter without `all`, or a
+// priority or queue that does not fit the action, is refused there (422,
+// naming the field).
 
 /** `POST /v1/bulk-actions`. */
 export const bulkActionBody = z
@@ -35,32 +35,3 @@ export const bulkActionBody = z
 
 /** `GET /v1/bulk-actions`: a tenant (admin keys; a tenant key sees its own), a page size and a cursor. */
 export const bulkActionListQuery = deadLetterListQuery.pick({ tenant: true, limit: true, cursor: true });
-
-const isoTime = z.iso.datetime({ offset: true });
-
-const bulkAction = z.object({
-  id: z.uuid(),
-  tenant: z.string().nullable().describe("the tenant whose jobs it acts on; null: every tenant"),
-  action: z.enum(BULK_ACTIONS),
-  filter: jobFilterBody.describe("the filter as given"),
-  priority: z.number().int().nullable().describe("set_priority's priority; null otherwise"),
-  queue: z.string().nullable().describe("move's queue; null otherwise"),
-  status: z.enum(BULK_ACTION_STATUSES).describe("running until its walk ends; then succeeded, cancelled or failed"),
-  requestedBy: z
-    .string()
-    .max(MAX_BULK_ACTION_REQUESTED_BY_LENGTH)
-    .nullable()
-    .describe("who asked: the API key's id, cli:<user>@<host>, or what a library caller gave; null when unknown"),
-  total: z.number().int().nullable().describe("jobs the filter covered when it started (a planner's estimate on large tables); null when unknown"),
-  touched: z.number().int().describe("jobs changed (or deleted) so far"),
-  createdAt: isoTime.nullable(),
-  updatedAt: isoTime.nullable().describe("changes with each batch"),
-  finishedAt: isoTime.nullable().describe("null while running"),
-  cancelRequested: z.boolean().describe("set by a cancel; the walk stops before its next batch"),
-  error: z.string().nullable().describe("why it failed; null unless failed"),
-});
-
-export const bulkActionResponse = toJsonSchema(bulkAction);
-export const bulkActionPageResponse = toJsonSchema(z.object({ items: z.array(bulkAction), nextCursor: z.string().nullable() }));
-
-export { bulkActionJson } from "../wire/bulk-action-json.js";

@@ -82,7 +82,15 @@ export async function installOpenApi(app: FastifyInstance, docs: KindDocs, optio
   if (options.swaggerUi) await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get(
     "/openapi.json",
-    { schema: { tags: ["operations"], summary: "this OpenAPI document", operationId: "getOpenApi" } },
+    {
+      schema: {
+        tags: ["operations"],
+        summary: "this OpenAPI document",
+        operationId: "getOpenApi",
+        // Any JSON object: serialized as it is.
+        response: { 200: { description: "the OpenAPI 3.1 document", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } } },
+      },
+    },
     async () => app.swagger(),
   );
 }

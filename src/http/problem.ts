@@ -78,10 +78,9 @@ export class HttpProblem extends Error {
     this.headers = options.headers ?? {};
   }
 
-  /** The body to send, for a given request. */
+  /** The body to send, for a given request: the RFC 9457 members, then the extensions (which cannot replace them). */
   toBody(requestId?: string, instance?: string): ProblemBody {
-    return {
-      ...this.extensions,
+    const body: ProblemBody = {
       type: "about:blank",
       title: STATUS_CODES[this.status] ?? "Error",
       status: this.status,
@@ -91,5 +90,7 @@ export class HttpProblem extends Error {
       ...(requestId === undefined ? {} : { requestId }),
       ...(this.errors && this.errors.length > 0 ? { errors: this.errors } : {}),
     };
+    for (const [name, value] of Object.entries(this.extensions)) if (!(name in body)) body[name] = value;
+    return body;
   }
 }

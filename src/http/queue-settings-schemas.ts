@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_CONCURRENCY_LIMIT, MAX_NAME_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TENANT_LENGTH, NAME_PATTERN } from "../core/defaults.js";
 import type { QueueSettings, TenantSettings } from "../core/queue-settings.js";
-import { toJsonSchema } from "./validation.js";
+import { responseSchema } from "./validation.js";
 
 // Request and response schemas of the queue and tenant settings routes. The
 // client re-checks every value and stays the authority (see client/queue-limits.ts).
@@ -50,8 +50,8 @@ const queueSettings = z.object({
 
 const tenantSettings = z.object({ tenant: z.string(), concurrencyLimit: z.number().int().nullable(), updatedAt: z.string() });
 
-export const queueSettingsResponse = toJsonSchema(queueSettings);
-export const tenantSettingsResponse = toJsonSchema(tenantSettings);
+export const queueSettingsResponse = responseSchema(queueSettings);
+export const tenantSettingsResponse = responseSchema(tenantSettings);
 
 export function queueSettingsJson(settings: QueueSettings): z.input<typeof queueSettings> {
   return {

@@ -1,74 +1,25 @@
 import { z } from "zod";
 import { DEPENDENCY_POLICIES, type DependencyPolicy } from "../core/flows.js";
-import { EXECUTION_OUTCOMES, JOB_STATUSES } from "../core/states.js";
+import { JOB_STATUSES } from "../core/states.js";
+import { bulkActionShape } from "../wire/bulk-action-json.js";
+import { flowDetailShape, flowShape, statusCountsShape } from "../wire/flow-json.js";
+import { jobCountShape } from "../wire/job-count-json.js";
+import { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "../wire/key-limits-json.js";
+import { scheduleShape } from "../wire/schedule-json.js";
+import { deadLetterShape, executionShape, jobShape as job, storedTime, workerShape } from "../wire/serialize.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { BATCH_OUTCOMES } from "./schemas.js";
-import { toJsonSchema } from "./validation.js";
+import { responseSchema } from "./validation.js";
 
-// Response schemas document the API (OpenAPI); responses are serialised
-// with plain JSON.stringify, so payloads round-trip exactly whatever their shape.
+// The response schemas: each route declares its own (per status and media
+// type), and Fastify serializes the response through it (fast-json-stringify),
+// so a response carries exactly what the OpenAPI document says. A shape the
+// CLI prints too is defined once in src/wire beside its mapping from the
+// library's type; the shapes only the API sends are here.
 
 const isoTime = z.iso.datetime({ offset: true });
-// Serializing never throws on a stored row (see wire/serialize.ts): a time no JavaScript Date holds comes out as null.
-const storedTime = isoTime.nullable().describe("ISO 8601; null only for a stored time outside what a JavaScript Date holds");
-const errorShape = z.object({ name: z.string(), message: z.string() }).nullable();
-
-const execution = z.object({
-  id: z.uuid(),
-  attempt: z.number().int(),
-  workerId: z.string(),
-  startedAt: storedTime,
-  finishedAt: isoTime.nullable(),
-  outcome: z.enum(EXECUTION_OUTCOMES),
-  error: errorShape,
-});
-
-const job = z.object({
-  id: z.uuid(),
-  tenant: z.string(),
-  kind: z.string(),
-  queue: z.string(),
-  payload: z.unknown(),
-  status: z.enum(JOB_STATUSES),
-  priority: z.number().int(),
-  attempts: z.number().int(),
-  maxAttempts: z.number().int(),
-  runAt: storedTime,
-  lastError: errorShape,
-  cancelRequested: z.boolean(),
-  uniqueKey: z.string().nullable().describe("the unique key the job holds; null when none or released"),
-  limitKey: z.string().nullable().describe("the key its queue's limits per key count it under (GET /v1/queues/{queue}/keys/{key} says why it waits); null when none"),
-  createdAt: storedTime,
-  updatedAt: storedTime,
-  startedAt: isoTime.nullable(),
-  finishedAt: isoTime.nullable(),
-  result: z.unknown().describe("the handler's return value once the job succeeded; null when it returned nothing"),
-  progress: z.unknown().describe("the latest value the handler reported with ctx.progress(); null before any"),
-  progressUpdatedAt: isoTime.nullable().describe("when progress was stored"),
-});
-
-const deadLetter = z.object({
-  id: z.uuid(),
-  jobId: z.uuid(),
-  tenant: z.string(),
-  queue: z.string(),
-  kind: z.string(),
-  payload: z.unknown(),
-  attempts: z.number().int(),
-  maxAttempts: z.number().int(),
-  reason: z
-    .enum(["attempts_exhausted", "permanent_error", "dependency_failed"])
-    .describe("attempts ran out, a handler threw PermanentError, or a dependency ended other than succeeded"),
-  lastError: errorShape,
-  history: z.array(execution),
-  deadAt: storedTime,
-});
 
 const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
-
-const statusCounts = z.object(
-  Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof JOB_STATUSES)[number], z.ZodNumber>,
-);
 
 const statusEstimated = z
   .object(
@@ -76,7 +27,7 @@ const statusEstimated = z
   )
   .describe("per state, true when its count is the planner's estimate (above the exact-count limit, and always for succeeded and cancelled)");
 
-const queueCounts = statusCounts.describe(
+const queueCounts = statusCountsShape.describe(
   "jobs by state: exact up to exactCountLimit (1,000) jobs of the queue in the state, estimated beyond (see estimated)",
 );
 
@@ -95,23 +46,6 @@ const queueStats = z.object({
     })
     .nullable()
     .describe("the queue's default limits per key (GET /v1/queues/{name}/key-limits for overrides); null: no limits per key"),
-});
-
-const worker = z.object({
-  id: z.string(),
-  hostname: z.string(),
-  pid: z.number().int(),
-  queues: z.array(z.string()).nullable().describe("null: all queues"),
-  kinds: z.array(z.string()),
-  concurrency: z.number().int(),
-  startedAt: storedTime,
-  lastSeenAt: storedTime,
-  runningJobIds: z.array(z.uuid()).describe("a tenant key sees only its own tenant's jobs here"),
-});
-
-const jobCount = z.object({
-  count: z.number().int().describe("exact when estimated is false; else the planner's estimate, never below what was counted"),
-  estimated: z.boolean().describe("true above the exact-count limit (10,000), or when counting did not finish within the search time bound"),
 });
 
 const recentOutcomes = z.object({
@@ -137,7 +71,7 @@ const overview = z.object({
       recent: recentOutcomes.nullable().describe("its attempts that ended in the window; null when incomplete lists recent"),
     }),
   ),
-  kinds: z.array(recentOutcomes.extend({ kind: z.string() })).describe("per kind, attempts that ended in the window, by kind name"),
+  kinds: z.array(z.object({ kind: z.string(), ...recentOutcomes.shape })).describe("per kind, attempts that ended in the window, by kind name"),
   oldestReadyJob: z
     .object({ ...overviewJob, ageMs: z.number().int().describe("ms since its run time") })
     .nullable()
@@ -178,24 +112,6 @@ const overview = z.object({
     .describe("parts left out because they did not finish within the search time bound"),
 });
 
-const flow = z.object({
-  id: z.uuid(),
-  tenant: z.string(),
-  kind: z.enum(["flow", "batch"]).describe("flow: a graph (POST /v1/flows); batch: members and a callback (POST /v1/batches)"),
-  name: z.string().nullable(),
-  idempotencyKey: z.string().nullable(),
-  callbackJobId: z.uuid().nullable().describe("a batch's callback job; null for a flow"),
-  createdAt: storedTime,
-});
-
-const flowNode = z.object({
-  node: z.string().describe("the job's name in the flow"),
-  dependsOn: z
-    .array(z.object({ jobId: z.uuid(), node: z.string().nullable().describe("its name when it is in this flow; null for a job outside it") }))
-    .describe("what the job waits for, in id order"),
-  job,
-});
-
 const policy = z.enum(DEPENDENCY_POLICIES as readonly DependencyPolicy[] as [DependencyPolicy, ...DependencyPolicy[]]);
 
 const dependencyLink = z.object({
@@ -206,8 +122,11 @@ const dependencyLink = z.object({
   onFailure: policy.describe("the edge's policy when the dependency ends other than succeeded"),
 });
 
+// The serializer writes required members first, then the optional ones in
+// this order; HttpProblem.toBody builds bodies in the same order, so a
+// problem reads the same whichever writes it.
 const problem = z
-  .looseObject({
+  .object({
     type: z.literal("about:blank"),
     title: z.string(),
     status: z.number().int(),
@@ -216,15 +135,23 @@ const problem = z
     instance: z.string().optional(),
     requestId: z.string().optional(),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    jobStatus: z.enum(JOB_STATUSES).optional().describe("ALREADY_TERMINAL: the state the job ended in"),
+    idempotencyKey: z.string().optional().describe("IDEMPOTENCY_CONFLICT: the key used before with a different request"),
+    flowId: z.uuid().optional().describe("IDEMPOTENCY_CONFLICT on a flow or batch: the flow the key created"),
+    uniqueKey: z.string().optional().describe("UNIQUE_CONFLICT: the unique key held"),
+    holderId: z.uuid().optional().describe("UNIQUE_CONFLICT: the job holding it"),
+    timeoutMs: z.number().int().optional().describe("SEARCH_TIMEOUT: the search time bound, in ms"),
+    schemaVersion: z.number().int().optional().describe("GET /readyz: the migration the database schema is at"),
+    expectedSchemaVersion: z.number().int().optional().describe("GET /readyz: the migration this Conveyor needs"),
   })
   .describe("RFC 9457 problem details");
 
-/** JSON Schemas of the response bodies, by name. */
+/** Response schemas by name, for the routes' `response` maps. */
 export const responseSchemas = {
-  job: toJsonSchema(job),
-  jobWithExecutions: toJsonSchema(job.extend({ executions: z.array(execution) })),
-  jobPage: toJsonSchema(page(job)),
-  jobBatch: toJsonSchema(
+  job: responseSchema(job),
+  jobWithExecutions: responseSchema(job.extend({ executions: z.array(executionShape) })),
+  jobPage: responseSchema(page(job)),
+  jobBatch: responseSchema(
     z.object({
       jobs: z.array(job),
       outcomes: z
@@ -232,26 +159,23 @@ export const responseSchemas = {
         .describe("per job: created; existing (the job its idempotency key created before); kept or replaced (the job holding its unique key)"),
     }),
   ),
-  deadLetter: toJsonSchema(deadLetter),
-  deadLetterPage: toJsonSchema(page(deadLetter)),
-  queues: toJsonSchema(z.object({ items: z.array(queueStats) })),
-  jobCount: toJsonSchema(jobCount),
-  overview: toJsonSchema(overview),
-  workers: toJsonSchema(z.object({ items: z.array(worker) })),
-  problem: toJsonSchema(problem),
-  flow: toJsonSchema(flow),
-  flowPage: toJsonSchema(page(flow)),
-  flowDetail: toJsonSchema(
-    flow.extend({ counts: statusCounts.describe("the flow's jobs by status"), jobs: z.array(flowNode).describe("in id order") }),
-  ),
-  flowCreated: toJsonSchema(
+  deadLetter: responseSchema(deadLetterShape),
+  deadLetterPage: responseSchema(page(deadLetterShape)),
+  queues: responseSchema(z.object({ items: z.array(queueStats) })),
+  jobCount: responseSchema(jobCountShape),
+  overview: responseSchema(overview),
+  workers: responseSchema(z.object({ items: z.array(workerShape) })),
+  problem: responseSchema(problem),
+  flowPage: responseSchema(page(flowShape)),
+  flowDetail: responseSchema(flowDetailShape),
+  flowCreated: responseSchema(
     z.object({
       id: z.uuid(),
       created: z.boolean().describe("false when the idempotency key returned a flow created before"),
       jobs: z.record(z.string(), job).describe("every job by its name (`waiting` when it has dependencies)"),
     }),
   ),
-  batchCreated: toJsonSchema(
+  batchCreated: responseSchema(
     z.object({
       id: z.uuid(),
       created: z.boolean().describe("false when the idempotency key returned a batch created before"),
@@ -259,14 +183,14 @@ export const responseSchemas = {
       callback: job,
     }),
   ),
-  flowCancelled: toJsonSchema(
+  flowCancelled: responseSchema(
     z.object({
       id: z.uuid(),
       cancelled: z.number().int().describe("jobs cancelled at once (they had not started)"),
       cancelRequested: z.number().int().describe("running jobs asked to stop at their worker's next heartbeat"),
     }),
   ),
-  jobDependencies: toJsonSchema(
+  jobDependencies: responseSchema(
     z.object({
       jobId: z.uuid(),
       flowId: z.uuid().nullable().describe("the flow or batch the job belongs to; null when none"),
@@ -279,7 +203,17 @@ export const responseSchemas = {
         .describe("its dependencies not ended yet, ended other than succeeded, and of those the ones blocking it; null when it has none"),
     }),
   ),
+  bulkAction: responseSchema(bulkActionShape),
+  bulkActionPage: responseSchema(page(bulkActionShape)),
+  keyLimitSettings: responseSchema(keyLimitSettingsShape),
+  keyLimitList: responseSchema(z.object({ items: z.array(keyLimitSettingsShape) })),
+  topKeys: responseSchema(z.object({ items: z.array(keyLoadShape) })),
+  keyStatus: responseSchema(keyStatusShape),
+  schedules: responseSchema(z.object({ items: z.array(scheduleShape) })),
 };
+
+/** The body of `GET /v1/overview` before its times become text (the serializer does the rest). */
+export type OverviewResponse = z.input<typeof overview>;
 
 /** A JSON response in a route's `response` map. */
 export function jsonResponse(description: string, schema: Record<string, unknown>) {

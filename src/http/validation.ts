@@ -41,13 +41,15 @@ export function routeSchema(schema: z.ZodType, document?: Record<string, unknown
 }
 
 /**
- * zod → JSON Schema for documentation, without the `$schema` member and the
- * ±2^53 bounds zod puts on every integer (both noise inside OpenAPI).
+ * zod → JSON Schema (draft 2020-12), without the `$schema` member and the
+ * ±2^53 bounds zod puts on every integer (both noise inside OpenAPI). The
+ * input side by default (what a request may send); the output side for a
+ * response, whose objects are closed.
  */
-export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+export function toJsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): Record<string, unknown> {
   const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
     target: "draft-2020-12",
-    io: "input",
+    io,
     unrepresentable: "any",
     override: ({ jsonSchema }) => {
       if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
@@ -55,6 +57,35 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
     },
   });
   return json;
+}
+
+/**
+ * A response schema: the output side of a zod schema, its objects closed
+ * (`additionalProperties: false`), and each nullable value written as a type
+ * list (`type: ["string", "null"]`) rather than zod's `anyOf` with null. Both
+ * say the same; the serializer runs a schema validator for every `anyOf` it
+ * meets, which made a page of 1,000 jobs three times slower to write.
+ */
+export function responseSchema(schema: z.ZodType): Record<string, unknown> {
+  return nullableAsTypeList(toJsonSchema(schema, "output")) as Record<string, unknown>;
+}
+
+function nullableAsTypeList(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableAsTypeList);
+  if (node === null || typeof node !== "object") return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, nullableAsTypeList(value)] as const);
+  const { anyOf, ...rest } = Object.fromEntries(entries) as Record<string, unknown>;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return anyOf === undefined ? rest : { ...rest, anyOf };
+  const nullAt = anyOf.findIndex((option) => isPlainNull(option));
+  const other = anyOf[1 - nullAt] as Record<string, unknown> | undefined;
+  // Only a single-typed value merges simply; an enum or const would have to list null too.
+  const simple = other !== undefined && typeof other.type === "string" && !["anyOf", "oneOf", "allOf", "$ref", "enum", "const"].some((key) => key in other);
+  if (nullAt < 0 || !simple) return { ...rest, anyOf };
+  return { ...other, ...rest, type: [other.type, "null"] };
+}
+
+function isPlainNull(option: unknown): boolean {
+  return typeof option === "object" && option !== null && Object.keys(option).length === 1 && (option as { type?: unknown }).type === "null";
 }
 
 /**

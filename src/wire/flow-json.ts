@@ -1,36 +1,53 @@
-import type { DependencyLink, FlowInfo, JobDependencies } from "../core/flows.js";
+import { z } from "zod";
+import type { FlowInfo } from "../core/flows.js";
 import type { Job } from "../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
-import { isoOrNull, type JobJson, jobJson } from "./serialize.js";
+import { isoOrNull, jobJson, jobShape, storedTime } from "./serialize.js";
 
 /**
- * Flows, batches and dependency links as JSON, shared by the API and the
- * CLI's `--json`: the same shapes as `serialize.ts` (camelCase, ISO times).
+ * Flows and batches as JSON, each shape defined once: a zod schema (the HTTP
+ * API's response schema) and the mapping from the library's type, which the
+ * CLI's `--json` prints too. The same conventions as `serialize.ts`
+ * (camelCase, ISO times).
  */
 
 /** A flow or batch without its jobs (what `GET /v1/flows` lists). */
-export interface FlowJson {
-  id: string;
-  tenant: string;
-  kind: "flow" | "batch";
-  name: string | null;
-  idempotencyKey: string | null;
-  callbackJobId: string | null;
-  createdAt: string | null;
-}
+export const flowShape = z.object({
+  id: z.uuid(),
+  tenant: z.string(),
+  kind: z.enum(["flow", "batch"]).describe("flow: a graph (POST /v1/flows); batch: members and a callback (POST /v1/batches)"),
+  name: z.string().nullable(),
+  idempotencyKey: z.string().nullable(),
+  callbackJobId: z.uuid().nullable().describe("a batch's callback job; null for a flow"),
+  createdAt: storedTime,
+});
+
+/** Jobs by state, every state present. */
+export const statusCountsShape = z.object(
+  Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<JobStatus, z.ZodNumber>,
+);
 
 /** A job of a flow: its name, what it waits for (with their names when in the flow), and the job. */
-export interface FlowNodeJson {
-  node: string;
-  dependsOn: Array<{ jobId: string; node: string | null }>;
-  job: JobJson;
-}
+export const flowNodeShape = z.object({
+  node: z.string().describe("the job's name in the flow"),
+  dependsOn: z
+    .array(z.object({ jobId: z.uuid(), node: z.string().nullable().describe("its name when it is in this flow; null for a job outside it") }))
+    .describe("what the job waits for, in id order"),
+  job: jobShape,
+});
 
 /** A flow with its jobs and their counts by status (`GET /v1/flows/{id}`). */
-export interface FlowDetailJson extends FlowJson {
-  counts: Record<JobStatus, number>;
-  jobs: FlowNodeJson[];
-}
+export const flowDetailShape = flowShape.extend({
+  counts: statusCountsShape.describe("the flow's jobs by status"),
+  jobs: z.array(flowNodeShape).describe("in id order"),
+});
+
+/** A flow or batch without its jobs, as JSON. */
+export type FlowJson = z.output<typeof flowShape>;
+/** A job of a flow with its dependencies, as JSON. */
+export type FlowNodeJson = z.output<typeof flowNodeShape>;
+/** A flow with its jobs and their counts by status, as JSON. */
+export type FlowDetailJson = z.output<typeof flowDetailShape>;
 
 /** A flow as `getFlow` returns it. */
 export type FlowWithJobs = FlowInfo & { jobs: ReadonlyArray<{ node: string; job: Job; dependsOn: readonly string[] }> };
@@ -66,23 +83,6 @@ export function flowDetailJson(flow: FlowWithJobs): FlowDetailJson {
       dependsOn: entry.dependsOn.map((id) => ({ jobId: id, node: nodeOf.get(id) ?? null })),
       job: jobJson(entry.job),
     })),
-  };
-}
-
-/** A dependency link as JSON (the same fields as the library's). */
-export function dependencyLinkJson(link: DependencyLink): DependencyLink {
-  return { jobId: link.jobId, kind: link.kind, status: link.status, node: link.node, onFailure: link.onFailure };
-}
-
-/** What a job waits for and what waits for it (`GET /v1/jobs/{id}/dependencies`). */
-export function jobDependenciesJson(jobId: string, found: JobDependencies) {
-  return {
-    jobId,
-    flowId: found.flowId,
-    node: found.node,
-    dependencies: found.dependencies.map(dependencyLinkJson),
-    dependents: found.dependents.map(dependencyLinkJson),
-    counts: found.counts,
   };
 }
 

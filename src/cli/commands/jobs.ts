@@ -5,7 +5,7 @@ import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../.
 import type { DependencyLink, JobDependencies } from "../../core/flows.js";
 import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
-import { jobCountJson } from "../../wire/overview-json.js";
+import { jobCountJson } from "../../wire/job-count-json.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
 import { parseStrictJson } from "../../wire/strict-json.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";

@@ -2,11 +2,12 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { toJobFilter } from "../../wire/job-filter.js";
 import { principalOf } from "../auth.js";
-import { bulkActionBody, bulkActionJson, bulkActionListQuery, bulkActionPageResponse, bulkActionResponse } from "../bulk-action-schemas.js";
+import { bulkActionJson } from "../../wire/bulk-action-json.js";
+import { bulkActionBody, bulkActionListQuery } from "../bulk-action-schemas.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
-import { jsonResponse, problemResponses } from "../response-schemas.js";
+import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { idParams } from "../schemas.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
@@ -32,7 +33,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
         security: BEARER_SECURITY,
         body: routeSchema(bulkActionBody),
         response: {
-          202: jsonResponse("started: the operation, running; follow it at its Location", bulkActionResponse),
+          202: jsonResponse("started: the operation, running; follow it at its Location", responseSchemas.bulkAction),
           ...problemResponses(400, 401, 403, 413, 415, 422, 503),
         },
       },
@@ -55,7 +56,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
         summary: "bulk action operations, newest first, with cursor paging",
         security: BEARER_SECURITY,
         querystring: routeSchema(bulkActionListQuery),
-        response: { 200: jsonResponse("a page of operations", bulkActionPageResponse), ...problemResponses(400, 401, 403, 503) },
+        response: { 200: jsonResponse("a page of operations", responseSchemas.bulkActionPage), ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request) => {
@@ -74,7 +75,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
         summary: "one operation: what was asked, by whom, and how far it got",
         security: BEARER_SECURITY,
         params,
-        response: { 200: jsonResponse("the operation", bulkActionResponse), ...problemResponses(400, 401, 404, 503) },
+        response: { 200: jsonResponse("the operation", responseSchemas.bulkAction), ...problemResponses(400, 401, 404, 503) },
       },
     },
     async (request) => {
@@ -94,8 +95,8 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
         security: BEARER_SECURITY,
         params,
         response: {
-          202: jsonResponse("cancellation requested: the operation ends cancelled after the batch in progress", bulkActionResponse),
-          200: jsonResponse("cancelled now: no process was running it", bulkActionResponse),
+          202: jsonResponse("cancellation requested: the operation ends cancelled after the batch in progress", responseSchemas.bulkAction),
+          200: jsonResponse("cancelled now: no process was running it", responseSchemas.bulkAction),
           ...problemResponses(400, 401, 404, 409, 503),
         },
       },

@@ -5,7 +5,7 @@ import { FlowIdempotencyConflictError } from "../../core/errors.js";
 import { traceContextFromHeaders } from "../../core/trace-context.js";
 import type { Job } from "../../core/model.js";
 import { type BatchFlowBody, batchFlowBody, type FlowBody, flowBody, type FlowJobItem } from "../../wire/flow-request.js";
-import { flowDetailJson, flowJson, jobDependenciesJson } from "../../wire/flow-json.js";
+import { flowDetailJson, flowJson } from "../../wire/flow-json.js";
 import { jobJson } from "../../wire/serialize.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
@@ -193,7 +193,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
     async (request) => {
       const found = await conveyor.getJobDependencies(request.params.id, actionScope(request));
       if (!found) throw jobNotFound(request.params.id);
-      return jobDependenciesJson(request.params.id, found);
+      return { jobId: request.params.id, ...found };
     },
   );
 }

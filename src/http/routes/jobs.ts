@@ -6,7 +6,7 @@ import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { idParams, jobCountQuery, jobListQuery } from "../schemas.js";
 import { toJobFilter } from "../../wire/job-filter.js";
-import { jobCountJson } from "../../wire/overview-json.js";
+import { jobCountJson } from "../../wire/job-count-json.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";

@@ -2,22 +2,12 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { principalOf } from "../auth.js";
 import type { RouteContext } from "../context.js";
-import {
-  keyLimitListResponse,
-  keyLimitSettingsJson,
-  keyLimitSettingsResponse,
-  keyLimitsBody,
-  keyLoadJson,
-  keyParams,
-  keyStatusJson,
-  keyStatusResponse,
-  topKeysQuery,
-  topKeysResponse,
-} from "../key-limit-schemas.js";
+import { keyLimitSettingsJson, keyLoadJson, keyStatusJson } from "../../wire/key-limits-json.js";
+import { keyLimitsBody, keyParams, topKeysQuery } from "../key-limit-schemas.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { queueParams } from "../queue-settings-schemas.js";
-import { jsonResponse, problemResponses } from "../response-schemas.js";
+import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { routeSchema } from "../validation.js";
 
 /** Keys span tenants (a host, a customer account), so only admin keys may read or change their limits. */
@@ -31,7 +21,7 @@ type KeyParams = { Params: z.output<typeof keyParams> };
 /** Admin only: limits per key (a queue's default and single keys' overrides), the busiest keys, and why a key waits. */
 export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext): void {
   const tags = ["operations"];
-  const limitsResponse = { 200: jsonResponse("the limits as stored", keyLimitSettingsResponse) };
+  const limitsResponse = { 200: jsonResponse("the limits as stored", responseSchemas.keyLimitSettings) };
 
   app.patch<QueueParams & { Body: z.output<typeof keyLimitsBody> }>(
     "/queues/:name/key-limits",
@@ -63,7 +53,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         summary: "a queue's key limits (admin keys only): its default (key null) first, then its overrides",
         security: BEARER_SECURITY,
         params: routeSchema(queueParams),
-        response: { 200: jsonResponse("the queue's key limits", keyLimitListResponse), ...problemResponses(400, 401, 403, 503) },
+        response: { 200: jsonResponse("the queue's key limits", responseSchemas.keyLimitList), ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request) => {
@@ -80,7 +70,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         operationId: "listKeyLimits",
         summary: "every queue's key limits (admin keys only): each queue's default (key null) first, then its overrides",
         security: BEARER_SECURITY,
-        response: { 200: jsonResponse("key limits of every queue", keyLimitListResponse), ...problemResponses(401, 403, 503) },
+        response: { 200: jsonResponse("key limits of every queue", responseSchemas.keyLimitList), ...problemResponses(401, 403, 503) },
       },
     },
     async (request) => {
@@ -118,7 +108,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         security: BEARER_SECURITY,
         params: routeSchema(queueParams),
         querystring: routeSchema(topKeysQuery),
-        response: { 200: jsonResponse("keys, most jobs waiting first", topKeysResponse), ...problemResponses(400, 401, 403, 503) },
+        response: { 200: jsonResponse("keys, most jobs waiting first", responseSchemas.topKeys), ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request) => {
@@ -138,7 +128,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
           "paused queue, concurrency limit, full rate window, or nothing",
         security: BEARER_SECURITY,
         params: routeSchema(keyParams),
-        response: { 200: jsonResponse("the key's limits, jobs and state", keyStatusResponse), ...problemResponses(400, 401, 403, 503) },
+        response: { 200: jsonResponse("the key's limits, jobs and state", responseSchemas.keyStatus), ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request) => {

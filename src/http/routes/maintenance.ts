@@ -6,7 +6,7 @@ import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";
-import { routeSchema, toJsonSchema } from "../validation.js";
+import { responseSchema, routeSchema } from "../validation.js";
 
 const age = (what: string) => z.number().min(0).max(MAX_RETENTION_AGE_MS).optional().describe(what);
 
@@ -20,7 +20,7 @@ export const pruneBody = z
   .strict()
   .nullish();
 
-const pruneResponse = toJsonSchema(
+const pruneResponse = responseSchema(
   z.object({
     jobs: z.number().int().describe("succeeded and cancelled jobs deleted, with their executions"),
     deadLetters: z.number().int().describe("dead letters deleted, each with its dead job and executions"),

@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
-import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
+import { jsonResponse, type OverviewResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { tenantQuery } from "../schemas.js";
-import { overviewJson } from "../../wire/overview-json.js";
-import { workerJson } from "../../wire/serialize.js";
+import type { Overview } from "../../core/overview.js";
+import { isoOrNull, workerJson } from "../../wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 
@@ -24,7 +24,7 @@ export function operationRoutes(app: FastifyInstance, { conveyor, overview }: Ro
         response: { 200: jsonResponse("the overview (a tenant key sees its own tenant's)", responseSchemas.overview), ...problemResponses(400, 401, 403, 503) },
       },
     },
-    async (request) => overviewJson(await conveyor.overview(readScope(request, request.query.tenant))),
+    async (request) => overviewTimes(await conveyor.overview(readScope(request, request.query.tenant))),
   );
 
   app.get<{ Querystring: z.output<typeof tenantQuery> }>(
@@ -55,4 +55,14 @@ export function operationRoutes(app: FastifyInstance, { conveyor, overview }: Ro
     },
     async (request) => ({ items: (await overview.listWorkers(actionScope(request))).map(workerJson) }),
   );
+}
+
+/** The overview with its times as ISO 8601 text. */
+function overviewTimes(overview: Overview): OverviewResponse {
+  return {
+    ...overview,
+    at: overview.at.toISOString(),
+    topErrors: overview.topErrors.map((group) => ({ ...group, lastSeenAt: group.lastSeenAt.toISOString() })),
+    workers: overview.workers.map((worker) => ({ ...worker, lastSeenAt: isoOrNull(worker.lastSeenAt) })),
+  };
 }

@@ -6,9 +6,9 @@ import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";
 import { tenantQuery } from "../schemas.js";
 import { readScope } from "../tenancy.js";
-import { routeSchema, toJsonSchema } from "../validation.js";
+import { responseSchema, routeSchema } from "../validation.js";
 
-const throughputResponse = toJsonSchema(
+const throughputResponse = responseSchema(
   z.object({
     minutes: z.array(
       z.object({

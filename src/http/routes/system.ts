@@ -4,7 +4,7 @@ import { READ_ONLY_RETRY_AFTER_S } from "../../core/defaults.js";
 import type { SchemaStatus } from "../../store/migrate.js";
 import type { RouteContext } from "../context.js";
 import { HttpProblem } from "../problem.js";
-import { problemResponses } from "../response-schemas.js";
+import { jsonResponse, problemResponses } from "../response-schemas.js";
 
 const tags = ["operations"];
 
@@ -17,7 +17,9 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
         tags,
         operationId: "getHealth",
         summary: "the process is up (does not touch the database)",
-        response: { 200: { description: "up", type: "object", properties: { status: { const: "ok" } } } },
+        response: {
+          200: jsonResponse("up", { type: "object", properties: { status: { const: "ok" } }, required: ["status"], additionalProperties: false }),
+        },
       },
     },
     async () => ({ status: "ok" }),
@@ -31,11 +33,12 @@ export function systemRoutes(app: FastifyInstance, { conveyor, metrics }: RouteC
         operationId: "getReadiness",
         summary: "the database is reachable, takes writes, and its schema is at this Conveyor's newest migration",
         response: {
-          200: {
-            description: "ready",
+          200: jsonResponse("ready", {
             type: "object",
             properties: { status: { const: "ready" }, schemaVersion: { type: "integer" } },
-          },
+            required: ["status", "schemaVersion"],
+            additionalProperties: false,
+          }),
           ...problemResponses(503),
         },
       },
