@@ -18,7 +18,8 @@ import { buildApp, type ConveyorApp } from "../../src/http/app.js";
 import { dashboardOnlyPaths } from "../../src/http/routes/stats.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
 import { testDatabaseUrl } from "../helpers/database.js";
-import { allJobs, type ApiTest, call, type Call, createApiTest, silent, waitFor } from "./support.js";
+import { waitFor } from "../helpers/wait-for.js";
+import { allJobs, type ApiTest, call, type Call, createApiTest, silent } from "./support.js";
 
 // ajv-formats is CommonJS: its default export arrives as module.exports.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
