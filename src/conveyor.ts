@@ -1,4 +1,4 @@
-import { ConveyorClient, clientInternals } from "./client/conveyor-client.js";
+import { ConveyorClient } from "./client/conveyor-client.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
 /**
@@ -20,7 +20,7 @@ import { Worker, type WorkerOptions } from "./worker/worker.js";
 export class Conveyor extends ConveyorClient {
   /** Create a worker for this client's job kinds. Call `start()` on it. */
   worker(options: WorkerOptions = {}): Worker {
-    const { store, connection, listenConnection, tracing } = clientInternals(this);
+    const { store, connection, listenConnection, tracing } = this.context;
     const deps = {
       connection,
       listenConnection,

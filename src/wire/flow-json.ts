@@ -32,7 +32,7 @@ export interface FlowDetailJson extends FlowJson {
   jobs: FlowNodeJson[];
 }
 
-/** A flow as `getFlow` returns it. */
+/** A flow as `flows.get` returns it. */
 export type FlowWithJobs = FlowInfo & { jobs: ReadonlyArray<{ node: string; job: Job; dependsOn: readonly string[] }> };
 
 /** A flow's row as JSON. */
