@@ -1,9 +1,4 @@
-import {
-  COPY_CHUNK_ROWS,
-  DEFAULT_QUEUE,
-  DEFAULT_TENANT,
-  ENQUEUE_CHUNK_ROWS,
-} from "../core/defaults.js";
+import { COPY_CHUNK_ROWS, DEFAULT_QUEUE, DEFAULT_TENANT, ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { Pool, Queryable } from "../store/db.js";
@@ -41,10 +36,7 @@ export class JobEnqueuer {
     private readonly tracing: Tracing,
   ) {}
 
-  /**
-   * Enqueue one job. The payload is validated by the kind's schema first;
-   * nothing is written when anything is invalid.
-   */
+  /** One job (see ConveyorClient.enqueue); with `dependsOn`, through the graph writer. */
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
     if (options.dependsOn !== undefined) return this.graphs.enqueueDependent(this.definitionOf(job), payload, options);
     const { tx, dependsOn: _dependsOn, onDependencyFailure: _policy, ...rest } = options;
@@ -57,15 +49,7 @@ export class JobEnqueuer {
     });
   }
 
-  /**
-   * Enqueue many jobs (100,000 in a call is fine), all or nothing: either
-   * every job is written or, when one is invalid or an insert fails, none is.
-   * Up to ENQUEUE_CHUNK_ROWS jobs go in one statement; more go in statements
-   * of that size inside one transaction (the caller's `tx`, else one of its
-   * own), each chunk validated while the one before it is being inserted.
-   * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
-   * streamed by COPY instead. The choice is made in insert-strategy.ts.
-   */
+  /** Many jobs, all or nothing (see ConveyorClient.enqueueMany). */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
     if (items.length === 0) return [];
     // One PRODUCER span for the call; every job stores its context (an item's own traceContext only without a span).
