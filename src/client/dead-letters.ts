@@ -23,7 +23,7 @@ export interface ListDeadLettersFilter extends TenantScope {
 /**
  * The dead-letter queue (`conveyor.deadLetters`): jobs that will not
  * succeed, kept with their attempt history until requeued, purged, or
- * pruned (`prune`'s `deadLetterMs`, default `DEFAULT_DEAD_LETTER_RETENTION_MS`).
+ * pruned (`prune`'s `deadLetterMs`, default `DEFAULT_RETENTION_DEAD_LETTER_MS`, 30 days).
  *
  * @example
  * const { items } = await conveyor.deadLetters.list({ kind: "email.send" });
