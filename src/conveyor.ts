@@ -1,15 +1,15 @@
-import { ConveyorClient, clientInternals } from "./client/conveyor-client.js";
+import { ConveyorClient } from "./client/conveyor-client.js";
 import { Worker, type WorkerOptions } from "./worker/worker.js";
 
 /**
- * Conveyor: the client (enqueue, inspect, cancel, manage dead letters,
- * queues and schedules) and the maker of its workers. One per process is
- * typical; it holds a connection pool.
+ * Conveyor: the client (enqueue, inspect, cancel; flows, dead letters,
+ * queues, key limits, bulk actions and API keys as its parts) and the maker
+ * of its workers. One per process is typical; it holds a connection pool.
  *
  * The composition of the two halves: the client (src/client) knows nothing
  * of workers and the worker (src/worker) nothing of the client; this class
  * is the one place that knows both, and hands a worker exactly what it uses
- * of the client (WorkerDeps).
+ * of the client (WorkerDeps), read from the client's protected `context`.
  *
  * @example
  * const conveyor = new Conveyor({ connectionString: process.env.DATABASE_URL, jobs: [sendEmail] });
@@ -20,7 +20,7 @@ import { Worker, type WorkerOptions } from "./worker/worker.js";
 export class Conveyor extends ConveyorClient {
   /** Create a worker for this client's job kinds. Call `start()` on it. */
   worker(options: WorkerOptions = {}): Worker {
-    const { store, connection, listenConnection, tracing } = clientInternals(this);
+    const { store, connection, listenConnection, tracing } = this.context;
     const deps = {
       connection,
       listenConnection,

@@ -36,7 +36,14 @@ export type {
 } from "./core/overview.js";
 export { BULK_ACTION_STATES, BULK_ACTION_STATUSES, BULK_ACTIONS } from "./core/bulk-actions.js";
 export type { BulkAction, BulkActionFilter, BulkActionInput, BulkActionKind, BulkActionStatus } from "./core/bulk-actions.js";
-export type { RunBulkActionOptions } from "./client/bulk-actions.js";
+export type { BulkActionTuning, RunBulkActionOptions } from "./client/bulk-action-runner.js";
+export type { BulkActions } from "./client/bulk-actions.js";
+export type { DeadLetters } from "./client/dead-letters.js";
+export type { Flows, ListFlowsFilter } from "./client/flows.js";
+export type { KeyLimitsControl } from "./client/key-limits.js";
+export type { Queues } from "./client/queues.js";
+export type { QueueOverview, QueueOverviewItem } from "./client/queue-overview.js";
+export type { Throughput, ThroughputMinute } from "./client/throughput.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
@@ -108,7 +115,7 @@ export type { JobRequestField, JobRequestFields } from "./core/idempotency.js";
 export { formatDuration, parseDuration } from "./core/duration.js";
 export { uuidv7 } from "./core/ids.js";
 export type { Fairness, QueueLimitsInput, QueueSettings, RateLimit, TenantSettings } from "./core/queue-settings.js";
-export type { KeyLimits, KeyLimitSettings, KeyLimitSource, KeyLimitsInput, KeyLoad, KeyState, KeyStatus } from "./core/key-limits.js";
+export type { KeyHeldBack, KeyLimits, KeyLimitSettings, KeyLimitSource, KeyLimitsInput, KeyLoad, KeyState, KeyStatus } from "./core/key-limits.js";
 export type { DeadLetter, Job, JobExecution, JobWithExecutions, Page, StoredError, WorkerInfo } from "./core/model.js";
 export { EXECUTION_OUTCOMES, JOB_STATUSES, TERMINAL_STATUSES } from "./core/states.js";
 export type { ExecutionOutcome, JobStatus } from "./core/states.js";

@@ -3,8 +3,7 @@
  * ordinary enqueue (as test/retention-support.ts does), and a snapshot of
  * every job row to tell which ones an action changed.
  */
-import { clientInternals } from "../src/client/conveyor-client.js";
-import type { BulkActionTuning } from "../src/client/bulk-actions.js";
+import type { BulkActionTuning } from "../src/client/bulk-action-runner.js";
 import type { Conveyor, JobStatus } from "../src/index.js";
 import { sql } from "./worker/support.js";
 
@@ -110,7 +109,7 @@ export function changedIds(before: JobSnapshot, after: JobSnapshot): string[] {
 
 /** Set a client's bulk action batch size and pacing (an internal knob). */
 export function tune(conveyor: Conveyor, tuning: Partial<BulkActionTuning>): void {
-  Object.assign(clientInternals(conveyor).bulkActions.tuning, tuning);
+  Object.assign(conveyor.bulkActions.tuning, tuning);
 }
 
 /** Every job and operation deleted, between tests. */

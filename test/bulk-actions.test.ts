@@ -7,9 +7,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { clientInternals } from "../src/client/conveyor-client.js";
 import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../src/store/sql/bulk-action-batches.js";
-import { type BulkAction, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../src/index.js";
+import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../src/index.js";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { scans } from "./helpers/query-plans.js";
@@ -58,9 +57,9 @@ async function everyState(): Promise<{ a: Record<JobStatus, string[]>; b: Record
 }
 
 /** Start an action and run it to its end here. */
-async function act(input: Parameters<Conveyor["startBulkAction"]>[0], scope = {}): Promise<BulkAction> {
-  const started = await conveyor.startBulkAction(input, scope);
-  return conveyor.runBulkAction(started.id);
+async function act(input: BulkActionInput, scope = {}): Promise<BulkAction> {
+  const started = await conveyor.bulkActions.start(input, scope);
+  return conveyor.bulkActions.run(started.id);
 }
 
 async function jobRow(id: string) {
@@ -150,10 +149,10 @@ describe("batches, progress and ends", () => {
   it("walks the jobs in batches, reporting progress after each, to the end", async () => {
     tune(conveyor, { batchSize: 7 });
     const dead = await jobsIn(conveyor, "dead", 50, { queue: "a" });
-    const started = await conveyor.startBulkAction({ action: "retry", filter: { status: "dead" }, requestedBy: "ops-runbook" });
+    const started = await conveyor.bulkActions.start({ action: "retry", filter: { status: "dead" }, requestedBy: "ops-runbook" });
     expect(started).toMatchObject({ status: "running", total: 50, touched: 0, requestedBy: "ops-runbook", finishedAt: null });
     const seen: BulkAction[] = [];
-    const ended = await conveyor.runBulkAction(started.id, { onProgress: (operation) => seen.push(operation) });
+    const ended = await conveyor.bulkActions.run(started.id, { onProgress: (operation) => seen.push(operation) });
     expect(ended).toMatchObject({ status: "succeeded", touched: 50, total: 50 });
     expect(ended.finishedAt).toBeInstanceOf(Date);
     // 50 jobs in batches of 7: 8 batches (the last short), each reported.
@@ -163,24 +162,24 @@ describe("batches, progress and ends", () => {
     expect(counts.at(-1)).toBe(50);
     expect(seen.slice(0, -1).every((operation) => operation.status === "running")).toBe(true);
     expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'queued'", [dead])).toBe(50);
-    expect(await conveyor.getBulkAction(started.id)).toEqual(ended);
+    expect(await conveyor.bulkActions.get(started.id)).toEqual(ended);
   });
 
   it("a cancel midway ends the operation cancelled, keeping what it touched", async () => {
     tune(conveyor, { batchSize: 5, pauseMs: 150 });
     await jobsIn(conveyor, "queued", 40, { queue: "a" });
-    const started = await conveyor.startBulkAction({ action: "set_priority", filter: { queue: "a" }, priority: 9 });
+    const started = await conveyor.bulkActions.start({ action: "set_priority", filter: { queue: "a" }, priority: 9 });
     const seen: BulkAction[] = [];
-    const running = conveyor.runBulkAction(started.id, { onProgress: (operation) => seen.push(operation) });
+    const running = conveyor.bulkActions.run(started.id, { onProgress: (operation) => seen.push(operation) });
     await waitFor("a first batch", () => seen.length > 0);
-    const asked = await conveyor.cancelBulkAction(started.id);
+    const asked = await conveyor.bulkActions.cancel(started.id);
     expect(asked).toMatchObject({ status: "running", cancelRequested: true });
     const ended = await running;
     expect(ended).toMatchObject({ status: "cancelled", cancelRequested: true });
     expect(ended.touched).toBeGreaterThan(0);
     expect(ended.touched).toBeLessThan(40);
     expect(await countRows(conveyor, "jobs", "priority = 9")).toBe(ended.touched);
-    await expect(conveyor.cancelBulkAction(started.id)).rejects.toThrow(ConflictError);
+    await expect(conveyor.bulkActions.cancel(started.id)).rejects.toThrow(ConflictError);
   });
 
   it("running the same action twice touches nothing the second time", async () => {
@@ -208,15 +207,15 @@ describe("batches, progress and ends", () => {
   it("an operation that matches nothing ends at once, recorded", async () => {
     const ended = await act({ action: "purge", filter: { queue: "nowhere" } });
     expect(ended).toMatchObject({ status: "succeeded", total: 0, touched: 0 });
-    expect((await conveyor.listBulkActions()).items.map((operation) => operation.id)).toContain(ended.id);
+    expect((await conveyor.bulkActions.list()).items.map((operation) => operation.id)).toContain(ended.id);
   });
 
   it("lists operations newest first, a page at a time", async () => {
     const made: string[] = [];
     for (let n = 0; n < 5; n++) made.push((await act({ action: "purge", filter: { queue: `q${n}` } })).id);
-    const first = await conveyor.listBulkActions({ limit: 3 });
+    const first = await conveyor.bulkActions.list({ limit: 3 });
     expect(first.items.map((operation) => operation.id)).toEqual(made.slice(-3).reverse());
-    const second = await conveyor.listBulkActions({ limit: 3, cursor: first.nextCursor });
+    const second = await conveyor.bulkActions.list({ limit: 3, cursor: first.nextCursor });
     expect(second.items.map((operation) => operation.id)).toEqual(made.slice(0, 2).reverse());
     expect(second.nextCursor).toBeNull();
   });
@@ -230,19 +229,19 @@ describe("an operation whose process died", () => {
     const second = await createTestConveyor({ jobs, logger: silent, schema: t.schema });
     try {
       tune(first.conveyor, { batchSize: 5, pauseMs: 1_500 });
-      const started = await first.conveyor.startBulkAction({ action: "retry", filter: { status: "dead" } });
+      const started = await first.conveyor.bulkActions.start({ action: "retry", filter: { status: "dead" } });
       const firstSeen: BulkAction[] = [];
-      const firstRun = first.conveyor.runBulkAction(started.id, { onProgress: (operation) => firstSeen.push(operation) });
+      const firstRun = first.conveyor.bulkActions.run(started.id, { onProgress: (operation) => firstSeen.push(operation) });
       await waitFor("the first batch", () => firstSeen.length === 1);
       // The owner stalls past its lease (as a process that died would).
       await sql(conveyor, "UPDATE {{schema}}.bulk_actions SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [started.id]);
       // Two processes sweep at once: one takes it.
       tune(second.conveyor, { batchSize: 5, pauseMs: 0 });
       tune(conveyor, { batchSize: 5, pauseMs: 0 });
-      const [a, b] = await Promise.all([second.conveyor.resumeBulkActions(), conveyor.resumeBulkActions()]);
+      const [a, b] = await Promise.all([second.conveyor.bulkActions.resume(), conveyor.bulkActions.resume()]);
       expect(a.length + b.length).toBe(1);
       const taker = a.length === 1 ? second.conveyor : conveyor;
-      const ended = await taker.runBulkAction(started.id);
+      const ended = await taker.bulkActions.run(started.id);
       expect(ended).toMatchObject({ status: "succeeded", touched: 30, total: 30 });
       // The first owner wakes, finds the operation no longer its own, and stops having written nothing more.
       const firstEnded = await firstRun;
@@ -260,13 +259,13 @@ describe("an operation whose process died", () => {
     const first = await createTestConveyor({ jobs, logger: silent, schema: t.schema });
     try {
       tune(first.conveyor, { batchSize: 5, pauseMs: 60_000 });
-      const started = await first.conveyor.startBulkAction({ action: "set_priority", filter: { kind: "item" }, priority: 4 });
-      await waitFor("the first batch", async () => (await conveyor.getBulkAction(started.id))!.touched === 5);
+      const started = await first.conveyor.bulkActions.start({ action: "set_priority", filter: { kind: "item" }, priority: 4 });
+      await waitFor("the first batch", async () => (await conveyor.bulkActions.get(started.id))!.touched === 5);
       await first.cleanup(); // close(): the walk stops between two batches
       tune(conveyor, { batchSize: 5, pauseMs: 0 });
-      const [resumed] = await conveyor.resumeBulkActions();
+      const [resumed] = await conveyor.bulkActions.resume();
       expect(resumed).toMatchObject({ id: started.id, status: "running", touched: 5 });
-      expect(await conveyor.runBulkAction(started.id)).toMatchObject({ status: "succeeded", touched: 20 });
+      expect(await conveyor.bulkActions.run(started.id)).toMatchObject({ status: "succeeded", touched: 20 });
     } finally {
       await first.cleanup();
     }
@@ -274,8 +273,8 @@ describe("an operation whose process died", () => {
 
   it("runBulkAction takes over one whose lease lapsed, and a cancel ends one nobody runs at once", async () => {
     await jobsIn(conveyor, "queued", 12);
-    const orphan = await conveyor.startBulkAction({ action: "move", filter: { kind: "item" }, queue: "q9" });
-    await conveyor.runBulkAction(orphan.id);
+    const orphan = await conveyor.bulkActions.start({ action: "move", filter: { kind: "item" }, queue: "q9" });
+    await conveyor.bulkActions.run(orphan.id);
     // An operation left running by a process that died before its first batch.
     const ids = await jobsIn(conveyor, "queued", 6);
     await sql(
@@ -284,9 +283,9 @@ describe("an operation whose process died", () => {
        VALUES ('01900000-0000-7000-8000-000000000001', NULL, 'set_priority', '{"id": "${ids[0]!.slice(0, 8)}"}', 2, 'running', 1, 'gone', now() - interval '1 minute', '{queued}'),
               ('01900000-0000-7000-8000-000000000002', NULL, 'purge', '{"queue": "x"}', NULL, 'running', 0, 'gone', now() - interval '1 minute', '{}')`,
     );
-    expect(await conveyor.runBulkAction("01900000-0000-7000-8000-000000000001")).toMatchObject({ status: "succeeded" });
-    expect(await conveyor.cancelBulkAction("01900000-0000-7000-8000-000000000002")).toMatchObject({ status: "cancelled", touched: 0 });
-    await expect(conveyor.runBulkAction("01900000-0000-7000-8000-00000000000f")).rejects.toThrow(NotFoundError);
+    expect(await conveyor.bulkActions.run("01900000-0000-7000-8000-000000000001")).toMatchObject({ status: "succeeded" });
+    expect(await conveyor.bulkActions.cancel("01900000-0000-7000-8000-000000000002")).toMatchObject({ status: "cancelled", touched: 0 });
+    await expect(conveyor.bulkActions.run("01900000-0000-7000-8000-00000000000f")).rejects.toThrow(NotFoundError);
   });
 });
 
@@ -294,22 +293,22 @@ describe("tenant scope", () => {
   it("a tenant-scoped caller acts on, sees and cancels only its own tenant's", async () => {
     const acme = await jobsIn(conveyor, "queued", 4, { tenant: "acme" });
     const globex = await jobsIn(conveyor, "queued", 4, { tenant: "globex" });
-    await expect(conveyor.startBulkAction({ action: "cancel", filter: { tenant: "globex", kind: "item" } }, { tenant: "acme" })).rejects.toMatchObject({
+    await expect(conveyor.bulkActions.start({ action: "cancel", filter: { tenant: "globex", kind: "item" } }, { tenant: "acme" })).rejects.toMatchObject({
       issues: [{ path: "filter.tenant" }],
     });
     const ended = await act({ action: "cancel", filter: { kind: "item" } }, { tenant: "acme" });
     expect(ended).toMatchObject({ tenant: "acme", touched: 4 });
     expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'cancelled'", [acme])).toBe(4);
     expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'queued'", [globex])).toBe(4);
-    expect(await conveyor.getBulkAction(ended.id, { tenant: "globex" })).toBeNull();
-    expect(await conveyor.getBulkAction(ended.id, { tenant: "acme" })).toMatchObject({ id: ended.id });
-    expect((await conveyor.listBulkActions({ tenant: "globex" })).items).toEqual([]);
-    expect((await conveyor.listBulkActions({ tenant: "acme" })).items.map((operation) => operation.id)).toEqual([ended.id]);
+    expect(await conveyor.bulkActions.get(ended.id, { tenant: "globex" })).toBeNull();
+    expect(await conveyor.bulkActions.get(ended.id, { tenant: "acme" })).toMatchObject({ id: ended.id });
+    expect((await conveyor.bulkActions.list({ tenant: "globex" })).items).toEqual([]);
+    expect((await conveyor.bulkActions.list({ tenant: "acme" })).items.map((operation) => operation.id)).toEqual([ended.id]);
     // An admin operation over every tenant is not a tenant's to see.
     const all = await act({ action: "purge", filter: { queue: "nowhere" } });
     expect(all.tenant).toBeNull();
-    expect(await conveyor.getBulkAction(all.id, { tenant: "acme" })).toBeNull();
-    await expect(conveyor.cancelBulkAction(ended.id, { tenant: "globex" })).rejects.toThrow(NotFoundError);
+    expect(await conveyor.bulkActions.get(all.id, { tenant: "acme" })).toBeNull();
+    await expect(conveyor.bulkActions.cancel(ended.id, { tenant: "globex" })).rejects.toThrow(NotFoundError);
   });
 });
 
@@ -338,7 +337,7 @@ describe("bad input", () => {
       [{ action: "retry", filter: { kind: "item" }, requestedBy: "" }, "requestedBy", /printable/],
     ];
     for (const [input, path, message] of cases) {
-      const error = await conveyor.startBulkAction(input as never).catch((e: unknown) => e);
+      const error = await conveyor.bulkActions.start(input as never).catch((e: unknown) => e);
       expect(error, JSON.stringify(input)).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).issues[0]?.path, JSON.stringify(input)).toBe(path);
       expect((error as ValidationError).message, JSON.stringify(input)).toMatch(message);
@@ -352,7 +351,7 @@ describe("bad input", () => {
 
 describe("flows", () => {
   it("cancelling a parent releases its dependents by their policies; cancelling a flow's members ends it consistently", async () => {
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       jobs: {
         top: flowJob(parent, {}),
         failing: flowJob(child, {}, { dependsOn: ["top"] }),
@@ -371,7 +370,7 @@ describe("flows", () => {
 
     // A whole flow at once, several batches: parents and children in the same transactions.
     tune(conveyor, { batchSize: 3 });
-    const whole = await conveyor.enqueueFlow({
+    const whole = await conveyor.flows.enqueue({
       jobs: Object.fromEntries([
         ["root", flowJob(parent, {})],
         ...Array.from({ length: 8 }, (_, n) => [`c${n}`, flowJob(child, {}, { dependsOn: ["root"] })]),
@@ -480,11 +479,11 @@ describe("the walk's plans", () => {
     }
     await jobsIn(conveyor, "succeeded", 15);
     const seen: BulkAction[] = [];
-    const started = await conveyor.startBulkAction({ action: "cancel", filter: { kind: "item", queue: "default" } });
+    const started = await conveyor.bulkActions.start({ action: "cancel", filter: { kind: "item", queue: "default" } });
     expect(started.total).toBe(12);
     // Jobs enqueued after the start lie past the walk's end.
     const later = await jobsIn(conveyor, "queued", 3);
-    const ended = await conveyor.runBulkAction(started.id, { onProgress: (operation) => seen.push(operation) });
+    const ended = await conveyor.bulkActions.run(started.id, { onProgress: (operation) => seen.push(operation) });
     expect(ended).toMatchObject({ status: "succeeded", touched: 12 });
     expect(seen.length).toBeGreaterThan(5); // many windows, most without a match
     expect(await countRows(conveyor, "jobs", "id = ANY($1) AND status = 'cancelled'", [spread])).toBe(12);
@@ -499,6 +498,6 @@ describe("the walk's plans", () => {
 it("a closed client starts no bulk action", async () => {
   const closing = await createTestConveyor({ jobs, logger: silent, schema: t.schema });
   await closing.cleanup();
-  await expect(closing.conveyor.startBulkAction({ action: "purge", filter: { kind: "item" } })).rejects.toThrow(/closed/);
-  expect(clientInternals(conveyor).bulkActions.owner).toMatch(/:\d+:/);
+  await expect(closing.conveyor.bulkActions.start({ action: "purge", filter: { kind: "item" } })).rejects.toThrow(/closed/);
+  expect(conveyor.bulkActions.owner).toMatch(/:\d+:/);
 });

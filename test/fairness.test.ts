@@ -118,7 +118,7 @@ describe("per-tenant concurrency cap", () => {
 
   it("holds across 4 competing workers, with and without fairness", async () => {
     const queue = "capped-tenant";
-    await test.conveyor.setTenantLimits("capped", { concurrency: 2 });
+    await test.conveyor.queues.setTenantLimits("capped", { concurrency: 2 });
     await test.conveyor.enqueueMany(Array.from({ length: 24 }, () => ({ job: work, payload: { ms: 40 }, tenant: "capped", queue })));
     for (let i = 0; i < 4; i++) {
       clients.push(new Conveyor({ connectionString: testDatabaseUrl(), schema: test.schema, jobs, logger: silent, poolSize: 3 }));
@@ -144,6 +144,6 @@ describe("per-tenant concurrency cap", () => {
     expect(executions).toHaveLength(24);
     const overlaps = executions.map((e) => executions.filter((o) => o.start <= e.start && o.end > e.start).length);
     expect(Math.max(...overlaps)).toBeLessThanOrEqual(2);
-    await test.conveyor.setTenantLimits("capped", { concurrency: null });
+    await test.conveyor.queues.setTenantLimits("capped", { concurrency: null });
   });
 });

@@ -54,9 +54,9 @@ beforeAll(async () => {
   }
   jobs["small"] = flowJob(noop, {}, { queue: "parents" });
   for (let c = 0; c < SMALL; c++) jobs[`small.${c}`] = flowJob(noop, {}, { queue: "deep", dependsOn: ["small"] });
-  const flow = await conveyor.enqueueFlow({ jobs });
+  const flow = await conveyor.flows.enqueue({ jobs });
   await conveyor.enqueueMany(Array.from({ length: READY }, () => ({ job: noop, payload: {}, queue: "ready" })));
-  await conveyor.setQueueLimits("limited", { concurrency: 100 });
+  await conveyor.queues.setLimits("limited", { concurrency: 100 });
   await conveyor.enqueueMany(Array.from({ length: READY }, () => ({ job: noop, payload: {}, queue: "limited" })));
   // The parents run, so that completing one is the worker's own statement.
   const claimed = await storeOf(conveyor).jobClaim("w", PARENTS + 1, ["noop"], ["parents"], 600_000);

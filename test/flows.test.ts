@@ -110,7 +110,7 @@ describe("job dependencies, flows and batches", () => {
   });
 
   it("runs an order pipeline: charge, reserve stock and email fan in to the shipment", async () => {
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       name: "order 1001",
       jobs: {
         charge: flowJob(charge, { orderId: "1001", amount: 4200 }),
@@ -139,20 +139,20 @@ describe("job dependencies, flows and batches", () => {
     );
     expect(rows[0].runs).toBe(1);
     expect(rows[0].started.getTime()).toBeGreaterThanOrEqual(rows[0].last_parent.getTime());
-    const detail = await conveyor.getFlow(flow.id);
+    const detail = await conveyor.flows.get(flow.id);
     expect(detail).toMatchObject({ id: flow.id, kind: "flow", name: "order 1001" });
     expect(detail!.jobs.find((j) => j.node === "ship")!.dependsOn.sort()).toEqual(
       [flow.jobs.charge!.id, flow.jobs.reserve!.id, flow.jobs.email!.id].sort(),
     );
-    const links = await conveyor.getJobDependencies(flow.jobs.ship!.id);
+    const links = await conveyor.flows.getJobDependencies(flow.jobs.ship!.id);
     expect(links).toMatchObject({ flowId: flow.id, node: "ship", counts: { pending: 0, failed: 0, blocking: 0 } });
     expect(links!.dependencies.map((d) => d.node).sort()).toEqual(["charge", "email", "reserve"]);
-    const parent = await conveyor.getJobDependencies(flow.jobs.charge!.id);
+    const parent = await conveyor.flows.getJobDependencies(flow.jobs.charge!.id);
     expect(parent!.dependents.map((d) => d.node)).toEqual(["ship"]);
   });
 
   it("applies each policy when a dependency dies: fail (down the chain), cancel, run", async () => {
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       jobs: {
         broken: { job: task, payload: { name: "broken", fail: true } },
         failing: { job: task, payload: { name: "failing" }, dependsOn: ["broken"] },
@@ -165,7 +165,7 @@ describe("job dependencies, flows and batches", () => {
     expect(failing.status).toBe("dead");
     expect(failing.attempts).toBe(0);
     expect(failing.lastError).toMatchObject({ name: "DependencyFailed", message: `dependency ${flow.jobs.broken!.id} (flow.task) ended dead` });
-    const letter = (await conveyor.listDeadLetters({ kind: "flow.task" })).items.find((l) => l.jobId === flow.jobs.failing!.id);
+    const letter = (await conveyor.deadLetters.list({ kind: "flow.task" })).items.find((l) => l.jobId === flow.jobs.failing!.id);
     expect(letter).toMatchObject({ reason: "dependency_failed" });
     expect((await ended(flow.jobs.after!.id)).lastError).toMatchObject({ message: `dependency ${flow.jobs.failing!.id} (flow.task) ended dead` });
     expect((await ended(flow.jobs.cancelled!.id)).status).toBe("cancelled");
@@ -183,7 +183,7 @@ describe("job dependencies, flows and batches", () => {
   it("ends a 2,000-job chain in one transaction when its first job dies", async () => {
     const jobs: Record<string, { job: typeof task; payload: { name: string; fail?: boolean }; dependsOn?: string[] }> = {};
     for (let i = 0; i < 2_000; i++) jobs[`c${i}`] = { job: task, payload: { name: `c${i}`, fail: i === 0 }, ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}) };
-    const flow = await conveyor.enqueueFlow({ jobs });
+    const flow = await conveyor.flows.enqueue({ jobs });
     await ended(flow.jobs.c0!.id);
     // The last link is dead as soon as the first is: the release walked the chain in the failing write.
     expect((await job(flow.jobs.c1999!.id)).status).toBe("dead");
@@ -198,7 +198,7 @@ describe("job dependencies, flows and batches", () => {
 
   it("refuses cycles, unknown names, and missing or foreign dependencies, writing nothing", async () => {
     const before = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.jobs");
-    const cycle = conveyor.enqueueFlow({
+    const cycle = conveyor.flows.enqueue({
       jobs: {
         a: { job: task, payload: { name: "a" }, dependsOn: ["c"] },
         b: { job: task, payload: { name: "b" }, dependsOn: ["a"] },
@@ -208,8 +208,8 @@ describe("job dependencies, flows and batches", () => {
     });
     await expect(cycle).rejects.toThrow(ValidationError);
     await expect(cycle).rejects.toThrow(/the flow has a cycle: a → c → b → a/);
-    await expect(conveyor.enqueueFlow({ jobs: { a: { job: task, payload: { name: "a" }, dependsOn: ["a"] } } })).rejects.toThrow(/cycle: a → a/);
-    await expect(conveyor.enqueueFlow({ jobs: { a: { job: task, payload: { name: "a" }, dependsOn: ["nope"] } } })).rejects.toThrow(
+    await expect(conveyor.flows.enqueue({ jobs: { a: { job: task, payload: { name: "a" }, dependsOn: ["a"] } } })).rejects.toThrow(/cycle: a → a/);
+    await expect(conveyor.flows.enqueue({ jobs: { a: { job: task, payload: { name: "a" }, dependsOn: ["nope"] } } })).rejects.toThrow(
       'jobs.a.dependsOn.0: no job named "nope" in this flow',
     );
     const missing = "01900000-0000-7000-8000-000000000000";
@@ -250,33 +250,33 @@ describe("job dependencies, flows and batches", () => {
       idempotencyKey: "flow-key-1",
       jobs: { first: { job: task, payload: { name: "k1" }, delayMs: 3_600_000 }, second: { job: task, payload: { name: "k2" }, dependsOn: ["first"] } },
     };
-    const one = await conveyor.enqueueFlow(input);
-    const two = await conveyor.enqueueFlow(input);
+    const one = await conveyor.flows.enqueue(input);
+    const two = await conveyor.flows.enqueue(input);
     expect(two.created).toBe(false);
     expect(two.id).toBe(one.id);
     expect(two.jobs.second!.id).toBe(one.jobs.second!.id);
-    await expect(conveyor.enqueueFlow({ ...input, jobs: { ...input.jobs, second: { ...input.jobs.second, payload: { name: "other" } } } })).rejects.toThrow(
+    await expect(conveyor.flows.enqueue({ ...input, jobs: { ...input.jobs, second: { ...input.jobs.second, payload: { name: "other" } } } })).rejects.toThrow(
       FlowIdempotencyConflictError,
     );
     const client = await conveyor.pool.connect();
     try {
       await client.query("BEGIN");
-      const rolledBack = await conveyor.enqueueFlow({ tx: client, jobs: { only: { job: task, payload: { name: "rolled back" } } } });
+      const rolledBack = await conveyor.flows.enqueue({ tx: client, jobs: { only: { job: task, payload: { name: "rolled back" } } } });
       await client.query("ROLLBACK");
-      expect(await conveyor.getFlow(rolledBack.id)).toBeNull();
+      expect(await conveyor.flows.get(rolledBack.id)).toBeNull();
       expect(await conveyor.getJob(rolledBack.jobs.only!.id)).toBeNull();
     } finally {
       client.release();
     }
-    await conveyor.cancelFlow(one.id);
+    await conveyor.flows.cancel(one.id);
     // A flow's job takes a limit key like any enqueue.
-    const keyed = await conveyor.enqueueFlow({ jobs: { a: { job: task, payload: { name: "keyed" }, limitKey: "host:a", delayMs: 3_600_000 } } });
+    const keyed = await conveyor.flows.enqueue({ jobs: { a: { job: task, payload: { name: "keyed" }, limitKey: "host:a", delayMs: 3_600_000 } } });
     expect((await conveyor.getJob(keyed.jobs.a!.id))!.limitKey).toBe("host:a");
-    await conveyor.cancelFlow(keyed.id);
+    await conveyor.flows.cancel(keyed.id);
   });
 
   it("fires a batch callback exactly once, with the counts and the failed members", async () => {
-    const batch = await conveyor.enqueueBatch({
+    const batch = await conveyor.flows.enqueueBatch({
       jobs: [
         { job: task, payload: { name: "m1" } },
         { job: task, payload: { name: "m2", fail: true } },
@@ -295,12 +295,12 @@ describe("job dependencies, flows and batches", () => {
       failedJobIds: [batch.jobs[1]!.id],
       runs: 1,
     });
-    const onlyOnSuccess = await conveyor.enqueueBatch({
+    const onlyOnSuccess = await conveyor.flows.enqueueBatch({
       jobs: [{ job: task, payload: { name: "s1", fail: true } }, { job: task, payload: { name: "s2" } }],
       callback: { job: callback, payload: { batch: "b2" }, when: "succeeded" },
     });
     expect((await ended(onlyOnSuccess.callback.id)).status).toBe("cancelled");
-    const onlyOnFailure = await conveyor.enqueueBatch({
+    const onlyOnFailure = await conveyor.flows.enqueueBatch({
       jobs: [{ job: task, payload: { name: "f1" } }, { job: task, payload: { name: "f2" } }],
       callback: { job: callback, payload: { batch: "b3" }, when: "failed" },
     });
@@ -312,7 +312,7 @@ describe("job dependencies, flows and batches", () => {
   });
 
   it("cancels a flow: what has not started at once, what runs through its signal", async () => {
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       jobs: {
         running: { job: slow, payload: { name: "cancel-me" } },
         next: { job: task, payload: { name: "never" }, dependsOn: ["running"] },
@@ -320,15 +320,15 @@ describe("job dependencies, flows and batches", () => {
       },
     });
     await waitFor("the slow job to run", () => held.has("cancel-me"));
-    expect(await conveyor.cancelFlow(flow.id)).toEqual({ cancelled: 2, cancelRequested: 1 });
+    expect(await conveyor.flows.cancel(flow.id)).toEqual({ cancelled: 2, cancelRequested: 1 });
     expect((await ended(flow.jobs.running!.id)).status).toBe("cancelled");
     expect((await job(flow.jobs.next!.id)).status).toBe("cancelled");
     expect((await job(flow.jobs.later!.id)).status).toBe("cancelled");
-    await expect(conveyor.cancelFlow(flow.id, { tenant: "acme" })).rejects.toThrow(/not found/);
+    await expect(conveyor.flows.cancel(flow.id, { tenant: "acme" })).rejects.toThrow(/not found/);
   });
 
   it("re-arms what waited on a dead job when it is requeued", async () => {
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       jobs: {
         parent: { job: flaky, payload: { name: "parent" } },
         child: { job: task, payload: { name: "child" }, dependsOn: ["parent"] },
@@ -339,14 +339,14 @@ describe("job dependencies, flows and batches", () => {
     expect((await ended(flow.jobs.grandchild!.id)).status).toBe("dead");
     expect((await ended(flow.jobs.sibling!.id)).status).toBe("succeeded");
     fixed.add("parent");
-    const letter = (await conveyor.listDeadLetters({ kind: "flow.flaky" })).items.find((l) => l.jobId === flow.jobs.parent!.id)!;
-    await conveyor.requeueDeadLetter(letter.id);
+    const letter = (await conveyor.deadLetters.list({ kind: "flow.flaky" })).items.find((l) => l.jobId === flow.jobs.parent!.id)!;
+    await conveyor.deadLetters.requeue(letter.id);
     expect((await ended(flow.jobs.grandchild!.id)).status).toBe("succeeded");
     expect((await job(flow.jobs.child!.id)).status).toBe("succeeded");
     // The sibling had already run: a requeue does not run it again.
     const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1", [flow.jobs.sibling!.id]);
     expect(rows[0].n).toBe(1);
-    const letters = (await conveyor.listDeadLetters({ kind: "flow.task" })).items.map((l) => l.jobId);
+    const letters = (await conveyor.deadLetters.list({ kind: "flow.task" })).items.map((l) => l.jobId);
     expect(letters).not.toContain(flow.jobs.child!.id);
     expect(letters).not.toContain(flow.jobs.grandchild!.id);
   });
@@ -358,7 +358,7 @@ describe("job dependencies, flows and batches", () => {
     const second = conveyor.worker({ concurrency: 16, pollIntervalMs: 50, logger: silent });
     await second.start();
     try {
-      const flow = await conveyor.enqueueFlow({ jobs });
+      const flow = await conveyor.flows.enqueue({ jobs });
       const sink = await waitFor("sink", async () => ((await job(flow.jobs.sink!.id)).status === "succeeded" ? true : null), 60_000);
       expect(sink).toBe(true);
       const { rows } = await sql(
@@ -379,7 +379,7 @@ describe("job dependencies, flows and batches", () => {
   it("writes a 10,000-job flow in one call, and deletes its edges with its jobs", async () => {
     const jobs: Record<string, { job: typeof task; payload: { name: string }; dependsOn?: string[]; delayMs?: number }> = {};
     for (let i = 0; i < 10_000; i++) jobs[`n${i}`] = { job: task, payload: { name: `n${i}` }, delayMs: 3_600_000, ...(i > 0 ? { dependsOn: [`n${i - 1}`] } : {}) };
-    const flow = await conveyor.enqueueFlow({ jobs });
+    const flow = await conveyor.flows.enqueue({ jobs });
     const { rows } = await sql(
       conveyor,
       `SELECT (SELECT count(*)::int FROM {{schema}}.flow_jobs WHERE flow_id = $1) AS members,

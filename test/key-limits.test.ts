@@ -103,51 +103,51 @@ describe("limit keys at enqueue", () => {
 describe("key limit settings", () => {
   it("sets, lists and deletes a default and overrides, refusing bad input by name without changing anything", async () => {
     const queue = "settings";
-    const set = await test.conveyor.setKeyLimits(queue, { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
+    const set = await test.conveyor.keyLimits.set(queue, { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
     expect(set).toMatchObject({ queue, key: null, concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
-    await test.conveyor.setKeyLimits(queue, { throttleMs: 1_000 }, { key: "slow.example" });
-    await test.conveyor.setKeyLimits(queue, { concurrency: null }, { key: "free.example" });
-    const listed = await test.conveyor.listKeyLimits(queue);
+    await test.conveyor.keyLimits.set(queue, { throttleMs: 1_000 }, { key: "slow.example" });
+    await test.conveyor.keyLimits.set(queue, { concurrency: null }, { key: "free.example" });
+    const listed = await test.conveyor.keyLimits.list(queue);
     expect(listed.map(({ key, concurrency, rateLimit }) => ({ key, concurrency, rateLimit }))).toEqual([
       { key: null, concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } },
       { key: "free.example", concurrency: null, rateLimit: null },
       { key: "slow.example", concurrency: null, rateLimit: { count: 1, intervalMs: 1_000 } },
     ]);
     // An omitted field keeps its value.
-    await test.conveyor.setKeyLimits(queue, { concurrency: 7 });
-    expect((await test.conveyor.listKeyLimits(queue))[0]).toMatchObject({ concurrency: 7, rateLimit: { count: 100, intervalMs: 60_000 } });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 7 });
+    expect((await test.conveyor.keyLimits.list(queue))[0]).toMatchObject({ concurrency: 7, rateLimit: { count: 100, intervalMs: 60_000 } });
 
     const refusals: Array<[() => Promise<unknown>, RegExp]> = [
-      [() => test.conveyor.setKeyLimits(queue, { concurrency: 0 }), /^concurrency must be an integer from 1 to 1000000/],
-      [() => test.conveyor.setKeyLimits(queue, { rateLimit: { count: 1, intervalMs: 0 } }), /^rateLimit.intervalMs must be/],
-      [() => test.conveyor.setKeyLimits(queue, { throttleMs: 5, rateLimit: null }), /^throttleMs is exclusive with rateLimit/],
-      [() => test.conveyor.setKeyLimits(queue, {}), /^limits must set concurrency, rateLimit or throttleMs/],
-      [() => test.conveyor.setKeyLimits(queue, { concurency: 3 } as never), /^concurency is not a key limit/],
-      [() => test.conveyor.setKeyLimits("bad queue", { concurrency: 1 }), /^queue must be/],
-      [() => test.conveyor.setKeyLimits(queue, { concurrency: 1 }, { key: "" }), /^key must be a string of 1 to 256/],
+      [() => test.conveyor.keyLimits.set(queue, { concurrency: 0 }), /^concurrency must be an integer from 1 to 1000000/],
+      [() => test.conveyor.keyLimits.set(queue, { rateLimit: { count: 1, intervalMs: 0 } }), /^rateLimit.intervalMs must be/],
+      [() => test.conveyor.keyLimits.set(queue, { throttleMs: 5, rateLimit: null }), /^throttleMs is exclusive with rateLimit/],
+      [() => test.conveyor.keyLimits.set(queue, {}), /^limits must set concurrency, rateLimit or throttleMs/],
+      [() => test.conveyor.keyLimits.set(queue, { concurency: 3 } as never), /^concurency is not a key limit/],
+      [() => test.conveyor.keyLimits.set("bad queue", { concurrency: 1 }), /^queue must be/],
+      [() => test.conveyor.keyLimits.set(queue, { concurrency: 1 }, { key: "" }), /^key must be a string of 1 to 256/],
     ];
     for (const [call, message] of refusals) await expect(call()).rejects.toThrow(message);
-    expect((await test.conveyor.listKeyLimits(queue)).length).toBe(3);
+    expect((await test.conveyor.keyLimits.list(queue)).length).toBe(3);
 
     // A queue is limited per queue or per key, not both.
-    await expect(test.conveyor.setQueueLimits(queue, { concurrency: 3 })).rejects.toThrow(ConflictError);
-    await test.conveyor.setQueueLimits("capped-queue", { concurrency: 3 });
-    await expect(test.conveyor.setKeyLimits("capped-queue", { concurrency: 1 })).rejects.toThrow(/has queue limits/);
-    await test.conveyor.deleteQueueSettings("capped-queue");
+    await expect(test.conveyor.queues.setLimits(queue, { concurrency: 3 })).rejects.toThrow(ConflictError);
+    await test.conveyor.queues.setLimits("capped-queue", { concurrency: 3 });
+    await expect(test.conveyor.keyLimits.set("capped-queue", { concurrency: 1 })).rejects.toThrow(/has queue limits/);
+    await test.conveyor.queues.deleteSettings("capped-queue");
 
-    await test.conveyor.deleteKeyLimits(queue, { key: "slow.example" });
-    await expect(test.conveyor.deleteKeyLimits(queue, { key: "slow.example" })).rejects.toThrow(NotFoundError);
-    await test.conveyor.deleteKeyLimits(queue);
-    expect(await test.conveyor.listKeyLimits(queue)).toEqual([]);
-    await expect(test.conveyor.deleteKeyLimits(queue)).rejects.toThrow(/has no key limits to delete/);
+    await test.conveyor.keyLimits.delete(queue, { key: "slow.example" });
+    await expect(test.conveyor.keyLimits.delete(queue, { key: "slow.example" })).rejects.toThrow(NotFoundError);
+    await test.conveyor.keyLimits.delete(queue);
+    expect(await test.conveyor.keyLimits.list(queue)).toEqual([]);
+    await expect(test.conveyor.keyLimits.delete(queue)).rejects.toThrow(/has no key limits to delete/);
   });
 });
 
 describe("key concurrency limit", () => {
   it("never runs more of one key than its limit across 6 competing workers, overrides included", async () => {
     const queue = "per-key-cap";
-    await test.conveyor.setKeyLimits(queue, { concurrency: 2 });
-    await test.conveyor.setKeyLimits(queue, { concurrency: 1 }, { key: "k0" });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 2 });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 1 }, { key: "k0" });
     await test.conveyor.enqueueMany(
       Array.from({ length: 160 }, (_, i) => ({ job: slow, payload: { ms: 40, host: `k${i % 8}` }, queue })),
     );
@@ -165,9 +165,9 @@ describe("key concurrency limit", () => {
     // The limit was reached (the test would pass vacuously with one worker).
     expect(Math.max(...overlap.values())).toBe(2);
     // Nothing stays counted: no running rows, and keyStatus says idle.
-    const status = await test.conveyor.keyStatus(queue, "k3");
+    const status = await test.conveyor.keyLimits.status(queue, "k3");
     expect(status).toMatchObject({ running: 0, ready: 0, state: "idle", source: "default", limits: { concurrency: 2 } });
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.keyLimits.delete(queue);
   });
 });
 
@@ -175,8 +175,8 @@ describe("key rate limit and throttle", () => {
   it("starts at most count jobs of a key per window, rebuilt from the stored start times", async () => {
     const queue = "per-key-rate";
     const intervalMs = 600;
-    await test.conveyor.setKeyLimits(queue, { rateLimit: { count: 3, intervalMs } });
-    await test.conveyor.setKeyLimits(queue, { throttleMs: intervalMs }, { key: "t" });
+    await test.conveyor.keyLimits.set(queue, { rateLimit: { count: 3, intervalMs } });
+    await test.conveyor.keyLimits.set(queue, { throttleMs: intervalMs }, { key: "t" });
     await test.conveyor.enqueueMany([
       ...Array.from({ length: 12 }, () => ({ job: slow, payload: { ms: 1 }, queue, limitKey: "r" })),
       ...Array.from({ length: 4 }, () => ({ job: slow, payload: { ms: 1 }, queue, limitKey: "t" })),
@@ -191,7 +191,7 @@ describe("key rate limit and throttle", () => {
     // 12 jobs at 3 per window take 4 windows; 4 jobs at 1 per window, 4.
     expect(windows.get("r")).toEqual({ max: 3, windows: 4 });
     expect(windows.get("t")).toEqual({ max: 1, windows: 4 });
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.keyLimits.delete(queue);
   });
 });
 
@@ -199,7 +199,7 @@ describe("fairness across keys", () => {
   it("starts all 10 jobs of a small key before a 100,000-job key has started 40", async () => {
     const queue = "fair-keys";
     // A limit that never binds: the queue is claimed per key, round-robin.
-    await test.conveyor.setKeyLimits(queue, { concurrency: 1_000 });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 1_000 });
     await test.conveyor.enqueueMany(Array.from({ length: 100_000 }, () => ({ job: slow, payload: { ms: 5 }, queue, limitKey: "big" })));
     await test.conveyor.enqueueMany(Array.from({ length: 10 }, () => ({ job: slow, payload: { ms: 5 }, queue, limitKey: "small" })));
     const workers = await startWorkers({ concurrency: 4, queues: [queue] });
@@ -226,28 +226,28 @@ describe("fairness across keys", () => {
     // The keys alternate (fewest running first): 10 in practice.
     expect(rows[0].n).toBeLessThan(40);
     await sql(test.conveyor, "DELETE FROM {{schema}}.jobs WHERE queue = $1", [queue]);
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.keyLimits.delete(queue);
   }, 120_000);
 });
 
 describe("runtime changes and explanations", () => {
   it("applies a changed limit at the next claim, explains a held key, and lists the top keys", async () => {
     const queue = "runtime";
-    await test.conveyor.setKeyLimits(queue, { concurrency: 1 });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 1 });
     await test.conveyor.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ job: slow, payload: { ms: 300 }, queue, limitKey: i < 20 ? "hot" : "cold" })));
     const workers = await startWorkers({ concurrency: 5, queues: [queue] });
     try {
-      await waitFor("the hot key held at its limit", async () => (await test.conveyor.keyStatus(queue, "hot")).running === 1);
-      const held = await test.conveyor.keyStatus(queue, "hot");
+      await waitFor("the hot key held at its limit", async () => (await test.conveyor.keyLimits.status(queue, "hot")).running === 1);
+      const held = await test.conveyor.keyLimits.status(queue, "hot");
       expect(held.state).toBe("concurrency_limit");
       expect(held.reason).toMatch(/1 running, at the key's concurrency limit of 1 \(default\)/);
-      const top = await test.conveyor.topKeys(queue, 2);
+      const top = await test.conveyor.keyLimits.top(queue, 2);
       expect(top.map((k) => k.key)).toEqual(["hot", "cold"]);
       expect(top[0]).toMatchObject({ running: 1, limits: { concurrency: 1 }, source: "default" });
 
       // Raised at runtime: the workers (no restart) run 4 of the hot key at once.
-      await test.conveyor.setKeyLimits(queue, { concurrency: 4 }, { key: "hot" });
-      await waitFor("the hot key at its new limit", async () => (await test.conveyor.keyStatus(queue, "hot")).running === 4, 10_000, 10);
+      await test.conveyor.keyLimits.set(queue, { concurrency: 4 }, { key: "hot" });
+      await waitFor("the hot key at its new limit", async () => (await test.conveyor.keyLimits.status(queue, "hot")).running === 4, 10_000, 10);
       await waitFor("every runtime job to finish", () => drained(test.conveyor), 30_000);
     } finally {
       await stopAll(workers);
@@ -255,29 +255,29 @@ describe("runtime changes and explanations", () => {
     const overlap = maxOverlapByKey(await executionsOf(queue));
     expect(overlap.get("hot")).toBe(4);
     expect(overlap.get("cold")).toBe(1);
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.keyLimits.delete(queue);
   }, 60_000);
 
   it("explains a paused queue, a full rate window and a key with nothing waiting", async () => {
     const queue = "explain";
-    await test.conveyor.setKeyLimits(queue, { rateLimit: { count: 1, intervalMs: 60_000 } });
+    await test.conveyor.keyLimits.set(queue, { rateLimit: { count: 1, intervalMs: 60_000 } });
     await test.conveyor.enqueueMany([{ job: slow, payload: { ms: 1 }, queue, limitKey: "a" }, { job: slow, payload: { ms: 1 }, queue, limitKey: "a" }]);
     const worker = clients[0]!.worker({ pollIntervalMs: 50, concurrency: 2, queues: [queue] });
     await worker.start();
     try {
-      await waitFor("one job of a to finish", async () => (await test.conveyor.keyStatus(queue, "a")).state === "rate_limit");
-      const status = await test.conveyor.keyStatus(queue, "a");
+      await waitFor("one job of a to finish", async () => (await test.conveyor.keyLimits.status(queue, "a")).state === "rate_limit");
+      const status = await test.conveyor.keyLimits.status(queue, "a");
       expect(status.window).toMatchObject({ count: 1 });
       expect(status.reason).toMatch(/rate limit of 1 per 60000 ms \(default\); the window closes at/);
-      await test.conveyor.pauseQueue(queue);
-      expect((await test.conveyor.keyStatus(queue, "a")).state).toBe("paused");
-      expect((await test.conveyor.keyStatus(queue, "nobody")).state).toBe("idle");
-      await expect(test.conveyor.keyStatus(queue, "")).rejects.toThrow(/^key must be/);
+      await test.conveyor.queues.pause(queue);
+      expect((await test.conveyor.keyLimits.status(queue, "a")).state).toBe("paused");
+      expect((await test.conveyor.keyLimits.status(queue, "nobody")).state).toBe("idle");
+      await expect(test.conveyor.keyLimits.status(queue, "")).rejects.toThrow(/^key must be/);
     } finally {
       await worker.stop({ graceMs: 1_000 });
     }
-    await test.conveyor.deleteQueueSettings(queue);
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.queues.deleteSettings(queue);
+    await test.conveyor.keyLimits.delete(queue);
     await sql(test.conveyor, "DELETE FROM {{schema}}.jobs WHERE queue = $1", [queue]);
   });
 });
@@ -285,8 +285,8 @@ describe("runtime changes and explanations", () => {
 describe("nothing stays counted against a key", () => {
   it("frees the key's slot when its job fails, is cancelled while running, or is handed back at shutdown", async () => {
     const queue = "endings";
-    await test.conveyor.setKeyLimits(queue, { concurrency: 1 });
-    const running = async () => (await test.conveyor.keyStatus(queue, "k")).running;
+    await test.conveyor.keyLimits.set(queue, { concurrency: 1 });
+    const running = async () => (await test.conveyor.keyLimits.status(queue, "k")).running;
     // Heartbeats every 200 ms: a running job sees its cancel at the next one.
     const worker = () => clients[0]!.worker({ pollIntervalMs: 50, heartbeatMs: 200, concurrency: 3, queues: [queue] });
 
@@ -320,6 +320,6 @@ describe("nothing stays counted against a key", () => {
       await w.stop({ graceMs: 50 });
     }
     await sql(test.conveyor, "DELETE FROM {{schema}}.jobs WHERE queue = $1", [queue]);
-    await test.conveyor.deleteKeyLimits(queue);
+    await test.conveyor.keyLimits.delete(queue);
   }, 30_000);
 });

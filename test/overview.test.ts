@@ -7,7 +7,6 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QueueOverview } from "../src/client/queue-overview.js";
 import type { Overview } from "../src/core/overview.js";
 import { JOB_STATUSES, type JobStatus } from "../src/core/states.js";
 import { quoteIdent } from "../src/store/db.js";
@@ -137,12 +136,12 @@ describe("overview", () => {
   });
 
   it("marks a paused queue", async () => {
-    await t.conveyor.pauseQueue("billing");
+    await t.conveyor.queues.pause("billing");
     try {
       const overview = await t.conveyor.overview();
       expect(overview.queues.map((queue) => [queue.queue, queue.paused])).toEqual([["billing", true], ["mail", false], ["reports", false]]);
     } finally {
-      await t.conveyor.deleteQueueSettings("billing");
+      await t.conveyor.queues.deleteSettings("billing");
     }
   });
 });
@@ -214,7 +213,7 @@ describe("per-queue counts on a store larger than the exact-count limit", () => 
   });
 
   it("answer GET /v1/queues and the queue-depth gauge the same way", async () => {
-    const overview = new QueueOverview(capped.conveyor);
+    const overview = capped.conveyor.queueOverview;
     const stats = await overview.queueStats();
     const deepStats = stats.find((queue) => queue.queue === "deep")!;
     expect([deepStats.counts.queued, deepStats.estimated.queued]).toEqual([10, true]);

@@ -71,7 +71,7 @@ async function executionsOf(queue: string): Promise<Array<{ start: number; end: 
 describe("queue concurrency limit", () => {
   it("never runs more than the cap at once across 8 competing workers, and finishes every job", async () => {
     const queue = "capped";
-    await test.conveyor.setQueueLimits(queue, { concurrency: 3 });
+    await test.conveyor.queues.setLimits(queue, { concurrency: 3 });
     await test.conveyor.enqueueMany(Array.from({ length: 40 }, () => ({ job: slow, payload: { ms: 60 }, queue })));
     const workers = await startWorkers({ concurrency: 5 });
     try {
@@ -99,7 +99,7 @@ describe("queue rate limit", () => {
     const queue = "rated";
     const count = 5;
     const intervalMs = 800;
-    await test.conveyor.setQueueLimits(queue, { rateLimit: { count, intervalMs } });
+    await test.conveyor.queues.setLimits(queue, { rateLimit: { count, intervalMs } });
     await test.conveyor.enqueueMany(Array.from({ length: 20 }, () => ({ job: slow, payload: { ms: 1 }, queue })));
     const workers = await startWorkers({ concurrency: 10 });
     try {
@@ -126,7 +126,7 @@ describe("queue rate limit", () => {
 describe("pause and resume", () => {
   it("keeps a paused queue's jobs queued, and resume wakes workers at once (no poll)", async () => {
     const queue = "pausable";
-    await test.conveyor.pauseQueue(queue);
+    await test.conveyor.queues.pause(queue);
     const enqueued = await test.conveyor.enqueueMany(Array.from({ length: 6 }, () => ({ job: slow, payload: { ms: 1 }, queue })));
     // A poll interval far beyond the test: only the resume notification can wake them.
     const workers = await startWorkers({ concurrency: 2, pollIntervalMs: 120_000 });
@@ -134,7 +134,7 @@ describe("pause and resume", () => {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const { rows } = await sql(test.conveyor, `SELECT status, count(*)::int AS n FROM {{schema}}.jobs WHERE queue = $1 GROUP BY status`, [queue]);
       expect(rows).toEqual([{ status: "queued", n: 6 }]);
-      const settings = await test.conveyor.resumeQueue(queue);
+      const settings = await test.conveyor.queues.resume(queue);
       expect(settings.paused).toBe(false);
       await waitFor(
         "resumed jobs to finish",
@@ -148,15 +148,15 @@ describe("pause and resume", () => {
 
   it("a paused queue with limits is not claimed by the limited claim either", async () => {
     const queue = "paused-capped";
-    await test.conveyor.setQueueLimits(queue, { concurrency: 2 });
-    await test.conveyor.pauseQueue(queue);
+    await test.conveyor.queues.setLimits(queue, { concurrency: 2 });
+    await test.conveyor.queues.pause(queue);
     await test.conveyor.enqueueMany(Array.from({ length: 4 }, () => ({ job: slow, payload: { ms: 1 }, queue })));
     const workers = await startWorkers({ concurrency: 2 });
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the restrictions refresh and many polls
       const { rows } = await sql(test.conveyor, `SELECT count(*)::int AS n FROM {{schema}}.jobs WHERE queue = $1 AND status = 'queued'`, [queue]);
       expect(rows[0].n).toBe(4);
-      await test.conveyor.resumeQueue(queue);
+      await test.conveyor.queues.resume(queue);
       await waitFor("the capped queue to drain after resume", async () => {
         const { rows: left } = await sql(test.conveyor, `SELECT count(*)::int AS n FROM {{schema}}.jobs WHERE queue = $1 AND status <> 'succeeded'`, [queue]);
         return left[0].n === 0;
@@ -169,27 +169,27 @@ describe("pause and resume", () => {
 
 describe("queue settings", () => {
   it("deletes a queue's settings (made before its first job, or for a mistyped name); NotFoundError when none", async () => {
-    await test.conveyor.pauseQueue("never-used");
-    await test.conveyor.setQueueLimits("never-used", { concurrency: 1 });
-    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).toContain("never-used");
-    await test.conveyor.deleteQueueSettings("never-used");
-    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("never-used");
-    const error = await test.conveyor.deleteQueueSettings("never-used").catch((e: unknown) => e);
+    await test.conveyor.queues.pause("never-used");
+    await test.conveyor.queues.setLimits("never-used", { concurrency: 1 });
+    expect((await test.conveyor.queues.listSettings()).map((s) => s.queue)).toContain("never-used");
+    await test.conveyor.queues.deleteSettings("never-used");
+    expect((await test.conveyor.queues.listSettings()).map((s) => s.queue)).not.toContain("never-used");
+    const error = await test.conveyor.queues.deleteSettings("never-used").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotFoundError);
     expect((error as NotFoundError).message).toBe('queue "never-used" has no settings to delete');
   });
 
   it("lists what is set, keeps omitted fields and clears with null", async () => {
-    await test.conveyor.setQueueLimits("settings", { concurrency: 4, rateLimit: { count: 10, intervalMs: 1_000 } });
-    let settings = await test.conveyor.setQueueLimits("settings", { concurrency: null });
+    await test.conveyor.queues.setLimits("settings", { concurrency: 4, rateLimit: { count: 10, intervalMs: 1_000 } });
+    let settings = await test.conveyor.queues.setLimits("settings", { concurrency: null });
     expect(settings).toMatchObject({ queue: "settings", paused: false, concurrency: null, rateLimit: { count: 10, intervalMs: 1_000 } });
-    settings = await test.conveyor.setQueueLimits("settings", { rateLimit: null });
+    settings = await test.conveyor.queues.setLimits("settings", { rateLimit: null });
     expect(settings).toMatchObject({ concurrency: null, rateLimit: null });
-    const listed = await test.conveyor.listQueueSettings();
+    const listed = await test.conveyor.queues.listSettings();
     expect(listed.find((s) => s.queue === "settings")).toMatchObject({ concurrency: null, rateLimit: null });
-    expect(await test.conveyor.setTenantLimits("acme", { concurrency: 2 })).toMatchObject({ tenant: "acme", concurrency: 2 });
-    expect(await test.conveyor.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
-    await test.conveyor.setTenantLimits("acme", { concurrency: null });
+    expect(await test.conveyor.queues.setTenantLimits("acme", { concurrency: 2 })).toMatchObject({ tenant: "acme", concurrency: 2 });
+    expect(await test.conveyor.queues.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
+    await test.conveyor.queues.setTenantLimits("acme", { concurrency: null });
   });
 
   it("refuses bad input, naming the field", async () => {
@@ -203,21 +203,21 @@ describe("queue settings", () => {
       expect((error as Error).message).toContain(path);
     };
     const c = test.conveyor;
-    await refused(() => c.setQueueLimits("q", { concurrency: 0 }), "concurrency");
-    await refused(() => c.setQueueLimits("q", { concurrency: 1.5 }), "concurrency");
-    await refused(() => c.setQueueLimits("q", { rateLimit: { count: 5 } as never }), "rateLimit.intervalMs");
-    await refused(() => c.setQueueLimits("q", { rateLimit: { count: -1, intervalMs: 10 } }), "rateLimit.count");
-    await refused(() => c.setQueueLimits("q", { rateLimit: { count: 1, intervalMs: 10 ** 12 } }), "rateLimit.intervalMs");
-    await refused(() => c.setQueueLimits("q", { burst: 3 } as never), "burst");
-    await refused(() => c.setQueueLimits("q", {}), "limits");
-    await refused(() => c.setQueueLimits("bad queue!", { concurrency: 1 }), "queue");
-    await refused(() => c.pauseQueue(""), "queue");
-    await refused(() => c.deleteQueueSettings("bad queue!"), "queue");
-    await refused(() => c.setTenantLimits("acme", { concurrency: 0 }), "concurrency");
-    await refused(() => c.setTenantLimits("", { concurrency: 1 }), "tenant");
+    await refused(() => c.queues.setLimits("q", { concurrency: 0 }), "concurrency");
+    await refused(() => c.queues.setLimits("q", { concurrency: 1.5 }), "concurrency");
+    await refused(() => c.queues.setLimits("q", { rateLimit: { count: 5 } as never }), "rateLimit.intervalMs");
+    await refused(() => c.queues.setLimits("q", { rateLimit: { count: -1, intervalMs: 10 } }), "rateLimit.count");
+    await refused(() => c.queues.setLimits("q", { rateLimit: { count: 1, intervalMs: 10 ** 12 } }), "rateLimit.intervalMs");
+    await refused(() => c.queues.setLimits("q", { burst: 3 } as never), "burst");
+    await refused(() => c.queues.setLimits("q", {}), "limits");
+    await refused(() => c.queues.setLimits("bad queue!", { concurrency: 1 }), "queue");
+    await refused(() => c.queues.pause(""), "queue");
+    await refused(() => c.queues.deleteSettings("bad queue!"), "queue");
+    await refused(() => c.queues.setTenantLimits("acme", { concurrency: 0 }), "concurrency");
+    await refused(() => c.queues.setTenantLimits("", { concurrency: 1 }), "tenant");
     expect(() => c.worker({ fairness: "round-robin" as never })).toThrow(ConfigError);
     expect(() => c.worker({ fairness: "round-robin" as never })).toThrow(/worker\.fairness/);
     // Nothing was written for the refused calls.
-    expect((await c.listQueueSettings()).map((s) => s.queue)).not.toContain("q");
+    expect((await c.queues.listSettings()).map((s) => s.queue)).not.toContain("q");
   });
 });

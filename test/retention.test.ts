@@ -72,8 +72,8 @@ describe("conveyor.prune", () => {
   });
 
   it("deletes old flows once their jobs are all gone, and keeps one with any job left", async () => {
-    const emptied = await conveyor.enqueueFlow({ jobs: { a: { job: noop, payload: {} }, b: { job: noop, payload: {}, dependsOn: ["a"] } } });
-    const partly = await conveyor.enqueueFlow({ jobs: { c: { job: noop, payload: {} }, d: { job: noop, payload: {} } } });
+    const emptied = await conveyor.flows.enqueue({ jobs: { a: { job: noop, payload: {} }, b: { job: noop, payload: {}, dependsOn: ["a"] } } });
+    const partly = await conveyor.flows.enqueue({ jobs: { c: { job: noop, payload: {} }, d: { job: noop, payload: {} } } });
     const finished = [emptied.jobs.a!.id, emptied.jobs.b!.id, partly.jobs.c!.id];
     await sql(
       conveyor,
@@ -82,8 +82,8 @@ describe("conveyor.prune", () => {
     );
     await sql(conveyor, "UPDATE {{schema}}.flows SET created_at = now() - interval '8 days'");
     expect(await conveyor.prune()).toEqual({ jobs: 3, deadLetters: 0, flows: 1 });
-    expect(await conveyor.getFlow(emptied.id)).toBeNull();
-    expect((await conveyor.getFlow(partly.id))!.jobs.map((j) => j.node)).toEqual(["d"]);
+    expect(await conveyor.flows.get(emptied.id)).toBeNull();
+    expect((await conveyor.flows.get(partly.id))!.jobs.map((j) => j.node)).toEqual(["d"]);
   });
 
   it("deletes in batches of batchSize, one statement each, until a batch comes back short", async () => {

@@ -45,9 +45,9 @@ describe("the tenant index", () => {
 
   it("is built by setting a tenant cap, not by clearing one", async () => {
     t = await createTestConveyor({ jobs: [noop], logger: silent });
-    await t.conveyor.setTenantLimits("a", { concurrency: null });
+    await t.conveyor.queues.setTenantLimits("a", { concurrency: null });
     expect(await hasTenantIndex()).toBe(false);
-    await t.conveyor.setTenantLimits("a", { concurrency: 3 });
+    await t.conveyor.queues.setTenantLimits("a", { concurrency: 3 });
     expect(await hasTenantIndex()).toBe(true);
   });
 

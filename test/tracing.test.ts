@@ -118,7 +118,7 @@ describe("library enqueue and attempts (attempts linked)", () => {
   it("links a dependent job's attempt to the enqueue spans of its dependencies, and traces a flow's enqueue once", async () => {
     const parent = await test.conveyor.enqueue(traced, { n: 10 });
     const child = await test.conveyor.enqueue(traced, { n: 11 }, { dependsOn: [parent.id] });
-    const flow = await test.conveyor.enqueueFlow({ jobs: { a: { job: traced, payload: { n: 12 } }, b: { job: traced, payload: { n: 13 }, dependsOn: ["a"] } } });
+    const flow = await test.conveyor.flows.enqueue({ jobs: { a: { job: traced, payload: { n: 12 } }, b: { job: traced, payload: { n: 13 }, dependsOn: ["a"] } } });
     const producers = spans("send tracing");
     expect(producers).toHaveLength(3); // the parent, the child, and one for the whole flow
     const [parentSend, childSend, flowSend] = producers;

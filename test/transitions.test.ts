@@ -98,7 +98,7 @@ describe("the transition table against the store", () => {
   it("a requeue moves a dead job as the table says", async () => {
     const id = await inState("dead");
     const { rows } = await sql(conveyor, `SELECT id FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [id]);
-    const job = await conveyor.requeueDeadLetter(rows[0].id);
+    const job = await conveyor.deadLetters.requeue(rows[0].id);
     expect(job.status).toBe(transitionOf("dead", "requeue"));
   });
 

@@ -171,8 +171,8 @@ describe("unique keys are released when the job leaves its states", () => {
     expect((await fail(true))[0]).toMatchObject({ status: "dead", uniqueKey: null });
     const next = await test.conveyor.enqueue(item, { n: 2 }, key);
     expect(next.created).toBe(true);
-    const [entry] = (await test.conveyor.listDeadLetters()).items;
-    const requeued = await test.conveyor.requeueDeadLetter(entry!.id);
+    const [entry] = (await test.conveyor.deadLetters.list()).items;
+    const requeued = await test.conveyor.deadLetters.requeue(entry!.id);
     expect(requeued).toMatchObject({ id: job.id, status: "queued", uniqueKey: null });
     expect(await getJob(next.id)).toMatchObject({ uniqueKey: "k" });
   });

@@ -110,7 +110,7 @@ export const system: BenchSystem = {
         return null;
       },
       async enqueueGraph(graph) {
-        await conveyor.enqueueFlow({ jobs: flowJobs(job, graph) });
+        await conveyor.flows.enqueue({ jobs: flowJobs(job, graph) });
       },
       async dependencyServerMs() {
         if (!tracked) return null;

@@ -1,5 +1,5 @@
 import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor-jobs";
-import { ApiKeys, startApiServer } from "conveyor-jobs/http";
+import { startApiServer } from "conveyor-jobs/http";
 import pg from "pg";
 import pino from "pino";
 import { z } from "zod";
@@ -133,7 +133,7 @@ export async function dashboardBench(options: DashboardBenchOptions): Promise<Da
     await analyzeDatabase(database.url);
 
     server = await startApiServer(conveyor, { port: 0, host: "127.0.0.1", logger: pino({ level: "silent" }) });
-    const { key } = await new ApiKeys(conveyor).create({ admin: true, name: "bench" });
+    const { key } = await conveyor.apiKeys.create({ admin: true, name: "bench" });
     const get = async (path: string): Promise<number> => {
       const started = now();
       const response = await fetch(`${server!.url}${path}`, { headers: { authorization: `Bearer ${key}` } });

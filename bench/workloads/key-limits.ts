@@ -109,12 +109,12 @@ export async function keyLimitBench(options: KeyLimitBenchOptions): Promise<KeyL
     for (let round = 0; round < options.rounds; round++) {
       excludeHot = false;
       unlimited.push(await phase("no key limits", round));
-      await conveyor.setKeyLimits(QUEUE, { concurrency: 1_000_000 });
+      await conveyor.keyLimits.set(QUEUE, { concurrency: 1_000_000 });
       notBinding.push(await phase("a key limit that never binds", round));
-      for (let k = 0; k < options.hotKeys; k++) await conveyor.setKeyLimits(QUEUE, { concurrency: 1 }, { key: `hot-${k}` });
+      for (let k = 0; k < options.hotKeys; k++) await conveyor.keyLimits.set(QUEUE, { concurrency: 1 }, { key: `hot-${k}` });
       excludeHot = true;
       hotBinding.push(await phase(`${options.hotKeys} hot keys held to 1 at once (other keys' jobs)`, round));
-      await conveyor.deleteKeyLimits(QUEUE);
+      await conveyor.keyLimits.delete(QUEUE);
     }
     const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)]!;
     return {

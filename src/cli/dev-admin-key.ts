@@ -1,11 +1,8 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { API_KEY_PREFIX, ApiKeys, hashApiKey } from "../client/api-keys.js";
-import { clientInternals } from "../client/conveyor-client.js";
+import { API_KEY_PREFIX } from "../client/api-keys.js";
 import type { Conveyor } from "../conveyor.js";
-import { DEFAULT_TENANT } from "../core/defaults.js";
 import { ConfigError, ConveyorError } from "../core/errors.js";
-import { uuidv7 } from "../core/ids.js";
 
 /** Where `conveyor dev` keeps the admin key it created, so the dashboard sign-in survives restarts. */
 export const DEV_KEY_FILE = resolve(process.cwd(), ".conveyor", "dev-admin-key");
@@ -28,7 +25,7 @@ export interface DevAdminKey {
  * - else a new admin key, saved there (mode 0600) for the next run.
  */
 export async function devAdminKey(conveyor: Conveyor, fromEnvironment: string | undefined): Promise<DevAdminKey> {
-  const keys = new ApiKeys(conveyor);
+  const keys = conveyor.apiKeys;
   if (fromEnvironment) {
     if (!GIVEN_KEY.test(fromEnvironment)) {
       throw new ConfigError(`CONVEYOR_ADMIN_KEY must be ${API_KEY_PREFIX} followed by 16-124 letters, digits, _ or - (e.g. from \`conveyor keys create --admin\`)`);
@@ -52,16 +49,8 @@ export async function devAdminKey(conveyor: Conveyor, fromEnvironment: string | 
 
 /** Store a key chosen outside (only its hash, like any key). */
 async function importKey(conveyor: Conveyor, key: string): Promise<void> {
-  const store = clientInternals(conveyor).store.apiKeys;
   try {
-    await store.apiKeyInsert({
-      id: uuidv7(),
-      name: "conveyor dev (CONVEYOR_ADMIN_KEY)",
-      tenant: DEFAULT_TENANT,
-      admin: true,
-      hash: hashApiKey(key),
-      prefix: key.slice(0, API_KEY_PREFIX.length + 8),
-    });
+    await conveyor.apiKeys.import(key, { admin: true, name: "conveyor dev (CONVEYOR_ADMIN_KEY)" });
   } catch (error) {
     // The hash is unique: a key that authenticates as nobody yet exists was revoked.
     if (error instanceof ConveyorError && error.code === "CONFLICT") {

@@ -3,7 +3,6 @@ import { DEFAULT_TENANT, MAX_NAME_LENGTH } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import type { ApiKeyRecord, ApiKeyStore } from "../store/api-key-store.js";
-import { clientInternals, type ConveyorClient } from "./conveyor-client.js";
 import { checkTenant } from "../core/validate.js";
 
 export type { ApiKeyRecord } from "../store/api-key-store.js";
@@ -15,34 +14,35 @@ export const API_KEY_PREFIX = "cvk_";
 const KEY_BYTES = 32;
 // Characters of the key kept in clear for listings: the marker and 8 random characters.
 const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+/** A key `import` accepts: the prefix, then 16 to 124 base64url characters. */
+const IMPORTED_KEY = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{16,124}$`);
 
-/** Options of `ApiKeys.create`. */
+/** Options of `apiKeys.create` and `apiKeys.import`. */
 export interface CreateApiKeyOptions {
   /**
    * Tenant the key acts for.
    * @defaultValue `DEFAULT_TENANT` ("default")
    */
   tenant?: string;
-  /** Admin keys see and change every tenant. Default false. */
+  /**
+   * Admin keys see and change every tenant.
+   * @defaultValue false
+   */
   admin?: boolean;
   /** A label for people, e.g. "billing service". Default none. */
   name?: string;
 }
 
 /**
- * API keys for the HTTP API: create (the key is returned once and never
- * stored), list, revoke, authenticate.
+ * API keys for the HTTP API (`conveyor.apiKeys`): create (the key is
+ * returned once and never stored), import, list, revoke, authenticate.
  *
  * @example
- * const keys = new ApiKeys(conveyor);
- * const { key } = await keys.create({ tenant: "acme", name: "billing" });
+ * const { key } = await conveyor.apiKeys.create({ tenant: "acme", name: "billing" });
  */
 export class ApiKeys {
-  private readonly store: ApiKeyStore;
-
-  constructor(conveyor: ConveyorClient) {
-    this.store = clientInternals(conveyor).store.apiKeys;
-  }
+  /** @internal Made by the client, on its store's API keys. */
+  constructor(private readonly store: ApiKeyStore) {}
 
   /** Create a key. `key` is the only copy: show it once. */
   async create(options: CreateApiKeyOptions = {}): Promise<{
@@ -51,14 +51,32 @@ export class ApiKeys {
     /** The stored record. */
     record: ApiKeyRecord;
   }> {
+    const key = API_KEY_PREFIX + randomBytes(KEY_BYTES).toString("base64url");
+    return { key, record: await this.insert(key, options) };
+  }
+
+  /**
+   * Store a key chosen outside (e.g. one a deployment passes in), as
+   * `create` stores its own: only its hash. The key must be
+   * `API_KEY_PREFIX` followed by 16 to 124 base64url characters
+   * (ValidationError otherwise). Throws ConflictError when it is stored
+   * already, revoked or not.
+   */
+  async import(key: string, options: CreateApiKeyOptions = {}): Promise<ApiKeyRecord> {
+    if (typeof key !== "string" || !IMPORTED_KEY.test(key)) {
+      throw new ValidationError(`key must be ${API_KEY_PREFIX} followed by 16-124 letters, digits, _ or -`, [{ path: "key", message: "invalid key" }]);
+    }
+    return this.insert(key, options);
+  }
+
+  private async insert(key: string, options: CreateApiKeyOptions): Promise<ApiKeyRecord> {
     const tenant = options.tenant ?? DEFAULT_TENANT;
     checkTenant(tenant);
     const name = options.name ?? null;
     if (name !== null && (name.length === 0 || name.length > MAX_NAME_LENGTH || /[\u0000-\u001f]/.test(name))) {
       throw new ValidationError(`name must be 1-${MAX_NAME_LENGTH} printable characters`, [{ path: "name", message: "invalid name" }]);
     }
-    const key = API_KEY_PREFIX + randomBytes(KEY_BYTES).toString("base64url");
-    const record = await this.store.apiKeyInsert({
+    return this.store.apiKeyInsert({
       id: uuidv7(),
       name,
       tenant,
@@ -66,7 +84,6 @@ export class ApiKeys {
       hash: hashApiKey(key),
       prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
     });
-    return { key, record };
   }
 
   /** Every key, revoked ones included, oldest first. */

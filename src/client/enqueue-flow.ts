@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { DEFAULT_TENANT } from "../core/defaults.js";
 import { FlowIdempotencyConflictError, ValidationError } from "../core/errors.js";
 import {
-  type BatchCallbackWhen,
   BATCH_CALLBACK_WHENS,
   checkDependencyPolicy,
   checkNodeName,
@@ -16,7 +15,7 @@ import {
 import { isUuid, uuidv7 } from "../core/ids.js";
 import type { Job } from "../core/model.js";
 import { checkIdempotencyKey, checkTenant } from "../core/validate.js";
-import type { AnyJobDefinition, PayloadInput } from "../core/define-job.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import type { Pool, Queryable } from "../store/db.js";
 import type { DependencyTarget, GraphEdge, GraphJobRow } from "../store/flow-store.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
@@ -29,123 +28,10 @@ import { checkSameRequest } from "./enqueue-race.js";
 import { type EnqueueOptions, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 
-/**
- * One dependency of a flow's job: another job of the flow by its name
- * (`node`), or a job that already exists (`jobId`), each with an optional
- * policy (default: the job's `onDependencyFailure`). A bare string names a node.
- */
-export type FlowDependency =
-  | string
-  | {
-      /** The name of a job in the same flow. */
-      node: string;
-      /** What happens to the dependent when this one ends other than succeeded. */
-      onFailure?: DependencyPolicy;
-    }
-  | {
-      /** The id of a job that already exists (same tenant). */
-      jobId: string;
-      /** What happens to the dependent when this one ends other than succeeded. */
-      onFailure?: DependencyPolicy;
-    };
+import type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob } from "./flow-input.js";
 
-/** Options of one job in a flow or batch. Tenant, idempotency and transaction are the flow's. */
-export type FlowJobOptions = Pick<EnqueueOptions, "runAt" | "delayMs" | "priority" | "queue" | "maxAttempts" | "limitKey">;
-
-/** One job of a flow: what to run, and what it waits for. */
-export interface FlowJob extends FlowJobOptions {
-  /** The job definition, or its kind name. */
-  job: AnyJobDefinition | string;
-  /** The payload, validated by the kind's schema. */
-  payload: unknown;
-  /** What it waits for. Default: nothing (it is ready at once). */
-  dependsOn?: readonly FlowDependency[];
-  /**
-   * The policy of each dependency that names none.
-   * @defaultValue `DEFAULT_DEPENDENCY_POLICY` ("fail")
-   */
-  onDependencyFailure?: DependencyPolicy;
-}
-
-/** A typed flow job: `flowJob(sendEmail, { to }, { dependsOn: ["charge"] })` checks the payload against the definition. */
-export function flowJob<D extends AnyJobDefinition>(job: D, payload: PayloadInput<D>, options: Omit<FlowJob, "job" | "payload"> = {}): FlowJob {
-  return { job, payload, ...options };
-}
-
-/** A graph of jobs to enqueue in one call. */
-export interface FlowInput {
-  /** The jobs by name (1 to 255 characters each), at most `MAX_FLOW_JOBS` (100,000). */
-  jobs: Readonly<Record<string, FlowJob>>;
-  /** A label for people (shown by the API, CLI and dashboard). Default: none. */
-  name?: string;
-  /** The same key (per tenant) with the same request returns the flow it first created; a different request is refused with `FlowIdempotencyConflictError`. */
-  idempotencyKey?: string;
-  /** Every job's tenant. Default `"default"`. */
-  tenant?: string;
-  /** Enqueue inside your transaction: the flow exists only if it commits. */
-  tx?: Queryable;
-  /** The W3C trace context to enqueue in, as `EnqueueOptions.traceContext`. Default: the active context when tracing. */
-  traceContext?: TraceContext;
-}
-
-/** What `enqueueFlow` returns. */
-export interface EnqueuedFlow {
-  /** The flow's id (UUIDv7). */
-  id: string;
-  /** False when an idempotency key returned a flow created before. */
-  created: boolean;
-  /** Every job of the flow by its name, as enqueued (`waiting` when it has dependencies). */
-  jobs: Record<string, Job>;
-}
-
-/** A set of jobs and the callback that runs once every one of them has ended. */
-export interface BatchInput {
-  /** The members, at most `MAX_FLOW_JOBS - 1`. */
-  jobs: ReadonlyArray<
-    {
-      /** The member's job definition, or its kind name. */
-      job: AnyJobDefinition | string;
-      /** Its payload, validated by the kind's schema. */
-      payload: unknown;
-    } & FlowJobOptions
-  >;
-  /**
-   * The callback job, made `waiting` with the batch and released exactly
-   * once, when every member has ended, as `when` says (default `"always"`).
-   * Its handler reads the counts and the failed members with
-   * `ctx.dependencySummary()`.
-   */
-  callback: {
-    /** The callback's job definition, or its kind name. */
-    job: AnyJobDefinition | string;
-    /** Its payload, validated by the kind's schema. */
-    payload: unknown;
-    /** Which endings of the members release it: always, only if all succeeded, or only if one failed. */
-    when?: BatchCallbackWhen;
-  } & FlowJobOptions;
-  /** As `FlowInput.name`. */
-  name?: string;
-  /** As `FlowInput.idempotencyKey`. */
-  idempotencyKey?: string;
-  /** As `FlowInput.tenant`. */
-  tenant?: string;
-  /** As `FlowInput.tx`. */
-  tx?: Queryable;
-  /** As `FlowInput.traceContext`. */
-  traceContext?: TraceContext;
-}
-
-/** What `enqueueBatch` returns. */
-export interface EnqueuedBatch {
-  /** The batch's id (a flow of kind `batch`). */
-  id: string;
-  /** False when an idempotency key returned a batch created before. */
-  created: boolean;
-  /** The members, in the order given. */
-  jobs: Job[];
-  /** The callback job. */
-  callback: Job;
-}
+export { flowJob } from "./flow-input.js";
+export type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob, FlowJobOptions } from "./flow-input.js";
 
 /** How many times a graph insert that lost a deadlock is run again. */
 const DEADLOCK_ROUNDS = 3;
@@ -173,7 +59,7 @@ export class GraphEnqueuer {
     private readonly tracing: Tracing,
   ) {}
 
-  /** `Conveyor.enqueueFlow`. */
+  /** `conveyor.flows.enqueue`. */
   async enqueueFlow(input: FlowInput): Promise<EnqueuedFlow> {
     const tenant = checkFlowCommon(input);
     if (input.jobs === null || typeof input.jobs !== "object" || Array.isArray(input.jobs)) {
@@ -193,7 +79,7 @@ export class GraphEnqueuer {
     );
   }
 
-  /** `Conveyor.enqueueBatch`. */
+  /** `conveyor.flows.enqueueBatch`. */
   async enqueueBatch(input: BatchInput): Promise<EnqueuedBatch> {
     const tenant = checkFlowCommon(input);
     if (!Array.isArray(input.jobs) || input.jobs.length === 0) {

@@ -51,20 +51,40 @@ export function explainKey(queue: string, key: string, row: KeyStatusRow): KeySt
 }
 
 /**
- * Limits per key: set, delete and list them; explain a key; list the keys
- * with the most jobs waiting. Every input is validated here (a
- * ValidationError names the field); the statements are in
- * `store/sql/key-limits.ts`. Used through the `Conveyor` methods.
+ * Limits per key (`conveyor.keyLimits`): set, delete and list them;
+ * explain a key; list the keys with the most jobs waiting. Jobs carry
+ * their key: `limitKey` at enqueue, or the definition's
+ * `limitKey(payload)`. Every input is validated here (a ValidationError
+ * names the field); the statements are in `store/sql/key-limits.ts`.
+ *
+ * @example
+ * await conveyor.keyLimits.set("webhooks", { concurrency: 5 });
+ * const { state, reason } = await conveyor.keyLimits.status("webhooks", "api.example.com");
  */
 export class KeyLimitsControl {
   private readonly store: KeyLimitStore;
 
-  /** `db`: the client's Store. */
+  /** @internal `db`: the client's Store. */
   constructor(private readonly db: Store) {
     this.store = db.keyLimits;
   }
 
-  async setKeyLimits(queue: string, limits: KeyLimitsInput, key: string | null): Promise<KeyLimitSettings> {
+  /**
+   * Limit each key of a queue: `concurrency` caps one key's jobs running
+   * at once across all workers; `rateLimit` allows `count` starts per key
+   * per fixed window of `intervalMs`; `throttleMs` allows one. Without
+   * `options.key` this sets the queue's default for every key; with it,
+   * that key's override (which replaces the default for the key). An
+   * omitted field keeps its value; null removes that limit. Takes effect at
+   * the workers' next claim. Default: no key limits. A queue with queue
+   * limits (`queues.setLimits`) is refused (ConflictError).
+   *
+   * @example
+   * await conveyor.keyLimits.set("webhooks", { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
+   * await conveyor.keyLimits.set("webhooks", { concurrency: 1, throttleMs: 1_000 }, { key: "slow.example.com" });
+   */
+  async set(queue: string, limits: KeyLimitsInput, options: { key?: string } = {}): Promise<KeyLimitSettings> {
+    const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
     if (key !== null) checkLimitKey(key, "key");
     if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
@@ -87,7 +107,13 @@ export class KeyLimitsControl {
     return this.store.keyLimitsSet(queue, key, concurrency, rate);
   }
 
-  async deleteKeyLimits(queue: string, key: string | null): Promise<void> {
+  /**
+   * Delete one key's override (`options.key`), or every key limit of the
+   * queue (no key: its jobs are claimed without key limits again). Throws a
+   * NotFoundError when there was nothing to delete.
+   */
+  async delete(queue: string, options: { key?: string } = {}): Promise<void> {
+    const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
     if (key !== null) checkLimitKey(key, "key");
     if ((await this.store.keyLimitsDelete(queue, key)) === 0) {
@@ -99,24 +125,38 @@ export class KeyLimitsControl {
     }
   }
 
-  listKeyLimits(queue: string | null): Promise<KeyLimitSettings[]> {
-    if (queue !== null) checkName(queue, "queue", ValidationError);
-    return this.store.keyLimitsList(queue);
+  /** The key limits of one queue (default: every queue): each queue's default (`key` null) first, then its overrides. */
+  list(queue?: string): Promise<KeyLimitSettings[]> {
+    if (queue !== undefined) checkName(queue, "queue", ValidationError);
+    return this.store.keyLimitsList(queue ?? null);
   }
 
-  async keyStatus(queue: string, key: string): Promise<KeyStatus> {
+  /**
+   * What one key of a queue is doing, and why its waiting jobs are not
+   * running: paused queue, concurrency limit, rate window full, or nothing.
+   *
+   * @example
+   * const { state, reason } = await conveyor.keyLimits.status("webhooks", "api.example.com");
+   */
+  async status(queue: string, key: string): Promise<KeyStatus> {
     checkName(queue, "queue", ValidationError);
     checkLimitKey(key, "key");
     return explainKey(queue, key, await this.store.keyStatusGet(queue, key));
   }
 
-  topKeys(queue: string, limit: number = DEFAULT_TOP_KEYS): Promise<KeyLoad[]> {
+  /**
+   * The keys of a queue with the most jobs waiting, with their running jobs
+   * and limits; `limit` 1..`MAX_TOP_KEYS`.
+   * @param limit - how many keys; default `DEFAULT_TOP_KEYS` (10)
+   */
+  top(queue: string, limit: number = DEFAULT_TOP_KEYS): Promise<KeyLoad[]> {
     checkName(queue, "queue", ValidationError);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_TOP_KEYS) refuse("limit", `must be an integer from 1 to ${MAX_TOP_KEYS}, got ${JSON.stringify(limit)}`);
     return this.store.keyTopByWaiting(queue, limit);
   }
 
-  keysHeldBack(): Promise<KeyHeldBack[]> {
+  /** Keys held back by their limits now (at their concurrency cap or with a full rate window), with their ready jobs. */
+  heldBack(): Promise<KeyHeldBack[]> {
     return this.store.keyHeldBackList();
   }
 }

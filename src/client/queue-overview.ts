@@ -6,7 +6,8 @@ import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { QueueStats } from "../core/overview.js";
 import type { QueueStore } from "../store/queue-store.js";
-import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
+import type { Store } from "../store/store.js";
+import type { TenantScope } from "./scope.js";
 import type { ResolvedConveyorOptions } from "./options.js";
 import { NONE_ESTIMATED, queueCountLimits, readQueueCounts, readReadyAges } from "./counts.js";
 import { SearchTimeoutError } from "../core/errors.js";
@@ -24,13 +25,18 @@ export interface QueueOverviewItem extends QueueStats {
   /** null: no rate limit. */
   rateLimit: RateLimit | null;
   /** The queue's default limits per key; null when it has no limits per key. */
-  keyLimits: { concurrencyLimit: number | null; rateLimit: RateLimit | null } | null;
+  keyLimits: {
+    /** Most of one key's jobs running at once; null: no cap. */
+    concurrencyLimit: number | null;
+    /** Starts per key per window; null: no rate limit. */
+    rateLimit: RateLimit | null;
+  } | null;
 }
 
 /**
- * Read-only views for operators and the HTTP API: per-queue counts, queue
- * depth for metrics, and workers with their running jobs, each optionally
- * limited to one tenant.
+ * Read-only views for operators and the HTTP API (`conveyor.queueOverview`):
+ * per-queue counts, queue depth for metrics, and workers with their
+ * running jobs, each optionally limited to one tenant.
  */
 export class QueueOverview {
   private readonly store: QueueStore;
@@ -39,10 +45,12 @@ export class QueueOverview {
   private readonly keyLimits: KeyLimitStore;
   private readonly limits: Pick<ResolvedConveyorOptions, "exactCountLimit" | "searchTimeoutMs">;
 
-  constructor(conveyor: ConveyorClient) {
-    // Overviews only read: from the read replica when the client has one.
-    const { reader } = clientInternals(conveyor);
-    this.limits = conveyor.options;
+  /**
+   * @internal Made by the client. Overviews only read: `reader` is the read
+   * replica's store when the client has one.
+   */
+  constructor(reader: Store, limits: Pick<ResolvedConveyorOptions, "exactCountLimit" | "searchTimeoutMs">) {
+    this.limits = limits;
     this.store = reader.queues;
     this.settings = reader.queueSettings;
     this.flows = reader.flows;
@@ -131,7 +139,18 @@ export class QueueOverview {
    * per-queue limit, the planner's estimate beyond it (`estimated`). Never
    * a count of the whole table.
    */
-  async queueDepth(): Promise<Array<{ queue: string; status: string; count: number; estimated: boolean }>> {
+  async queueDepth(): Promise<
+    Array<{
+      /** The queue. */
+      queue: string;
+      /** One of waiting, queued, running, retrying, dead. */
+      status: string;
+      /** How many jobs (see `estimated`). */
+      count: number;
+      /** True when `count` is the planner's estimate. */
+      estimated: boolean;
+    }>
+  > {
     const counts = await readQueueCounts(this.store, null, queueCountLimits(this.limits));
     return counts.flatMap((queue) =>
       (["waiting", "queued", "running", "retrying", "dead"] as const).map((status) => ({

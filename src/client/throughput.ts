@@ -1,21 +1,18 @@
 import type { StatsStore, ThroughputMinute } from "../store/stats-store.js";
-import { clientInternals, type ConveyorClient, type TenantScope } from "./conveyor-client.js";
+import type { TenantScope } from "./scope.js";
 
 export type { ThroughputMinute } from "../store/stats-store.js";
 
 /**
- * Activity over time, for dashboards: jobs enqueued and attempts finished
+ * Activity over time, for dashboards (`conveyor.throughput`): jobs enqueued and attempts finished
  * per minute, optionally limited to one tenant.
  *
  * @example
- * const minutes = await new Throughput(conveyor).lastHour({ tenant: "acme" });
+ * const minutes = await conveyor.throughput.lastHour({ tenant: "acme" });
  */
 export class Throughput {
-  private readonly store: StatsStore;
-
-  constructor(conveyor: ConveyorClient) {
-    this.store = clientInternals(conveyor).reader.stats;
-  }
+  /** @internal Made by the client, on the stats of the store it reads from (a read replica's when it has one). */
+  constructor(private readonly store: StatsStore) {}
 
   /** The last 60 minutes, oldest first, one entry per minute (zeros included). */
   lastHour(scope: TenantScope = {}): Promise<ThroughputMinute[]> {

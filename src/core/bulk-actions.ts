@@ -24,7 +24,7 @@ export type BulkActionStatus = (typeof BULK_ACTION_STATUSES)[number];
  * it is, whatever the filter says. Within them, a job the action has
  * already changed is not touched again, so running an action twice is
  * safe:
- * - `retry`: `dead` jobs are requeued as `requeueDeadLetter` does (fresh
+ * - `retry`: `dead` jobs are requeued as `deadLetters.requeue` does (fresh
  *   attempts, same id); `retrying` jobs waiting for their backoff run now.
  * - `cancel`: `waiting`, `queued` and `retrying` jobs are cancelled at once;
  *   `running` ones get their cancel request, as `cancel` does.
@@ -49,7 +49,7 @@ export type BulkActionFilter = {
   [K in keyof JobFilter]: Exclude<JobFilter[K], undefined> extends Date ? string : JobFilter[K];
 };
 
-/** What `startBulkAction` takes. */
+/** What `bulkActions.start` takes. */
 export interface BulkActionInput {
   /** What to do (see `BULK_ACTION_STATES` for the jobs each touches). */
   action: BulkActionKind;

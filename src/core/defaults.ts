@@ -68,7 +68,7 @@ export const MAX_RUN_AT_MS = Date.UTC(10000, 0, 1);
  */
 export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
-/** Page size for `listJobs` and `listDeadLetters` when none is given: 50. */
+/** Page size for `listJobs` and `deadLetters.list` (and every other list) when none is given: 50. */
 export const DEFAULT_LIST_LIMIT = 50;
 /** The most one page returns: 1000. */
 export const MAX_LIST_LIMIT = 1000;
@@ -298,7 +298,7 @@ export const BULK_ACTION_LEASE_MS = 30_000;
 export const BULK_ACTION_SWEEP_INTERVAL_MS = 15_000;
 /** Bulk actions: the most operations one resume sweep takes over (10). */
 export const BULK_ACTION_SWEEP_LIMIT = 10;
-/** Bulk actions: how often `runBulkAction` reads an operation another live process runs (1 s). */
+/** Bulk actions: how often `bulkActions.run` reads an operation another live process runs (1 s). */
 export const BULK_ACTION_WATCH_INTERVAL_MS = 1_000;
 /**
  * Bulk actions: how long the count of the jobs a filter covers may take
@@ -343,9 +343,9 @@ export const MAX_KEYS_PER_CLAIM = 64;
 export const KEY_SHARE_PER_CLAIM = 8;
 /** Key-limited claims: the most claims of one queue in one claim round (4), walking on while the round is short. */
 export const KEY_CLAIMS_PER_ROUND = 4;
-/** `topKeys`: keys listed by default (10). */
+/** `keyLimits.top`: keys listed by default (10). */
 export const DEFAULT_TOP_KEYS = 10;
-/** `topKeys`: the most keys listed (100). */
+/** `keyLimits.top`: the most keys listed (100). */
 export const MAX_TOP_KEYS = 100;
 /** Metrics: keys held back by their limits given a series of their own, per queue (10; the rest are only counted). */
 export const KEY_METRICS_TOP = 10;

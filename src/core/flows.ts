@@ -116,7 +116,7 @@ export interface FlowInfo {
   id: string;
   /** The tenant of every job in it. */
   tenant: string;
-  /** `flow` (enqueueFlow) or `batch` (enqueueBatch). */
+  /** `flow` (flows.enqueue) or `batch` (flows.enqueueBatch). */
   kind: "flow" | "batch";
   /** The label it was given; null when none. */
   name: string | null;
@@ -199,7 +199,7 @@ export interface DependencySummary {
   failedJobIds: string[];
 }
 
-/** One job of a flow or batch, as `getFlow` lists it. */
+/** One job of a flow or batch, as `flows.get` lists it. */
 export interface FlowMember {
   /** Its name in the flow. */
   node: string;
@@ -209,13 +209,13 @@ export interface FlowMember {
   dependsOn: string[];
 }
 
-/** A flow or batch with every job in it (`getFlow`). */
+/** A flow or batch with every job in it (`flows.get`). */
 export interface FlowDetail extends FlowInfo {
   /** Every job of the flow, with what each waits for. */
   jobs: FlowMember[];
 }
 
-/** What `cancelFlow` did. */
+/** What `flows.cancel` did. */
 export interface FlowCancelResult {
   /** Jobs cancelled at once: they had not started. */
   cancelled: number;

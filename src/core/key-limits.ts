@@ -23,7 +23,7 @@ export interface KeyLimitSettings extends KeyLimits {
 }
 
 /**
- * Limits to change with `setKeyLimits`: an omitted field keeps its value,
+ * Limits to change with `keyLimits.set`: an omitted field keeps its value,
  * null removes that limit. `throttleMs` is `rateLimit: { count: 1, intervalMs: throttleMs }`
  * (at most one start per window per key); give it or `rateLimit`, not both.
  */
@@ -49,7 +49,7 @@ export type KeyLimitSource = "override" | "default" | "none";
  */
 export type KeyState = "paused" | "concurrency_limit" | "rate_limit" | "ready" | "scheduled" | "idle";
 
-/** What one key of a queue is doing now (`keyStatus`). */
+/** What one key of a queue is doing now (`keyLimits.status`). */
 export interface KeyStatus {
   /** The queue. */
   queue: string;
@@ -80,7 +80,7 @@ export interface KeyStatus {
   reason: string;
 }
 
-/** One key among those with the most jobs waiting (`topKeys`). */
+/** One key among those with the most jobs waiting (`keyLimits.top`). */
 export interface KeyLoad {
   /** The key. */
   key: string;

@@ -20,7 +20,7 @@ export interface QueueSettings {
   updatedAt: Date;
 }
 
-/** Limits to change with `setQueueLimits`: an omitted field keeps its value, null removes the limit. */
+/** Limits to change with `queues.setLimits`: an omitted field keeps its value, null removes the limit. */
 export interface QueueLimitsInput {
   /** Most of the queue's jobs running at once across all workers; null removes the cap. Default: no cap. */
   concurrency?: number | null;

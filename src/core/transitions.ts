@@ -67,7 +67,7 @@ export const TRANSITIONS = {
    * or that its dependency alone had ended, waits for it again.
    */
   dependency_reopened: { queued: "waiting", dead: "waiting", cancelled: "waiting" },
-  /** A dead job is requeued (requeueDeadLetter, a bulk retry): queued now with fresh attempts, same id. */
+  /** A dead job is requeued (deadLetters.requeue, a bulk retry): queued now with fresh attempts, same id. */
   requeue: { dead: "queued" },
 } as const satisfies Readonly<Record<string, Readonly<Partial<Record<JobStatus, JobStatus>>>>>;
 

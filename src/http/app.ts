@@ -1,8 +1,6 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
-import { ApiKeys } from "../client/api-keys.js";
 import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../core/defaults.js";
 import type { ConveyorClient } from "../client/conveyor-client.js";
-import { QueueOverview } from "../client/queue-overview.js";
 import { authenticateWith } from "./auth.js";
 import { installBulkActionSweep } from "./bulk-action-sweep.js";
 import { installDashboard } from "./dashboard.js";
@@ -63,7 +61,7 @@ export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {
     frameworkErrors: frameworkErrorHandler(limits),
     clientErrorHandler: clientErrorHandler(limits),
   }) as unknown as FastifyInstance;
-  const overview = new QueueOverview(conveyor);
+  const overview = conveyor.queueOverview;
   const metrics = new ApiMetrics(overview, resolved.logger);
   const context: RouteContext = { conveyor, overview, metrics, kinds: describeKinds(conveyor.jobs) };
 
@@ -80,7 +78,7 @@ export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {
 
   systemRoutes(app, context);
   installDashboard(app);
-  const keys = new ApiKeys(conveyor);
+  const keys = conveyor.apiKeys;
   await app.register(
     async (v1) => {
       v1.addHook("onRequest", authenticateWith(keys));

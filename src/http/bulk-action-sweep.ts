@@ -17,7 +17,7 @@ export function installBulkActionSweep(app: FastifyInstance, conveyor: ConveyorC
   let sweeping: Promise<void> = Promise.resolve();
   const sweep = () => {
     sweeping = conveyor
-      .resumeBulkActions()
+      .bulkActions.resume()
       .then(
         (taken) => {
           if (taken.length > 0) logger.info({ bulkActionIds: taken.map((operation) => operation.id) }, "resumed bulk actions whose process was gone");

@@ -1,4 +1,4 @@
-import type { ClaimedJob, DeadLetter, Job, JobExecution, WorkerInfo } from "../core/model.js";
+import type { ClaimedJob, Job, JobExecution } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
 import { decideExpiredLease, type DeadReason } from "../core/outcome.js";
 import type { TraceContext } from "../core/trace-context.js";
@@ -15,7 +15,7 @@ import { runQuery } from "./run-query.js";
 import { type JobFilterValues, jobFilterCondition, jobSearchStatement } from "./sql/job-filter.js";
 import { withTransaction } from "./transaction.js";
 import type { JobInsertRow, UniqueInsert } from "./job-insert-row.js";
-import { insertedJobAt, rowToDeadLetter, rowToExecution, rowToInsertedJob, rowToJob, rowToWorker } from "./rows.js";
+import { insertedJobAt, rowToExecution, rowToInsertedJob, rowToJob } from "./rows.js";
 
 /**
  * One attempt that did not succeed, as the worker decided it
@@ -379,59 +379,5 @@ export class JobStore {
       decided.map((d) => d.decision.deadReason),
     ]);
     return rows.map(rowToJob);
-  }
-
-  async deadLetterList(
-    filter: { tenant?: string | null; kind?: string | null; queue?: string | null; beforeId?: string | null; limit: number },
-  ): Promise<DeadLetter[]> {
-    const { rows } = await this.run(
-      this.q.deadLetterList,
-      [filter.tenant ?? null, filter.kind ?? null, filter.queue ?? null, filter.beforeId ?? null, filter.limit],
-    );
-    return rows.map(rowToDeadLetter);
-  }
-
-  async deadLetterGet(id: string, tenant: string | null): Promise<DeadLetter | null> {
-    const { rows } = await this.run(this.q.deadLetterGet, [id, tenant]);
-    return rows[0] ? rowToDeadLetter(rows[0]) : null;
-  }
-
-  async deadLetterRequeue(id: string, tenant: string | null): Promise<Job | null> {
-    const { rows } = await this.run(this.q.deadLetterRequeue, [id, tenant]);
-    return rows[0] ? rowToJob(rows[0]) : null;
-  }
-
-  async deadLetterPurge(id: string, tenant: string | null): Promise<boolean> {
-    const { rows } = await this.run(this.q.deadLetterPurge, [id, tenant]);
-    return rows.length > 0;
-  }
-
-  async workerUpsert(worker: {
-    id: string;
-    hostname: string;
-    pid: number;
-    queues: readonly string[] | null;
-    kinds: readonly string[];
-    concurrency: number;
-    staleMs: number;
-  }): Promise<void> {
-    await this.run(this.q.workerUpsert, [
-      worker.id,
-      worker.hostname,
-      worker.pid,
-      worker.queues,
-      worker.kinds,
-      worker.concurrency,
-      worker.staleMs,
-    ]);
-  }
-
-  async workerDeregister(id: string): Promise<void> {
-    await this.run(this.q.workerDeregister, [id]);
-  }
-
-  async workerList(): Promise<WorkerInfo[]> {
-    const { rows } = await this.run(this.q.workerList, []);
-    return rows.map(rowToWorker);
   }
 }

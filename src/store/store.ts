@@ -3,6 +3,7 @@ import { BulkActionStore } from "./bulk-action-store.js";
 import { ClaimStore } from "./claim-store.js";
 import { CronStore } from "./cron-store.js";
 import { DatabaseClock } from "./database-clock.js";
+import { DeadLetterStore } from "./dead-letter-store.js";
 import type { ConnectionConfig, Pool } from "./db.js";
 import { FlowStore } from "./flow-store.js";
 import { HandlerStore } from "./handler-store.js";
@@ -16,6 +17,7 @@ import { QueueStore } from "./queue-store.js";
 import { RetentionStore } from "./retention-store.js";
 import { StatsStore } from "./stats-store.js";
 import { tenantIndexEnsure } from "./tenant-index-store.js";
+import { WorkerStore } from "./worker-store.js";
 
 /**
  * Conveyor's one database boundary: the pool, the schema and every statement
@@ -32,8 +34,12 @@ import { tenantIndexEnsure } from "./tenant-index-store.js";
 export class Store {
   /** Every statement with the schema substituted, bound once here. */
   readonly queries: Queries;
-  /** Jobs, executions, dead letters and workers. */
+  /** Jobs and their executions: inserts, claims, attempts, cancels, reclaims. */
   readonly jobs: JobStore;
+  /** The dead-letter queue. */
+  readonly deadLetters: DeadLetterStore;
+  /** Live workers' registrations. */
+  readonly workers: WorkerStore;
   /** Searches and counts of jobs by a filter, under a time bound. */
   readonly search: JobSearchStore;
   /** The database server's clock, which execution ids and cron ticks are made from. */
@@ -72,6 +78,8 @@ export class Store {
     const queries = bindQueries(schema, pooled);
     this.queries = queries;
     this.jobs = new JobStore(pool, queries, schema);
+    this.deadLetters = new DeadLetterStore(pool, queries);
+    this.workers = new WorkerStore(pool, queries);
     this.search = new JobSearchStore(pool, schema, this.jobs);
     this.clock = new DatabaseClock(pool, queries);
     this.cron = new CronStore(pool, queries);

@@ -49,7 +49,7 @@ export type FlowNodeJson = z.output<typeof flowNodeShape>;
 /** A flow with its jobs and their counts by status, as JSON. */
 export type FlowDetailJson = z.output<typeof flowDetailShape>;
 
-/** A flow as `getFlow` returns it. */
+/** A flow as `flows.get` returns it. */
 export type FlowWithJobs = FlowInfo & { jobs: ReadonlyArray<{ node: string; job: Job; dependsOn: readonly string[] }> };
 
 /** A flow's row as JSON. */

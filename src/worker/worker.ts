@@ -5,6 +5,7 @@ import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
+import type { WorkerStore } from "../store/worker-store.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import { WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
@@ -40,6 +41,7 @@ export class Worker {
   /** Its logger: the client's (or `options.logger`), with `workerId` on every line. */
   readonly log: Logger;
   private readonly store: JobStore;
+  private readonly workers: WorkerStore;
   private readonly definitions: ReadonlyMap<string, AnyJobDefinition>;
   /** Jobs held right now, by execution id. */
   private readonly running = new Map<string, Attempt>();
@@ -75,6 +77,7 @@ export class Worker {
     this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
     this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
     this.store = deps.store.jobs;
+    this.workers = deps.store.workers;
     this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
@@ -212,7 +215,7 @@ export class Worker {
       this.leases.stop();
       await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.registration.stop(), intake]);
       await this.claimStore.close();
-      await this.store.workerDeregister(this.id).catch((error: unknown) => {
+      await this.workers.workerDeregister(this.id).catch((error: unknown) => {
         this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
       });
     })();
@@ -328,7 +331,7 @@ export class Worker {
   }
 
   private async register(): Promise<void> {
-    await this.store.workerUpsert({
+    await this.workers.workerUpsert({
       id: this.id,
       hostname: hostname(),
       pid: process.pid,

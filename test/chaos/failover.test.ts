@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { z } from "zod";
 import { Conveyor, defineJob, type Worker } from "../../src/index.js";
-import { ApiKeys, buildApp, type ConveyorApp } from "../../src/http/index.js";
+import { buildApp, type ConveyorApp } from "../../src/http/index.js";
 import { debianPostgresBin, ReplicaPair } from "../helpers/replica-pair.js";
 import { sleep } from "./harness.js";
 
@@ -38,7 +38,7 @@ describe.skipIf(bin === null)("chaos: failover to a synchronous standby", () => 
     pair = await new ReplicaPair(bin!).start();
     conveyor = new Conveyor({ connectionString: pair.hostListUrl, jobs: [work], logger: silent, queryTimeoutMs: 10_000 });
     await conveyor.migrate();
-    key = (await new ApiKeys(conveyor).create({ admin: true, name: "failover" })).key;
+    key = (await conveyor.apiKeys.create({ admin: true, name: "failover" })).key;
     app = await buildApp(conveyor, { logger: silent });
   }, 120_000);
   afterAll(async () => {

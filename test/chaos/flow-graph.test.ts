@@ -103,10 +103,10 @@ describe("chaos: a flow graph under SIGKILL, SIGSTOP and a PostgreSQL restart", 
       const callbackWorker = r.spawn(CALLBACK_ARGS);
       await Promise.all([...pool, callbackWorker].map((w) => w!.ready()));
 
-      const flow = await r.conveyor.enqueueFlow({ name: "chaos graph", jobs: graph() });
+      const flow = await r.conveyor.flows.enqueue({ name: "chaos graph", jobs: graph() });
       const callbacks: string[] = [];
       for (let b = 0; b < BATCHES; b++) {
-        const batch = await r.conveyor.enqueueBatch({
+        const batch = await r.conveyor.flows.enqueueBatch({
           name: `chaos batch ${b}`,
           jobs: Array.from({ length: BATCH_MEMBERS }, () => ({ job: "chaos.work", payload: work(), maxAttempts: MAX_ATTEMPTS })),
           callback: { job: "chaos.work", payload: work(), queue: "callbacks", maxAttempts: MAX_ATTEMPTS, when: b % 2 === 0 ? "always" : "succeeded" },

@@ -44,7 +44,7 @@ describe("conveyor bulk <action>", () => {
     expect(lines.length).toBeGreaterThan(3);
     expect(lines.at(-1)).toMatch(/^bulk retry \[#{30}\] 100% 12 jobs/);
     expect(await countRows(test.conveyor, "jobs", "id = ANY($1) AND status = 'queued'", [dead])).toBe(12);
-    expect(await test.conveyor.getBulkAction(id)).toMatchObject({ status: "succeeded", touched: 12, requestedBy: ME, filter: { status: ["dead"], queue: "mail" } });
+    expect(await test.conveyor.bulkActions.get(id)).toMatchObject({ status: "succeeded", touched: 12, requestedBy: ME, filter: { status: ["dead"], queue: "mail" } });
   });
 
   it("prints the operation's JSON with --json, for set-priority (a negative one) and move", async () => {
@@ -88,10 +88,10 @@ describe("conveyor bulk <action>", () => {
 describe("conveyor bulk list, show and cancel <id>", () => {
   it("lists, shows and cancels operations", async () => {
     await jobsIn(test.conveyor, "queued", 30);
-    const done = await test.conveyor.runBulkAction((await test.conveyor.startBulkAction({ action: "purge", filter: { queue: "q1" } })).id);
+    const done = await test.conveyor.bulkActions.run((await test.conveyor.bulkActions.start({ action: "purge", filter: { queue: "q1" } })).id);
     tune(test.conveyor, { batchSize: 1, pauseMs: 60_000 });
-    const running = await test.conveyor.startBulkAction({ action: "set_priority", filter: { kind: "item" }, priority: 2, requestedBy: "ops" });
-    await waitFor("a first batch", async () => (await test.conveyor.getBulkAction(running.id))!.touched === 1, 30_000);
+    const running = await test.conveyor.bulkActions.start({ action: "set_priority", filter: { kind: "item" }, priority: 2, requestedBy: "ops" });
+    await waitFor("a first batch", async () => (await test.conveyor.bulkActions.get(running.id))!.touched === 1, 30_000);
 
     const list = await bulk("list");
     expect(list.code, list.stderr).toBe(0);
@@ -141,7 +141,7 @@ describe("Ctrl-C", () => {
       expect(code, server.output()).toBe(130);
       expect(server.stderr).toMatch(/stopping after the batch in progress/);
       expect(server.stderr).toMatch(/bulk set_priority cancelled: reprioritized \d+ jobs before it stopped/);
-      const [operation] = (await test.conveyor.listBulkActions()).items;
+      const [operation] = (await test.conveyor.bulkActions.list()).items;
       expect(operation).toMatchObject({ status: "cancelled", cancelRequested: true });
       expect(operation!.touched).toBeLessThan(300);
       expect(await countRows(test.conveyor, "jobs", "priority = 7")).toBe(operation!.touched);

@@ -22,7 +22,7 @@ const ok = (result: CliResult) => {
 
 beforeAll(async () => {
   test = await createTestConveyor({ jobs: [step], logger: silent });
-  flow = await test.conveyor.enqueueFlow({
+  flow = await test.conveyor.flows.enqueue({
     name: "order 1001",
     tenant: "acme",
     jobs: {
@@ -32,7 +32,7 @@ beforeAll(async () => {
       notify: { job: "step", payload: { n: 4 }, dependsOn: ["ship"] },
     },
   });
-  await test.conveyor.enqueueBatch({ tenant: "globex", jobs: [{ job: "step", payload: { n: 5 } }], callback: { job: "step", payload: { n: 6 } } });
+  await test.conveyor.flows.enqueueBatch({ tenant: "globex", jobs: [{ job: "step", payload: { n: 5 } }], callback: { job: "step", payload: { n: 6 } } });
 });
 afterAll(() => test?.cleanup());
 
@@ -43,7 +43,7 @@ describe("conveyor flows", () => {
     expect(lines).toHaveLength(3);
     expect(lines[2]).toMatch(new RegExp(`^${flow.id}\\s+flow\\s+order 1001\\s+acme\\s+\\d{4}-`));
     const page = JSON.parse(ok(await cli("flows", "list", "--json")));
-    expect(page).toEqual({ items: (await test.conveyor.listFlows()).items.map(flowJson), nextCursor: null });
+    expect(page).toEqual({ items: (await test.conveyor.flows.list()).items.map(flowJson), nextCursor: null });
     const batches = JSON.parse(ok(await cli("flows", "list", "--kind", "batch", "--json")));
     expect(batches.items.map((item: { kind: string }) => item.kind)).toEqual(["batch"]);
     const acme = JSON.parse(ok(await cli("flows", "list", "--tenant", "acme", "--json")));
@@ -67,7 +67,7 @@ describe("conveyor flows", () => {
       ["2", "notify", "waiting", "step", "ship"],
     ]);
     const json = JSON.parse(ok(await cli("flows", "show", flow.id, "--json")));
-    expect(json).toEqual(flowDetailJson((await test.conveyor.getFlow(flow.id))!));
+    expect(json).toEqual(flowDetailJson((await test.conveyor.flows.get(flow.id))!));
   });
 
   it("prints a job's flow, parents and children in jobs show", async () => {
@@ -84,7 +84,7 @@ describe("conveyor flows", () => {
   });
 
   it("cancels a flow's jobs, and says so as JSON too", async () => {
-    const other = await test.conveyor.enqueueFlow({ jobs: { a: { job: "step", payload: { n: 1 } }, b: { job: "step", payload: { n: 2 }, dependsOn: ["a"] } } });
+    const other = await test.conveyor.flows.enqueue({ jobs: { a: { job: "step", payload: { n: 1 } }, b: { job: "step", payload: { n: 2 }, dependsOn: ["a"] } } });
     expect(ok(await cli("flows", "cancel", other.id)).trim()).toBe(`cancelled 2 jobs of flow ${other.id}`);
     expect(JSON.parse(ok(await cli("flows", "cancel", other.id, "--json")))).toEqual({ id: other.id, cancelled: 0, cancelRequested: 0 });
     const shown = JSON.parse(ok(await cli("flows", "show", other.id, "--json")));

@@ -196,7 +196,7 @@ describe("conveyor queues and conveyor workers", () => {
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+WAITING\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
     const { items } = json(await cli("queues", "--json"));
-    const expected = await new (await import("../../src/client/queue-overview.js")).QueueOverview(test.conveyor).queueStats();
+    const expected = await test.conveyor.queueOverview.queueStats();
     expect(items.map((q: { queue: string; counts: unknown }) => [q.queue, q.counts])).toEqual(expected.map((q) => [q.queue, q.counts]));
     expect(json(await cli("queues", "--tenant", "nobody", "--json"))).toEqual({ items: [] });
 

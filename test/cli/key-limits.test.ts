@@ -67,6 +67,6 @@ describe("conveyor queues key-limit and friends", () => {
       expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
       expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
     }
-    expect(await test.conveyor.listKeyLimits()).toEqual([]);
+    expect(await test.conveyor.keyLimits.list()).toEqual([]);
   });
 });

@@ -23,7 +23,7 @@ describe("conveyor queues pause|resume|limit", () => {
   it("changes a queue's settings, and the queue list shows them", async () => {
     expect(ok(await cli("queues", "pause", "mail"))).toBe("queue mail: paused\n");
     expect(ok(await cli("queues", "limit", "mail", "--concurrency", "3", "--rate", "100/60000"))).toMatch(/^queue mail: paused, 3 at once, 100 per 1 min/);
-    expect((await test.conveyor.listQueueSettings())[0]).toMatchObject({
+    expect((await test.conveyor.queues.listSettings())[0]).toMatchObject({
       queue: "mail",
       paused: true,
       concurrency: 3,
@@ -46,7 +46,7 @@ describe("conveyor queues pause|resume|limit", () => {
   it("deletes a queue's settings, and says in one line when there are none", async () => {
     expect(ok(await cli("queues", "pause", "mial"))).toBe("queue mial: paused\n");
     expect(ok(await cli("queues", "delete", "mial"))).toBe("queue mial: settings deleted\n");
-    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain("mial");
+    expect((await test.conveyor.queues.listSettings()).map((q) => q.queue)).not.toContain("mial");
     const again = await cli("queues", "delete", "mial");
     expect(again.code).not.toBe(0);
     expect(stderrLines(again)).toEqual(['conveyor: queue "mial" has no settings to delete']);
@@ -70,7 +70,7 @@ describe("conveyor queues pause|resume|limit", () => {
       expect(stderrLines(result), `${args.join(" ")}\n${result.stderr}`).toHaveLength(1);
       expect(stderrLines(result)[0], args.join(" ")).toMatch(mentions);
     }
-    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("bad name");
+    expect((await test.conveyor.queues.listSettings()).map((s) => s.queue)).not.toContain("bad name");
   });
 });
 
@@ -78,7 +78,7 @@ describe("conveyor tenants [limit]", () => {
   it("sets and removes a tenant's cap, and lists what is set", async () => {
     expect(ok(await cli("tenants"))).toBe("no tenant settings (every tenant is uncapped)\n");
     expect(ok(await cli("tenants", "limit", "acme", "--concurrency", "4"))).toBe("tenant acme: 4 at once\n");
-    expect(await test.conveyor.listTenantSettings()).toEqual([expect.objectContaining({ tenant: "acme", concurrency: 4 })]);
+    expect(await test.conveyor.queues.listTenantSettings()).toEqual([expect.objectContaining({ tenant: "acme", concurrency: 4 })]);
     expect(ok(await cli("tenants"))).toMatch(/^TENANT\s+CAP\nacme\s+4 at once\n$/);
     expect(JSON.parse(ok(await cli("tenants", "limit", "acme", "--concurrency", "none", "--json")))).toMatchObject({
       tenant: "acme",

@@ -11,7 +11,6 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { z } from "zod";
 import exampleJobs from "../../examples/jobs.js";
@@ -64,7 +63,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
   beforeAll(async () => {
     mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [...exampleJobs, failsWithMarkup], logger: silent });
-    const apiKeys = new ApiKeys(test.conveyor);
+    const apiKeys = test.conveyor.apiKeys;
     keys.admin = (await apiKeys.create({ admin: true, name: "browser test" })).key;
     keys.acme = (await apiKeys.create({ tenant: "acme" })).key;
     // Two dead letters (PermanentError on the first attempt), made by a worker that then stops:

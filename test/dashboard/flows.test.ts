@@ -9,7 +9,6 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { defineJob } from "../../src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
@@ -49,7 +48,7 @@ describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
   beforeAll(async () => {
     mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [step], logger: silent });
-    adminKey = (await new ApiKeys(test.conveyor).create({ admin: true, name: "flow browser test" })).key;
+    adminKey = (await test.conveyor.apiKeys.create({ admin: true, name: "flow browser test" })).key;
     server = await startApiServer(test.conveyor, { port: 0, logger: silent });
     // No worker: the root is not due for ten minutes, so everything waits until the test moves it.
     const created = await api("POST", "/v1/flows", {

@@ -14,7 +14,6 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiKeys } from "../../src/client/api-keys.js";
 import { type ApiServer, startApiServer } from "../../src/http/server.js";
 import { defineJob, PermanentError } from "../../src/index.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
@@ -108,7 +107,7 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
   beforeAll(async () => {
     mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
     test = await createTestConveyor({ jobs: [invoice, item, stuck], logger: silent });
-    const apiKeys = new ApiKeys(test.conveyor);
+    const apiKeys = test.conveyor.apiKeys;
     const admin = await apiKeys.create({ admin: true, name: "operations test" });
     keys.admin = admin.key;
     keys.adminId = admin.record.id;

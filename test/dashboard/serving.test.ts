@@ -7,7 +7,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeys } from "../../src/client/api-keys.js";
 import { buildApp, type ConveyorApp } from "../../src/http/app.js";
 import { dashboardDirectory } from "../../src/http/dashboard.js";
 import exampleJobs from "../../examples/jobs.js";
@@ -21,7 +20,7 @@ let acme: string;
 
 beforeAll(async () => {
   test = await createTestConveyor({ jobs: exampleJobs, logger: silent });
-  const keys = new ApiKeys(test.conveyor);
+  const keys = test.conveyor.apiKeys;
   admin = (await keys.create({ admin: true })).key;
   acme = (await keys.create({ tenant: "acme" })).key;
   app = await buildApp(test.conveyor, { logger: silent });

@@ -1,7 +1,8 @@
 import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
-import { clientInternals, type ConveyorClient } from "../../src/client/conveyor-client.js";
+import type { ClientContext } from "../../src/client/client-context.js";
+import type { ConveyorClient } from "../../src/client/conveyor-client.js";
 import type { DatabaseClock } from "../../src/store/database-clock.js";
 import { Conveyor } from "../../src/conveyor.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
@@ -93,24 +94,33 @@ async function keepSchema(conveyor: Conveyor, schema: string): Promise<void> {
   console.warn(`kept schema ${schema} for inspection (${why}); the first run a day from now drops it`);
 }
 
+/**
+ * What a client built from its options (its protected `context`: store,
+ * reader, connections, tracing, bulk action runner), for tests that reach
+ * below the public API.
+ */
+export function contextOf(conveyor: ConveyorClient): ClientContext {
+  return (conveyor as unknown as { context: ClientContext }).context;
+}
+
 /** The store behind a client (no longer a public member of Conveyor). */
 export function storeOf(conveyor: ConveyorClient): JobStore {
-  return clientInternals(conveyor).store.jobs;
+  return contextOf(conveyor).store.jobs;
 }
 
 /** The one Store behind a client: its bound statements and every entity's store. */
 export function dbOf(conveyor: ConveyorClient): Store {
-  return clientInternals(conveyor).store;
+  return contextOf(conveyor).store;
 }
 
 /** How a client's connections are made, as a worker's claim connection is. */
 export function connectionOf(conveyor: ConveyorClient): ConnectionConfig {
-  return clientInternals(conveyor).connection;
+  return contextOf(conveyor).connection;
 }
 
 /** The database clock a client makes ids from (not public). */
 export function clockOf(conveyor: ConveyorClient): DatabaseClock {
-  return clientInternals(conveyor).store.clock;
+  return contextOf(conveyor).store.clock;
 }
 
 /** A single connection to the test database, for transactions and raw SQL; `end()` it when done. */

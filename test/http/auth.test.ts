@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY_PREFIX, hashApiKey } from "../../src/client/api-keys.js";
+import { ConflictError, ValidationError } from "../../src/index.js";
 import { type ApiTest, call, createApiTest, expectProblem, rows } from "./support.js";
 
 let test: ApiTest;
@@ -69,6 +70,16 @@ describe("API keys", () => {
     expect(expectProblem(response, 401, "UNAUTHORIZED").detail).toMatch(/revoked/);
     // Revoking twice keeps the first time.
     expect((await test.apiKeys.revoke(record.id)).revokedAt).toEqual(revoked.revokedAt);
+  });
+
+  it("can be imported: a key chosen outside works like a created one, once; a malformed one is refused", async () => {
+    const key = `${API_KEY_PREFIX}imported-key-0123456789abcdef`;
+    const record = await test.apiKeys.import(key, { tenant: "acme", name: "imported" });
+    expect(record).toMatchObject({ tenant: "acme", admin: false, name: "imported", prefix: key.slice(0, API_KEY_PREFIX.length + 8) });
+    expect((await call(test.app, { url: "/v1/jobs", key })).statusCode).toBe(200);
+    await expect(test.apiKeys.import(key)).rejects.toThrow(ConflictError);
+    await expect(test.apiKeys.import("not-a-key")).rejects.toThrow(ValidationError);
+    await expect(test.apiKeys.import(`${API_KEY_PREFIX}short`)).rejects.toThrow(ValidationError);
   });
 
   it("are stored as a SHA-256 hash with a short prefix, never in clear; last use is recorded", async () => {

@@ -51,11 +51,11 @@ describe("limits per key over HTTP", () => {
     );
     expect(again.detail).toBe('key "nobody" has no limits of its own in queue "webhooks"');
     expect((await call(test.app, { method: "DELETE", url: "/v1/queues/webhooks/key-limits", key: test.keys.admin })).statusCode).toBe(204);
-    expect(await test.conveyor.listKeyLimits("webhooks")).toEqual([]);
+    expect(await test.conveyor.keyLimits.list("webhooks")).toEqual([]);
   });
 
   it("tells why a key's jobs are not running, and lists the keys with the most jobs waiting", async () => {
-    await test.conveyor.setKeyLimits("deliveries", { concurrency: 2 });
+    await test.conveyor.keyLimits.set("deliveries", { concurrency: 2 });
     await test.conveyor.enqueueMany([
       ...Array.from({ length: 3 }, () => ({ job: "item", payload: { n: 1 }, queue: "deliveries", limitKey: "a.example" })),
       { job: "item", payload: { n: 2 }, queue: "deliveries", limitKey: "b.example" },
@@ -76,7 +76,7 @@ describe("limits per key over HTTP", () => {
     expect(status.statusCode, status.body).toBe(200);
     expect(status.json).toMatchObject({ key: "b.example", ready: 2, running: 0, state: "ready", source: "default", window: null });
     expect(status.json.reason).toMatch(/no key limit holds them/);
-    await test.conveyor.deleteKeyLimits("deliveries");
+    await test.conveyor.keyLimits.delete("deliveries");
   });
 
   it("refuses tenant keys and bad input as problem+json, changing nothing", async () => {
@@ -100,18 +100,18 @@ describe("limits per key over HTTP", () => {
     const badKey = await call(test.app, { method: "POST", url: "/v1/jobs", key: test.keys.admin, body: { kind: "item", payload: { n: 1 }, limitKey: "" } });
     expectProblem(badKey, 422, "VALIDATION");
     // Queue limits and key limits are exclusive: 409, nothing written.
-    await test.conveyor.setQueueLimits("capped", { concurrency: 1 });
+    await test.conveyor.queues.setLimits("capped", { concurrency: 1 });
     const conflict = expectProblem(
       await call(test.app, { method: "PATCH", url: "/v1/queues/capped/key-limits", key: test.keys.admin, body: { concurrency: 1 } }),
       409,
       "CONFLICT",
     );
     expect(conflict.detail).toBe('queue "capped" has queue limits; remove them before setting limits per key');
-    expect(await test.conveyor.listKeyLimits()).toEqual([]);
+    expect(await test.conveyor.keyLimits.list()).toEqual([]);
   });
 
   it("reports the jobs held back by key limits and the keys at their limit on /metrics", async () => {
-    await test.conveyor.setKeyLimits("metered", { concurrency: 1 });
+    await test.conveyor.keyLimits.set("metered", { concurrency: 1 });
     await test.conveyor.enqueueMany([
       ...Array.from({ length: 4 }, () => ({ job: "item", payload: { n: 1 }, queue: "metered", limitKey: "hot" })),
       ...Array.from({ length: 2 }, () => ({ job: "item", payload: { n: 1 }, queue: "metered", limitKey: "warm" })),
@@ -131,6 +131,6 @@ describe("limits per key over HTTP", () => {
     expect(metrics).toMatch(/^conveyor_key_at_limit_held_jobs\{queue="metered",key="warm"\} 1$/m);
     expect(metrics).not.toMatch(/key="cold"/);
     await rows(test, "DELETE FROM {{schema}}.jobs WHERE queue = 'metered'");
-    await test.conveyor.deleteKeyLimits("metered");
+    await test.conveyor.keyLimits.delete("metered");
   });
 });

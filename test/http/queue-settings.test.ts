@@ -43,7 +43,7 @@ describe("queue and tenant settings over HTTP", () => {
     const deleted = await call(test.app, { method: "DELETE", url: `/v1/queues/${typo}`, key: test.keys.admin });
     expect(deleted.statusCode, deleted.body).toBe(204);
     expect(deleted.body).toBe("");
-    expect((await test.conveyor.listQueueSettings()).map((q) => q.queue)).not.toContain(typo);
+    expect((await test.conveyor.queues.listSettings()).map((q) => q.queue)).not.toContain(typo);
     expect((await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items.map((q: { queue: string }) => q.queue)).not.toContain(typo);
 
     const again = expectProblem(await call(test.app, { method: "DELETE", url: `/v1/queues/${typo}`, key: test.keys.admin }), 404, "NOT_FOUND");
@@ -53,7 +53,7 @@ describe("queue and tenant settings over HTTP", () => {
 
   it("deleting a used queue's settings resumes it and keeps its jobs", async () => {
     const job = await test.conveyor.enqueue("item", { n: 1 }, { queue: "kept" });
-    await test.conveyor.pauseQueue("kept");
+    await test.conveyor.queues.pause("kept");
     expect((await call(test.app, { method: "DELETE", url: "/v1/queues/kept", key: test.keys.admin })).statusCode).toBe(204);
     const listed = (await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items;
     expect(listed).toContainEqual(expect.objectContaining({ queue: "kept", paused: false, concurrencyLimit: null, counts: expect.objectContaining({ queued: 1 }) }));
@@ -64,7 +64,7 @@ describe("queue and tenant settings over HTTP", () => {
     const response = await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.admin, body: { concurrency: 2 } });
     expect(response.statusCode).toBe(200);
     expect(response.json).toMatchObject({ tenant: "acme", concurrencyLimit: 2 });
-    expect(await test.conveyor.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
+    expect(await test.conveyor.queues.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
   });
 
   it("refuses tenant keys with 403 and changes nothing", async () => {
@@ -72,7 +72,7 @@ describe("queue and tenant settings over HTTP", () => {
     expectProblem(await call(test.app, { method: "PATCH", url: "/v1/queues/guarded", key: test.keys.acme, body: { concurrency: 1 } }), 403, "FORBIDDEN");
     expectProblem(await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.acme, body: { concurrency: null } }), 403, "FORBIDDEN");
     expectProblem(await call(test.app, { method: "POST", url: "/v1/queues/guarded/pause" }), 401, "UNAUTHORIZED");
-    expect((await test.conveyor.listQueueSettings()).map((s) => s.queue)).not.toContain("guarded");
+    expect((await test.conveyor.queues.listSettings()).map((s) => s.queue)).not.toContain("guarded");
   });
 
   it("refuses bad input as problem+json naming the field", async () => {

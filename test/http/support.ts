@@ -2,7 +2,7 @@ import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import pino from "pino";
 import { expect } from "vitest";
 import { z } from "zod";
-import { ApiKeys } from "../../src/client/api-keys.js";
+import type { ApiKeys } from "../../src/client/api-keys.js";
 import type { AnyJobDefinition } from "../../src/core/define-job.js";
 import type { ConveyorOptions } from "../../src/client/options.js";
 import { Conveyor, defineJob, PermanentError } from "../../src/index.js";
@@ -74,7 +74,7 @@ export interface ApiTest {
 /** A migrated schema of its own, an app over it, and three keys: admin, tenant "acme", tenant "globex". */
 export async function createApiTest(appOptions: ApiOptions = {}, clientOptions: Partial<ConveyorOptions> = {}): Promise<ApiTest> {
   const test = await createTestConveyor({ jobs: allJobs, logger: silent, ...clientOptions });
-  const apiKeys = new ApiKeys(test.conveyor);
+  const apiKeys = test.conveyor.apiKeys;
   const keys: TestKeys = {
     admin: (await apiKeys.create({ admin: true, name: "ops" })).key,
     acme: (await apiKeys.create({ tenant: "acme" })).key,

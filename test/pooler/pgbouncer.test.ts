@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, Conveyor, defineJob, type Worker } from "../../src/index.js";
-import { ApiKeys, buildApp } from "../../src/http/index.js";
+import { buildApp } from "../../src/http/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "../helpers/database.js";
 import { type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { uniqueSchemaName } from "../helpers/test-schemas.js";
@@ -83,7 +83,7 @@ describe("through PgBouncer in transaction mode", () => {
     const singles = await Promise.all(Array.from({ length: 200 }, (_, n) => conveyor.enqueue(work, { n })));
     const batch = await conveyor.enqueueMany(Array.from({ length: 500 }, (_, n) => ({ job: work, payload: { n } })));
     const copied = await conveyor.enqueueMany(Array.from({ length: 3_000 }, (_, n) => ({ job: work, payload: { n } })));
-    const flow = await conveyor.enqueueFlow({
+    const flow = await conveyor.flows.enqueue({
       jobs: { a: { job: work, payload: { n: 1 } }, b: { job: work, payload: { n: 2 } }, c: { job: work, payload: { n: 3 }, dependsOn: ["a", "b"] } },
     });
     await done([...singles, ...batch, ...copied, ...Object.values(flow.jobs)].map((job) => job.id));
@@ -160,7 +160,7 @@ describe("through PgBouncer in transaction mode", () => {
   });
 
   it("serves the HTTP API and the dashboard's reads", async () => {
-    const keys = new ApiKeys(conveyor);
+    const keys = conveyor.apiKeys;
     const { key } = await keys.create({ admin: true, name: "pooled" });
     const app = await buildApp(conveyor, { logger: silent });
     try {

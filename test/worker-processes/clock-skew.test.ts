@@ -8,7 +8,6 @@
  */
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Throughput } from "../../src/client/throughput.js";
 import { JsonLinesProcess, REPO_ROOT } from "../helpers/child-process.js";
 import { killAllWorkers, type LedgerSchema, ledgerSchema, spawnWorker } from "./process-helpers.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -48,7 +47,7 @@ describe("a host whose clock is an hour behind", () => {
       return rows[0].n === 20;
     }, 20_000);
     expect(await t.db.ledger({ pid: worker.pid, event: "done" })).toHaveLength(20);
-    const minutes = await new Throughput(t.conveyor).lastHour();
+    const minutes = await t.conveyor.throughput.lastHour();
     expect(minutes.reduce((sum, minute) => sum + minute.succeeded, 0)).toBe(20);
     expect(minutes.reduce((sum, minute) => sum + minute.enqueued, 0)).toBe(20);
   });

@@ -37,9 +37,9 @@ function groupByKey(executions: readonly KeyedExecution[]): Map<string, KeyedExe
 describe("limits per key across 4 worker processes", () => {
   it("never runs more of a key than its limit, and keeps each key's rate within its window", async () => {
     const t = (current = await ledgerSchema());
-    await t.conveyor.setKeyLimits("keyed", { concurrency: 2 });
-    for (let k = 0; k < 5; k++) await t.conveyor.setKeyLimits("keyed", { concurrency: 1 }, { key: `key-${k}` });
-    await t.conveyor.setKeyLimits("rated", { rateLimit: { count: 2, intervalMs: 400 } });
+    await t.conveyor.keyLimits.set("keyed", { concurrency: 2 });
+    for (let k = 0; k < 5; k++) await t.conveyor.keyLimits.set("keyed", { concurrency: 1 }, { key: `key-${k}` });
+    await t.conveyor.keyLimits.set("rated", { rateLimit: { count: 2, intervalMs: 400 } });
     await t.conveyor.enqueueMany([
       ...Array.from({ length: 400 }, (_, i) => ({ job: "test.ledger", payload: { sleepMs: 30 + (i % 5) * 10 }, queue: "keyed", limitKey: `key-${i % 50}` })),
       ...Array.from({ length: 60 }, (_, i) => ({ job: "test.ledger", payload: { sleepMs: 5 }, queue: "rated", limitKey: `rate-${i % 6}` })),
@@ -70,13 +70,13 @@ describe("limits per key across 4 worker processes", () => {
       expect(list.at(-1)!.start - list[0]!.start, key).toBeGreaterThanOrEqual(4 * 400 * 1000);
     }
     // Nothing stays counted once the jobs have ended.
-    const status = await t.conveyor.keyStatus("keyed", "key-7");
+    const status = await t.conveyor.keyLimits.status("keyed", "key-7");
     expect(status).toMatchObject({ running: 0, ready: 0, state: "idle" });
   }, 120_000);
 
   it("releases the slots of a key held by a worker killed with SIGKILL at reclaim", async () => {
     const t = (current = await ledgerSchema());
-    await t.conveyor.setKeyLimits("keyed", { concurrency: 2 });
+    await t.conveyor.keyLimits.set("keyed", { concurrency: 2 });
     const victim = spawnWorker({ databaseUrl: t.databaseUrl, schema: t.schema, args: [...FAST_LEASE_ARGS, "--concurrency", "4"] });
     await victim.ready();
     // The victim takes both slots of the key with runs that would last a minute.
@@ -92,7 +92,7 @@ describe("limits per key across 4 worker processes", () => {
     // The survivor has free slots, but the key has none: it starts nothing of it.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await t.db.ledger({ pid: survivor.pid, event: "start" })).toEqual([]);
-    expect((await t.conveyor.keyStatus("keyed", "acct")).state).toBe("concurrency_limit");
+    expect((await t.conveyor.keyLimits.status("keyed", "acct")).state).toBe("concurrency_limit");
 
     victim.signal("SIGKILL");
     await victim.waitForExit(10_000);
@@ -104,6 +104,6 @@ describe("limits per key across 4 worker processes", () => {
     const overlap = maxOverlapByKey(await executionsOf(t, "keyed"));
     expect(overlap.get("acct")).toBe(2);
     expect(behind).toHaveLength(4);
-    expect(await t.conveyor.keyStatus("keyed", "acct")).toMatchObject({ running: 0, state: "idle" });
+    expect(await t.conveyor.keyLimits.status("keyed", "acct")).toMatchObject({ running: 0, state: "idle" });
   }, 60_000);
 });

@@ -59,7 +59,7 @@ describe("claim restrictions", () => {
 
     // A limit set now is not known to the view the worker holds.
     await t.conveyor.enqueue(noop, {}, { queue: "capped" });
-    await t.conveyor.setQueueLimits("capped", { concurrency: 1 });
+    await t.conveyor.queues.setLimits("capped", { concurrency: 1 });
     await new Promise((resolve) => setTimeout(resolve, CLAIM_RESTRICTIONS_REFRESH_MS + 50));
     events.length = 0;
     // Stale: the read goes out, and this claim does not wait for it (the fast claim skips the capped queue anyway).

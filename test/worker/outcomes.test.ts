@@ -116,7 +116,7 @@ describe("attempt outcomes", () => {
     expect(dead.attempts).toBe(4);
     expect(dead.lastError).toMatchObject({ name: "Error", message: "upstream said no" });
     expect(dead.executions.map((e) => e.outcome)).toEqual(["failed", "failed", "failed", "failed"]);
-    const letters = await conveyor.listDeadLetters({ kind: "always-fails" });
+    const letters = await conveyor.deadLetters.list({ kind: "always-fails" });
     expect(letters.items).toHaveLength(1);
     expect(letters.items[0]).toMatchObject({ jobId: id, reason: "attempts_exhausted", attempts: 4, payload: {} });
     expect(letters.items[0]!.history.map((h) => [h.attempt, h.outcome])).toEqual([[1, "failed"], [2, "failed"], [3, "failed"], [4, "failed"]]);
@@ -145,31 +145,31 @@ describe("attempt outcomes", () => {
     await waitFor("dead", async () => (await job(id)).status === "dead");
     const dead = await job(id);
     expect(dead.attempts).toBe(1);
-    const [letter] = (await conveyor.listDeadLetters({ kind: "permanent" })).items;
+    const [letter] = (await conveyor.deadLetters.list({ kind: "permanent" })).items;
     expect(letter).toMatchObject({ jobId: id, reason: "permanent_error", lastError: { name: "PermanentError", message: "account deleted" } });
     expect(letter!.history).toHaveLength(1);
-    expect(await conveyor.getDeadLetter(letter!.id)).toMatchObject({ id: letter!.id, jobId: id });
+    expect(await conveyor.deadLetters.get(letter!.id)).toMatchObject({ id: letter!.id, jobId: id });
 
     requeueShouldSucceed = true;
-    const requeued = await conveyor.requeueDeadLetter(letter!.id);
+    const requeued = await conveyor.deadLetters.requeue(letter!.id);
     expect(requeued).toMatchObject({ id, status: "queued", attempts: 0 });
     await waitFor("requeued job to succeed", async () => (await job(id)).status === "succeeded");
     const done = await job(id);
     expect(done.result).toBe("fixed");
     expect(done.executions.map((e) => e.outcome)).toEqual(["failed", "succeeded"]);
-    expect(await conveyor.getDeadLetter(letter!.id)).toBeNull();
-    await expect(conveyor.requeueDeadLetter(letter!.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await conveyor.deadLetters.get(letter!.id)).toBeNull();
+    await expect(conveyor.deadLetters.requeue(letter!.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("purge deletes a dead job with its history", async () => {
     requeueShouldSucceed = false;
     const { id } = await conveyor.enqueue(permanent, {});
     await waitFor("dead", async () => (await job(id)).status === "dead");
-    const [letter] = (await conveyor.listDeadLetters({ kind: "permanent" })).items;
-    await conveyor.purgeDeadLetter(letter!.id);
+    const [letter] = (await conveyor.deadLetters.list({ kind: "permanent" })).items;
+    await conveyor.deadLetters.purge(letter!.id);
     expect(await conveyor.getJob(id)).toBeNull();
     expect((await sql(conveyor, `SELECT 1 FROM {{schema}}.job_executions WHERE job_id = $1`, [id])).rows).toHaveLength(0);
-    await expect(conveyor.purgeDeadLetter(letter!.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(conveyor.deadLetters.purge(letter!.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("retry-after (returned or thrown) runs again after the delay without spending attempts", async () => {

@@ -1,6 +1,5 @@
 import { hostname, userInfo } from "node:os";
 import { type Command, CommanderError, Option } from "commander";
-import { clientInternals } from "../../client/conveyor-client.js";
 import type { Conveyor } from "../../conveyor.js";
 import type { BulkAction, BulkActionKind } from "../../core/bulk-actions.js";
 import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, MAX_LIST_LIMIT, MAX_PRIORITY, MIN_PRIORITY } from "../../core/defaults.js";
@@ -59,7 +58,7 @@ function actionCommand(command: Command): Command {
  * Start an operation, show its progress on stderr (a bar on a terminal,
  * a line per tenth otherwise) and run it here to its end. Ctrl-C cancels it
  * between two batches (a second Ctrl-C exits at once; the operation stays
- * running, for the API's sweep or `runBulkAction` to resume).
+ * running, for the API's sweep or `bulkActions.run` to resume).
  */
 async function runAction(action: BulkActionKind, flags: ActionFlags, extra: { priority?: number; queue?: string }): Promise<void> {
   const filter = jobFilterOf(flags);
@@ -67,8 +66,8 @@ async function runAction(action: BulkActionKind, flags: ActionFlags, extra: { pr
     throw new ConfigError("the filter is empty, so it covers every job: give filter options (--status, --kind, --queue, …), or --all to mean it");
   }
   await withSession({ schema: flags.schema, poolSize: 3, quiet: true }, async ({ conveyor }) => {
-    if (flags.batchSize !== undefined) clientInternals(conveyor).bulkActions.tuning.batchSize = flags.batchSize;
-    const started = await conveyor.startBulkAction({ action, filter, ...extra, all: flags.all, requestedBy: requestedBy() });
+    if (flags.batchSize !== undefined) conveyor.bulkActions.tuning.batchSize = flags.batchSize;
+    const started = await conveyor.bulkActions.start({ action, filter, ...extra, all: flags.all, requestedBy: requestedBy() });
     const total = started.total ?? 0;
     process.stderr.write(
       `bulk ${action}: the filter covers ${total.toLocaleString("en-US")} job${total === 1 ? "" : "s"} (an estimate on large tables); ` +
@@ -100,11 +99,11 @@ async function runWithProgress(conveyor: Conveyor, started: BulkAction): Promise
     if (interrupts > 1) process.exit(INTERRUPTED_EXIT_CODE);
     bar.abandon();
     process.stderr.write("stopping after the batch in progress (Ctrl-C again exits at once)\n");
-    conveyor.cancelBulkAction(started.id).catch(() => {}); // already ended: nothing to stop
+    conveyor.bulkActions.cancel(started.id).catch(() => {}); // already ended: nothing to stop
   };
   process.on("SIGINT", onInterrupt);
   try {
-    const ended = await conveyor.runBulkAction(started.id, { onProgress: (operation) => bar.update(operation.touched, operation.touched) });
+    const ended = await conveyor.bulkActions.run(started.id, { onProgress: (operation) => bar.update(operation.touched, operation.touched) });
     bar.finish(ended.touched, ended.touched);
     return ended;
   } catch (error) {
@@ -160,7 +159,7 @@ export function registerBulk(program: Command): void {
     if (id === undefined) return runAction("cancel", flags, {});
     if (Object.keys(jobFilterOf(flags)).length > 0 || flags.all) throw new ConfigError("give an operation id or filter options, not both");
     await withSession({ schema: flags.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-      const operation = await conveyor.cancelBulkAction(id);
+      const operation = await conveyor.bulkActions.cancel(id);
       if (flags.json) return printJson(bulkActionJson(operation));
       process.stdout.write(
         operation.status === "running"
@@ -195,7 +194,7 @@ export function registerBulk(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: { tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const page = await conveyor.listBulkActions({ tenant: options.tenant ?? null, limit: options.limit, cursor: options.cursor });
+        const page = await conveyor.bulkActions.list({ tenant: options.tenant ?? null, limit: options.limit, cursor: options.cursor });
         if (options.json) return printJson({ items: page.items.map(bulkActionJson), nextCursor: page.nextCursor });
         if (page.items.length === 0) {
           process.stdout.write("no bulk actions\n");
@@ -228,7 +227,7 @@ export function registerBulk(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const operation = await conveyor.getBulkAction(id);
+        const operation = await conveyor.bulkActions.get(id);
         if (!operation) throw new NotFoundError(`bulk action ${id} not found`);
         if (options.json) return printJson(bulkActionJson(operation));
         process.stdout.write(showOperation(operation));

@@ -27,7 +27,7 @@ export function registerDlq(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: { kind?: string; queue?: string; tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const page = await conveyor.listDeadLetters({
+        const page = await conveyor.deadLetters.list({
           kind: options.kind,
           queue: options.queue,
           tenant: options.tenant ?? null,
@@ -67,7 +67,7 @@ export function registerDlq(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const entry = await conveyor.getDeadLetter(id);
+        const entry = await conveyor.deadLetters.get(id);
         if (!entry) throw new NotFoundError(`dead letter ${id} not found`);
         if (options.json) return printJson(deadLetterJson(entry));
         process.stdout.write(showDeadLetter(entry));
@@ -82,7 +82,7 @@ export function registerDlq(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const job = await conveyor.requeueDeadLetter(id);
+        const job = await conveyor.deadLetters.requeue(id);
         if (options.json) return printJson(jobJson(job));
         process.stdout.write(`requeued job ${job.id} (${job.kind}) in queue ${job.queue}\n`);
       });
@@ -96,7 +96,7 @@ export function registerDlq(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        await conveyor.purgeDeadLetter(id);
+        await conveyor.deadLetters.purge(id);
         if (options.json) return printJson({ purged: id });
         process.stdout.write(`purged dead letter ${id} and its job\n`);
       });

@@ -26,7 +26,7 @@ export function registerFlows(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: { kind?: "flow" | "batch"; tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const page = await conveyor.listFlows({ kind: options.kind, tenant: options.tenant ?? null, limit: options.limit, cursor: options.cursor });
+        const page = await conveyor.flows.list({ kind: options.kind, tenant: options.tenant ?? null, limit: options.limit, cursor: options.cursor });
         if (options.json) return printJson({ items: page.items.map(flowJson), nextCursor: page.nextCursor });
         if (page.items.length === 0) {
           process.stdout.write("no flows\n");
@@ -50,7 +50,7 @@ export function registerFlows(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const flow = await conveyor.getFlow(id);
+        const flow = await conveyor.flows.get(id);
         if (!flow) throw new NotFoundError(`flow ${id} not found`);
         const json = flowDetailJson(flow);
         if (options.json) return printJson(json);
@@ -66,7 +66,7 @@ export function registerFlows(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const done = await conveyor.cancelFlow(id);
+        const done = await conveyor.flows.cancel(id);
         if (options.json) return printJson({ id, ...done });
         process.stdout.write(
           `cancelled ${done.cancelled} job${done.cancelled === 1 ? "" : "s"} of flow ${id}` +

@@ -74,7 +74,7 @@ export function registerJobs(program: Command): void {
         const job = await conveyor.getJob(id);
         if (!job) throw new NotFoundError(`job ${id} not found`);
         if (options.json) return printJson({ ...jobJson(job), executions: job.executions.map(executionJson) });
-        process.stdout.write(showJob(job) + showDependencies(await conveyor.getJobDependencies(id)));
+        process.stdout.write(showJob(job) + showDependencies(await conveyor.flows.getJobDependencies(id)));
       });
     });
 

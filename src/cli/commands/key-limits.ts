@@ -33,8 +33,8 @@ function summary(settings: KeyLimitSettings): string {
 
 /**
  * `conveyor queues key-limit|key-limit-delete|key-limits|keys|key`: limits
- * per key (the library's setKeyLimits, deleteKeyLimits, listKeyLimits,
- * topKeys, keyStatus).
+ * per key (the library's keyLimits.set, keyLimits.delete, keyLimits.list,
+ * keyLimits.top, keyLimits.status).
  */
 export function registerKeyLimits(queues: Command): void {
   const common = (command: Command) => command.configureHelp({ showGlobalOptions: true });
@@ -64,7 +64,7 @@ export function registerKeyLimits(queues: Command): void {
         ...(options.throttle !== undefined ? { throttleMs: none(options.throttle) } : {}),
       };
       return session(schema, async ({ conveyor }) => {
-        const settings = await conveyor.setKeyLimits(queue, limits, options.key === undefined ? {} : { key: options.key });
+        const settings = await conveyor.keyLimits.set(queue, limits, options.key === undefined ? {} : { key: options.key });
         if (json) return printJson(keyLimitSettingsJson(settings));
         process.stdout.write(summary(settings));
       });
@@ -80,7 +80,7 @@ export function registerKeyLimits(queues: Command): void {
   ).action((queue: string, options: { key?: string }, command: Command) => {
     const { schema, json } = globals(command);
     return session(schema, async ({ conveyor }) => {
-      await conveyor.deleteKeyLimits(queue, options.key === undefined ? {} : { key: options.key });
+      await conveyor.keyLimits.delete(queue, options.key === undefined ? {} : { key: options.key });
       if (json) return printJson({ queue, key: options.key ?? null, deleted: true });
       process.stdout.write(options.key === undefined ? `queue ${queue}: key limits deleted\n` : `queue ${queue}, key ${options.key}: override deleted\n`);
     });
@@ -90,7 +90,7 @@ export function registerKeyLimits(queues: Command): void {
     (queue: string, _options: object, command: Command) => {
       const { schema, json } = globals(command);
       return session(schema, async ({ conveyor }) => {
-        const items = await conveyor.listKeyLimits(queue);
+        const items = await conveyor.keyLimits.list(queue);
         if (json) return printJson({ items: items.map(keyLimitSettingsJson) });
         if (items.length === 0) return void process.stdout.write(`queue ${queue} has no key limits\n`);
         process.stdout.write(formatTable(["KEY", "LIMITS"], items.map((item) => [item.key ?? "(every key)", describeKeyLimits(item)])));
@@ -110,7 +110,7 @@ export function registerKeyLimits(queues: Command): void {
   ).action((queue: string, options: { limit?: number }, command: Command) => {
     const { schema, json } = globals(command);
     return session(schema, async ({ conveyor }) => {
-      const items = await conveyor.topKeys(queue, options.limit);
+      const items = await conveyor.keyLimits.top(queue, options.limit);
       if (json) return printJson({ items: items.map(keyLoadJson) });
       if (items.length === 0) return void process.stdout.write(`no job with a limit key waits in queue ${queue}\n`);
       process.stdout.write(
@@ -127,7 +127,7 @@ export function registerKeyLimits(queues: Command): void {
   ).action((queue: string, key: string, _options: object, command: Command) => {
     const { schema, json } = globals(command);
     return session(schema, async ({ conveyor }) => {
-      const status = await conveyor.keyStatus(queue, key);
+      const status = await conveyor.keyLimits.status(queue, key);
       if (json) return printJson(keyStatusJson(status));
       process.stdout.write(
         formatFacts([

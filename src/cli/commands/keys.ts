@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ApiKeys, type ApiKeyRecord } from "../../client/api-keys.js";
+import type { ApiKeyRecord, ApiKeys } from "../../client/api-keys.js";
 import { DEFAULT_SCHEMA, DEFAULT_TENANT } from "../../core/defaults.js";
 import { withSession } from "../session.js";
 import { printJson } from "../table.js";
@@ -59,7 +59,7 @@ export function registerKeys(program: Command): void {
 
 function withApiKeys(schema: string, work: (keys: ApiKeys) => Promise<void>): Promise<void> {
   // Migrating first makes sure the api_keys table exists; a no-op when current.
-  return withSession({ schema, poolSize: 2 }, ({ conveyor }) => work(new ApiKeys(conveyor)));
+  return withSession({ schema, poolSize: 2 }, ({ conveyor }) => work(conveyor.apiKeys));
 }
 
 function recordJson(record: ApiKeyRecord) {

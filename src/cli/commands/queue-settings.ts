@@ -46,7 +46,7 @@ function summary(settings: QueueSettings): string {
   return `queue ${settings.queue}: ${describeLimits({ ...settings, concurrencyLimit: settings.concurrency })}\n`;
 }
 
-/** `conveyor queues pause|resume|limit|delete`: change a queue's settings (the library's pauseQueue, resumeQueue, setQueueLimits, deleteQueueSettings). */
+/** `conveyor queues pause|resume|limit|delete`: change a queue's settings (the library's queues.pause, queues.resume, queues.setLimits, queues.deleteSettings). */
 export function registerQueueSettings(queues: Command): void {
   // --schema and --json belong to `conveyor queues` (commander hands options
   // the parent knows to the parent, wherever they stand), so read them from there.
@@ -70,14 +70,14 @@ export function registerQueueSettings(queues: Command): void {
   common(queues.command("pause").description("stop workers from claiming a queue's jobs (running ones finish)").argument("<queue>", "queue name")).action(
     (queue: string, _options: object, command: Command) => {
       const { schema, json } = globals(command);
-      return run(schema, json, ({ conveyor }) => conveyor.pauseQueue(queue));
+      return run(schema, json, ({ conveyor }) => conveyor.queues.pause(queue));
     },
   );
 
   common(queues.command("resume").description("let workers claim a paused queue again (wakes them at once)").argument("<queue>", "queue name")).action(
     (queue: string, _options: object, command: Command) => {
       const { schema, json } = globals(command);
-      return run(schema, json, ({ conveyor }) => conveyor.resumeQueue(queue));
+      return run(schema, json, ({ conveyor }) => conveyor.queues.resume(queue));
     },
   );
 
@@ -89,7 +89,7 @@ export function registerQueueSettings(queues: Command): void {
   ).action((queue: string, _options: object, command: Command) => {
     const { schema, json } = globals(command);
     return withSession({ schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-      await conveyor.deleteQueueSettings(queue);
+      await conveyor.queues.deleteSettings(queue);
       if (json) return printJson({ queue, deleted: true });
       process.stdout.write(`queue ${queue}: settings deleted\n`);
     });
@@ -109,7 +109,7 @@ export function registerQueueSettings(queues: Command): void {
     }
     const none = <T>(value: T | "none"): T | null => (value === "none" ? null : value);
     return run(schema, json, ({ conveyor }) =>
-      conveyor.setQueueLimits(queue, {
+      conveyor.queues.setLimits(queue, {
         ...(options.concurrency !== undefined ? { concurrency: none(options.concurrency) } : {}),
         ...(options.rate !== undefined ? { rateLimit: none(options.rate) } : {}),
       }),

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { QueueOverview } from "../../client/queue-overview.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { JOB_STATUSES } from "../../core/states.js";
 import { withSession } from "../session.js";
@@ -17,7 +16,7 @@ export function registerQueues(program: Command): void {
     .option("--json", "print the HTTP API's JSON for the same request", false)
     .action(async (options: { tenant?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const items = await new QueueOverview(conveyor).queueStats({ tenant: options.tenant ?? null });
+        const items = await conveyor.queueOverview.queueStats({ tenant: options.tenant ?? null });
         if (options.json) return printJson({ items });
         if (items.length === 0) {
           process.stdout.write("no queues yet (a queue appears with its first job)\n");

@@ -14,7 +14,7 @@ function capOf(settings: TenantSettings): string {
   return settings.concurrency === null ? "no cap" : `${settings.concurrency} at once`;
 }
 
-/** `conveyor tenants` and `conveyor tenants limit`: per-tenant concurrency caps (the library's setTenantLimits). */
+/** `conveyor tenants` and `conveyor tenants limit`: per-tenant concurrency caps (the library's queues.setTenantLimits). */
 export function registerTenants(program: Command): void {
   const tenants = program
     .command("tenants")
@@ -23,7 +23,7 @@ export function registerTenants(program: Command): void {
     .option("--json", "print JSON", false)
     .action(async (options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const items = await conveyor.listTenantSettings();
+        const items = await conveyor.queues.listTenantSettings();
         if (options.json) return printJson({ items: items.map(tenantJson) });
         if (items.length === 0) {
           process.stdout.write("no tenant settings (every tenant is uncapped)\n");
@@ -43,7 +43,7 @@ export function registerTenants(program: Command): void {
     .action(async (tenant: string, options: { concurrency: number | "none" }, command: Command) => {
       const { schema, json } = command.optsWithGlobals() as { schema: string; json: boolean };
       await withSession({ schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const settings = await conveyor.setTenantLimits(tenant, { concurrency: options.concurrency === "none" ? null : options.concurrency });
+        const settings = await conveyor.queues.setTenantLimits(tenant, { concurrency: options.concurrency === "none" ? null : options.concurrency });
         if (json) return printJson(tenantJson(settings));
         process.stdout.write(`tenant ${settings.tenant}: ${capOf(settings)}\n`);
       });

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { QueueOverview } from "../../client/queue-overview.js";
 import { DEFAULT_SCHEMA } from "../../core/defaults.js";
 import { workerJson } from "../../wire/serialize.js";
 import { withSession } from "../session.js";
@@ -14,7 +13,7 @@ export function registerWorkers(program: Command): void {
     .option("--json", "print the HTTP API's JSON for the same request", false)
     .action(async (options: { schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
-        const workers = await new QueueOverview(conveyor).listWorkers();
+        const workers = await conveyor.queueOverview.listWorkers();
         if (options.json) return printJson({ items: workers.map(workerJson) });
         if (workers.length === 0) {
           process.stdout.write("no live workers\n");

@@ -41,7 +41,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
     async (request, reply) => {
       const { filter, ...rest } = request.body;
       const scope = readScope(request, filter.tenant);
-      const operation = await conveyor.startBulkAction({ ...rest, filter: toJobFilter(filter), requestedBy: principalOf(request).keyId }, scope);
+      const operation = await conveyor.bulkActions.start({ ...rest, filter: toJobFilter(filter), requestedBy: principalOf(request).keyId }, scope);
       reply.code(202).header("location", `/v1/bulk-actions/${operation.id}`);
       return bulkActionJson(operation);
     },
@@ -61,7 +61,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
     },
     async (request) => {
       const { tenant, ...paging } = request.query;
-      const page = await conveyor.listBulkActions({ ...paging, ...readScope(request, tenant) });
+      const page = await conveyor.bulkActions.list({ ...paging, ...readScope(request, tenant) });
       return { items: page.items.map(bulkActionJson), nextCursor: page.nextCursor };
     },
   );
@@ -79,7 +79,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
       },
     },
     async (request) => {
-      const operation = await conveyor.getBulkAction(request.params.id, actionScope(request));
+      const operation = await conveyor.bulkActions.get(request.params.id, actionScope(request));
       if (!operation) throw new HttpProblem(404, "NOT_FOUND", `bulk action ${request.params.id} not found`);
       return bulkActionJson(operation);
     },
@@ -102,7 +102,7 @@ export function bulkActionRoutes(app: FastifyInstance, { conveyor }: RouteContex
       },
     },
     async (request, reply) => {
-      const operation = await conveyor.cancelBulkAction(request.params.id, actionScope(request));
+      const operation = await conveyor.bulkActions.cancel(request.params.id, actionScope(request));
       reply.code(operation.status === "running" ? 202 : 200);
       return bulkActionJson(operation);
     },

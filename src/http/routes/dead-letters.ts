@@ -28,7 +28,7 @@ export function deadLetterRoutes(app: FastifyInstance, { conveyor }: RouteContex
     },
     async (request) => {
       const { tenant: requested, ...filter } = request.query;
-      const page = await conveyor.listDeadLetters({ ...filter, ...readScope(request, requested) });
+      const page = await conveyor.deadLetters.list({ ...filter, ...readScope(request, requested) });
       return { items: page.items.map(deadLetterJson), nextCursor: page.nextCursor };
     },
   );
@@ -46,7 +46,7 @@ export function deadLetterRoutes(app: FastifyInstance, { conveyor }: RouteContex
       },
     },
     async (request) => {
-      const entry = await conveyor.getDeadLetter(request.params.id, actionScope(request));
+      const entry = await conveyor.deadLetters.get(request.params.id, actionScope(request));
       if (!entry) throw deadLetterNotFound(request.params.id);
       return deadLetterJson(entry);
     },
@@ -65,7 +65,7 @@ export function deadLetterRoutes(app: FastifyInstance, { conveyor }: RouteContex
       },
     },
     async (request, reply) => {
-      const job = await conveyor.requeueDeadLetter(request.params.id, actionScope(request));
+      const job = await conveyor.deadLetters.requeue(request.params.id, actionScope(request));
       reply.code(201).header("location", `/v1/jobs/${job.id}`);
       return jobJson(job);
     },
@@ -84,7 +84,7 @@ export function deadLetterRoutes(app: FastifyInstance, { conveyor }: RouteContex
       },
     },
     async (request, reply) => {
-      await conveyor.purgeDeadLetter(request.params.id, actionScope(request));
+      await conveyor.deadLetters.purge(request.params.id, actionScope(request));
       reply.code(204); // no body: Fastify sends an empty 204 for an undefined result
       return undefined;
     },

@@ -65,7 +65,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       for (const [name, item] of Object.entries(body.jobs)) jobs[name] = flowJobOf(item);
       const idempotencyKey = keyOf(request, body.idempotencyKey);
       const flow = await withKeyConflict(() =>
-        conveyor.enqueueFlow({
+        conveyor.flows.enqueue({
           jobs,
           name: body.name,
           idempotencyKey,
@@ -103,7 +103,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       const body = request.body;
       const { when, ...callback } = body.callback;
       const batch = await withKeyConflict(() =>
-        conveyor.enqueueBatch({
+        conveyor.flows.enqueueBatch({
           jobs: body.jobs.map(flowJobOf),
           callback: { ...flowJobOf(callback), when },
           name: body.name,
@@ -135,7 +135,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
     },
     async (request) => {
       const { tenant: requested, ...filter } = request.query;
-      const page = await conveyor.listFlows({ ...filter, ...readScope(request, requested) });
+      const page = await conveyor.flows.list({ ...filter, ...readScope(request, requested) });
       return { items: page.items.map(flowJson), nextCursor: page.nextCursor };
     },
   );
@@ -153,7 +153,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       },
     },
     async (request) => {
-      const flow = await conveyor.getFlow(request.params.id, actionScope(request));
+      const flow = await conveyor.flows.get(request.params.id, actionScope(request));
       if (!flow) throw flowNotFound(request.params.id);
       return flowDetailJson(flow);
     },
@@ -173,7 +173,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
     },
     async (request) => {
       // A missing flow (or another tenant's) is the library's NotFoundError: 404 "flow … not found", as GET says.
-      const done = await conveyor.cancelFlow(request.params.id, actionScope(request));
+      const done = await conveyor.flows.cancel(request.params.id, actionScope(request));
       return { id: request.params.id, ...done };
     },
   );
@@ -191,7 +191,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       },
     },
     async (request) => {
-      const found = await conveyor.getJobDependencies(request.params.id, actionScope(request));
+      const found = await conveyor.flows.getJobDependencies(request.params.id, actionScope(request));
       if (!found) throw jobNotFound(request.params.id);
       return { jobId: request.params.id, ...found };
     },

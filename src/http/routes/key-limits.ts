@@ -40,7 +40,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return keyLimitSettingsJson(await conveyor.setKeyLimits(request.params.name, request.body));
+      return keyLimitSettingsJson(await conveyor.keyLimits.set(request.params.name, request.body));
     },
   );
 
@@ -58,7 +58,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return { items: (await conveyor.listKeyLimits(request.params.name)).map(keyLimitSettingsJson) };
+      return { items: (await conveyor.keyLimits.list(request.params.name)).map(keyLimitSettingsJson) };
     },
   );
 
@@ -75,7 +75,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return { items: (await conveyor.listKeyLimits()).map(keyLimitSettingsJson) };
+      return { items: (await conveyor.keyLimits.list()).map(keyLimitSettingsJson) };
     },
   );
 
@@ -93,7 +93,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request, reply) => {
       requireAdmin(request);
-      await conveyor.deleteKeyLimits(request.params.name);
+      await conveyor.keyLimits.delete(request.params.name);
       reply.code(204);
     },
   );
@@ -113,7 +113,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return { items: (await conveyor.topKeys(request.params.name, request.query.limit)).map(keyLoadJson) };
+      return { items: (await conveyor.keyLimits.top(request.params.name, request.query.limit)).map(keyLoadJson) };
     },
   );
 
@@ -133,7 +133,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return keyStatusJson(await conveyor.keyStatus(request.params.name, request.params.key));
+      return keyStatusJson(await conveyor.keyLimits.status(request.params.name, request.params.key));
     },
   );
 
@@ -154,7 +154,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request) => {
       requireAdmin(request);
-      return keyLimitSettingsJson(await conveyor.setKeyLimits(request.params.name, request.body, { key: request.params.key }));
+      return keyLimitSettingsJson(await conveyor.keyLimits.set(request.params.name, request.body, { key: request.params.key }));
     },
   );
 
@@ -172,7 +172,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
     },
     async (request, reply) => {
       requireAdmin(request);
-      await conveyor.deleteKeyLimits(request.params.name, { key: request.params.key });
+      await conveyor.keyLimits.delete(request.params.name, { key: request.params.key });
       reply.code(204);
     },
   );

@@ -44,7 +44,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     },
     async (request) => {
       requireAdmin(request);
-      return queueSettingsJson(await conveyor.pauseQueue(request.params.name));
+      return queueSettingsJson(await conveyor.queues.pause(request.params.name));
     },
   );
 
@@ -62,7 +62,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     },
     async (request) => {
       requireAdmin(request);
-      return queueSettingsJson(await conveyor.resumeQueue(request.params.name));
+      return queueSettingsJson(await conveyor.queues.resume(request.params.name));
     },
   );
 
@@ -83,7 +83,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     },
     async (request) => {
       requireAdmin(request);
-      return queueSettingsJson(await conveyor.setQueueLimits(request.params.name, request.body));
+      return queueSettingsJson(await conveyor.queues.setLimits(request.params.name, request.body));
     },
   );
 
@@ -103,7 +103,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     },
     async (request, reply) => {
       requireAdmin(request);
-      await conveyor.deleteQueueSettings(request.params.name);
+      await conveyor.queues.deleteSettings(request.params.name);
       reply.code(204); // no body: Fastify sends an empty 204 for an undefined result
     },
   );
@@ -126,7 +126,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
     },
     async (request) => {
       requireAdmin(request);
-      return tenantSettingsJson(await conveyor.setTenantLimits(request.params.tenant, request.body));
+      return tenantSettingsJson(await conveyor.queues.setTenantLimits(request.params.tenant, request.body));
     },
   );
 }

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { Throughput } from "../../client/throughput.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";
@@ -53,7 +52,7 @@ export const dashboardOnlyPaths = {
  * dashboard and may change with it.
  */
 export function statsRoutes(app: FastifyInstance, { conveyor }: RouteContext): void {
-  const throughput = new Throughput(conveyor);
+  const throughput = conveyor.throughput;
   app.get<{ Querystring: z.output<typeof tenantQuery> }>("/stats/throughput", { schema: throughputSchema }, async (request) => {
     const minutes = await throughput.lastHour(readScope(request, request.query.tenant));
     return { minutes: minutes.map((entry) => ({ ...entry, minute: entry.minute.toISOString() })) };

@@ -7,24 +7,51 @@ import { checkCount, refuse } from "./limit-input.js";
 import { checkName, checkTenant } from "../core/validate.js";
 
 /**
- * Pause, resume and limit queues; cap tenants. Every input is validated
- * here (a ValidationError names the field); the statements are in
- * `store/sql/queue-settings.ts`. Used through the `Conveyor` methods.
+ * Queue and tenant settings (`conveyor.queues`): pause, resume and limit
+ * queues across all workers; cap tenants. Queues never configured are
+ * unpaused and unlimited. Every input is validated here (a ValidationError
+ * names the field); the statements are in `store/sql/queue-settings.ts`.
+ * Limits per key are `conveyor.keyLimits`.
+ *
+ * @example
+ * await conveyor.queues.pause("mail");
+ * await conveyor.queues.setLimits("mail", { concurrency: 3 });
+ * await conveyor.queues.resume("mail");
  */
-export class QueueLimits {
+export class Queues {
   private readonly store: QueueSettingsStore;
 
-  /** `db`: the client's Store, whose queue settings this validates and writes. */
+  /** @internal `db`: the client's Store, whose queue settings this validates and writes. */
   constructor(private readonly db: Store) {
     this.store = db.queueSettings;
   }
 
-  async setPaused(queue: string, paused: boolean): Promise<QueueSettings> {
+  /**
+   * Pause a queue: no worker claims its jobs (they stay queued) until
+   * `resume`. Claims already running finish normally.
+   */
+  async pause(queue: string): Promise<QueueSettings> {
     checkName(queue, "queue", ValidationError);
-    return this.store.queueSettingsSetPaused(queue, paused);
+    return this.store.queueSettingsSetPaused(queue, true);
   }
 
-  async setQueueLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
+  /** Resume a paused queue and wake idle workers at once. */
+  async resume(queue: string): Promise<QueueSettings> {
+    checkName(queue, "queue", ValidationError);
+    return this.store.queueSettingsSetPaused(queue, false);
+  }
+
+  /**
+   * Limit a queue across all workers: `concurrency` caps its jobs running at
+   * once; `rateLimit` allows `count` claims per fixed window of `intervalMs`.
+   * An omitted field keeps its value; null removes that limit. Default: no
+   * limits. A queue with limits per key (`keyLimits.set`) is refused
+   * (ConflictError).
+   *
+   * @example
+   * await conveyor.queues.setLimits("mail", { concurrency: 3, rateLimit: { count: 100, intervalMs: 60_000 } });
+   */
+  async setLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
     checkName(queue, "queue", ValidationError);
     if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
     const unknown = Object.keys(limits).filter((key) => key !== "concurrency" && key !== "rateLimit");
@@ -51,15 +78,28 @@ export class QueueLimits {
     return this.store.queueSettingsSetLimits(queue, concurrency, rate);
   }
 
-  async deleteQueueSettings(queue: string): Promise<void> {
+  /**
+   * Delete a queue's settings, as if it had never been configured: it is
+   * resumed, its limits are lifted and idle workers are woken. Its jobs are
+   * untouched. Pausing or limiting a queue creates its settings, whether or
+   * not it has jobs yet (so a queue can be set up before its first job);
+   * this is how settings made for a queue no longer used, or a mistyped
+   * name, are removed. Throws a NotFoundError when the queue has no settings.
+   *
+   * @example
+   * await conveyor.queues.deleteSettings("mial"); // undo `queues.pause("mial")`
+   */
+  async deleteSettings(queue: string): Promise<void> {
     checkName(queue, "queue", ValidationError);
     if (!(await this.store.queueSettingsDelete(queue))) throw new NotFoundError(`queue ${JSON.stringify(queue)} has no settings to delete`);
   }
 
-  listQueueSettings(): Promise<QueueSettings[]> {
+  /** Every queue with settings (paused, limits). Queues never configured are unlimited and not listed. */
+  listSettings(): Promise<QueueSettings[]> {
     return this.store.queueSettingsList();
   }
 
+  /** Cap one tenant's jobs running at once across all workers; null removes the cap. Default: no cap. */
   async setTenantLimits(tenant: string, limits: { concurrency: number | null }): Promise<TenantSettings> {
     checkTenant(tenant);
     if (typeof limits !== "object" || limits === null || limits.concurrency === undefined) {
@@ -71,6 +111,7 @@ export class QueueLimits {
     return this.store.tenantSettingsSetLimits(tenant, concurrency);
   }
 
+  /** Every tenant with a setting. */
   listTenantSettings(): Promise<TenantSettings[]> {
     return this.store.tenantSettingsList();
   }
