@@ -63,7 +63,7 @@ export const system: BenchSystem = {
     worker: `concurrency ${CONCURRENCY}, claimBatchSize ${CLAIM_BATCH_SIZE}, listen on (LISTEN/NOTIFY), other options at their defaults (lease 60 s, heartbeat 20 s, poll 1 s)`,
     client: "pool of 10 (default); payload validated by a zod schema, as an application would",
     enqueue: "enqueue() one at a time; enqueueMany() for batches",
-    workflows: "enqueueFlow() with the whole graph in one call; dependents released by the completion's trigger",
+    workflows: "flows.enqueue() with the whole graph in one call; dependents released by the completion's trigger",
   },
   async unavailable() {
     return null;
