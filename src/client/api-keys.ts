@@ -25,8 +25,8 @@ export interface CreateApiKeyOptions {
    */
   tenant?: string;
   /**
-   * Admin keys see and change every tenant.
-   * @defaultValue false
+   * Admin keys see and change every tenant. Default false: a key of its
+   * tenant only.
    */
   admin?: boolean;
   /** A label for people, e.g. "billing service". Default none. */

@@ -130,32 +130,32 @@ export function checkBulkActionInput(input: BulkActionInput, scopeTenant: string
 export interface BulkActionTuning {
   /**
    * Jobs per batch.
-   * @defaultValue `BULK_ACTION_BATCH_SIZE`
+   * @defaultValue `BULK_ACTION_BATCH_SIZE` (500)
    */
   batchSize: number;
   /**
    * Rows of the primary key a batch reads at most, for states without an index in id order.
-   * @defaultValue `BULK_ACTION_WINDOW_ROWS`
+   * @defaultValue `BULK_ACTION_WINDOW_ROWS` (5,000)
    */
   windowRows: number;
   /**
    * The shortest pause between batches; 0: no pause at all, however long a batch took.
-   * @defaultValue `BULK_ACTION_BATCH_PAUSE_MS`
+   * @defaultValue `BULK_ACTION_BATCH_PAUSE_MS` (50 ms)
    */
   pauseMs: number;
   /**
    * The lease each batch renews.
-   * @defaultValue `BULK_ACTION_LEASE_MS`
+   * @defaultValue `BULK_ACTION_LEASE_MS` (30 s)
    */
   leaseMs: number;
   /**
    * The longest a batch waits for a row lock.
-   * @defaultValue `BULK_ACTION_LOCK_TIMEOUT_MS`
+   * @defaultValue `BULK_ACTION_LOCK_TIMEOUT_MS` (200 ms)
    */
   lockTimeoutMs: number;
   /**
    * Failed tries of one batch in a row before the operation fails.
-   * @defaultValue `BULK_ACTION_MAX_BATCH_TRIES`
+   * @defaultValue `BULK_ACTION_MAX_BATCH_TRIES` (20)
    */
   maxBatchTries: number;
 }
