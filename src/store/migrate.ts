@@ -117,15 +117,17 @@ export interface MigrationResult {
 }
 
 /**
- * Bring `schema` up to the newest migration. Runs under a session advisory
+ * Bring `schema` up to the newest migration, then install every routine
+ * (src/store/routines) whose text changed. Runs under a session advisory
  * lock keyed by the schema, so any number of processes may call it at once:
  * one applies, the others wait and then find nothing to do. Each migration
- * runs in its own transaction together with its ledger row.
+ * runs in its own transaction together with its ledger row, and the
+ * routines in one more.
  *
  * `pooled`: the pool goes through a pooler in transaction mode, where a
  * session lock could be taken on one server connection and released on
  * another. Then the whole run is one transaction under a transaction-scoped
- * lock: all pending migrations commit together, or none does.
+ * lock: all pending migrations and routines commit together, or none does.
  */
 export async function migrate(pool: Pool, schema: string, options: { pooled?: boolean } = {}): Promise<MigrationResult> {
   if (options.pooled) return migrateInOneTransaction(pool, schema);
