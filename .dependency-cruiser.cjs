@@ -1,21 +1,32 @@
 // Which part of Conveyor may import which, checked by `npm run depcheck`
-// (part of `npm test`). Dependencies point one way, from the entry points
-// down to core:
+// (part of `npm test`). The repository holds three packages:
 //
-//   src/index.ts, src/http/index.ts, src/cli   entry points (composition roots)
-//   src/testing                                the `conveyor-jobs/testing` entry: helpers for users' tests
-//   src/conveyor.ts                            Conveyor = client + its workers
-//   src/http                                   the API, built from a client
-//   src/client   src/worker                    side by side, never each other
-//   src/wire     src/metrics   src/tracing     JSON the API and CLI speak; worker metrics; OpenTelemetry spans
-//   src/store                                  all SQL
-//   src/core     src/embedded                  pure model and rules; the embedded server
+//   packages/core       conveyor-jobs: client, workers, store, CLI, test helpers
+//   packages/http       conveyor-jobs-http: the API and the dashboard
+//   packages/embedded   conveyor-jobs-embedded: the embedded PostgreSQL server
+//
+// The other two import the core by its name (`conveyor-jobs`,
+// `conveyor-jobs/internal/...`, resolved to its source through
+// test/tsconfig.json's paths), never the reverse: the core loads them only
+// through `src/optional-packages.ts`, by a name it does not import.
+//
+// Inside the core, dependencies point one way, from the entry points down:
+//
+//   src/index.ts, src/cli          entry points (composition roots)
+//   src/testing                    the `conveyor-jobs/testing` entry: helpers for users' tests
+//   src/conveyor.ts                Conveyor = client + its workers
+//   src/client   src/worker        side by side, never each other
+//   src/wire  src/metrics  src/tracing   JSON the API and CLI speak; worker metrics; OpenTelemetry spans
+//   src/store                      all SQL
+//   src/core                       pure model and rules
 //
 // Type-only imports count: a cycle through types still ties modules
 // together (the store's facade and its helpers did exactly that).
 
-/** Paths of our own modules outside `dirs` (each a path under src/, without a trailing slash). */
-const outside = (...dirs) => `^src/(?!(?:${dirs.join("|")})(?:/|\\.ts$))`;
+const CORE = "^packages/core/src/";
+
+/** Paths of the core's modules outside `dirs` (each a path under its src/, without a trailing slash). */
+const outside = (...dirs) => `${CORE}(?!(?:${dirs.join("|")})(?:/|\\.ts$))`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -28,129 +39,140 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: "core-package-never-imports-the-others",
+      comment: "conveyor-jobs installs without the API and the embedded server; it loads them only by name, in src/optional-packages.ts.",
+      severity: "error",
+      from: { path: "^packages/core/" },
+      to: { path: "^packages/(http|embedded)/" },
+    },
+    {
       name: "core-imports-nothing-of-ours",
       comment: "core is the pure model (states, errors, ids, retry math, job definitions): everything may use it, it uses nothing.",
       severity: "error",
-      from: { path: "^src/core/" },
+      from: { path: `${CORE}core/` },
       to: { path: outside("core") },
-    },
-    {
-      name: "embedded-is-a-leaf",
-      comment: "The embedded PostgreSQL server is used by the CLI and tests, and published as its own entry; it needs only core's errors.",
-      severity: "error",
-      from: { path: "^src/embedded/" },
-      to: { path: outside("embedded", "core") },
     },
     {
       name: "store-imports-only-core",
       comment: "The store is every statement Conveyor runs; it knows rows and SQL, not who calls it.",
       severity: "error",
-      from: { path: "^src/store/" },
+      from: { path: `${CORE}store/` },
       to: { path: outside("store", "core") },
     },
     {
       name: "wire-imports-only-core",
       comment: "The JSON the API and the CLI share (shapes, strict parsing, the job to enqueue) sits below both, so neither imports the other for it.",
       severity: "error",
-      from: { path: "^src/wire/" },
+      from: { path: `${CORE}wire/` },
       to: { path: outside("wire", "core") },
     },
     {
       name: "metrics-imports-only-core",
       comment: "The worker's Prometheus metrics and their server are used by the worker and the CLI; they know nothing of either.",
       severity: "error",
-      from: { path: "^src/metrics/" },
+      from: { path: `${CORE}metrics/` },
       to: { path: outside("metrics", "core") },
     },
     {
       name: "tracing-imports-only-core",
       comment: "OpenTelemetry spans for the client's enqueues and the worker's attempts; it knows neither, only core's job shapes.",
       severity: "error",
-      from: { path: "^src/tracing/" },
+      from: { path: `${CORE}tracing/` },
       to: { path: outside("tracing", "core") },
     },
     {
       name: "testing-is-an-entry-point",
-      comment: "The helpers of `conveyor-jobs/testing` compose a client and its workers as an application would; nothing of the library imports them, and they never load the HTTP layer or the CLI.",
+      comment: "The helpers of `conveyor-jobs/testing` compose a client and its workers as an application would; they never load the CLI.",
       severity: "error",
-      from: { path: "^src/testing/" },
-      to: { path: "^src/(http|cli)/" },
+      from: { path: `${CORE}testing/` },
+      to: { path: `${CORE}cli/` },
     },
     {
       name: "nothing-imports-the-testing-helpers",
       comment: "Test helpers are an entry of their own, for users' tests; the library never depends on them.",
       severity: "error",
-      from: { pathNot: "^src/testing/" },
-      to: { path: "^src/testing/" },
+      from: { path: "^packages/", pathNot: `${CORE}testing/` },
+      to: { path: `${CORE}testing/` },
     },
     {
       name: "client-imports-store-and-core",
       comment: "The client knows nothing of workers, HTTP or the CLI; src/conveyor.ts composes it with workers.",
       severity: "error",
-      from: { path: "^src/client/" },
+      from: { path: `${CORE}client/` },
       to: { path: outside("client", "store", "core", "tracing") },
     },
     {
       name: "worker-imports-store-core-metrics",
       comment: "A worker takes what it needs of a client as WorkerDeps, so it never imports the client (that was the client ⇄ worker cycle).",
       severity: "error",
-      from: { path: "^src/worker/" },
+      from: { path: `${CORE}worker/` },
       to: { path: outside("worker", "store", "core", "metrics", "tracing") },
     },
     {
-      name: "http-imports-client-and-below",
-      comment: "The API is built from a client; it runs no workers and knows nothing of the CLI.",
-      severity: "error",
-      from: { path: "^src/http/" },
-      to: { path: outside("http", "client", "store", "core", "wire") },
-    },
-    {
       name: "only-entry-points-import-the-composition",
-      comment: "src/conveyor.ts is the top of the library: the package entry and the CLI use it, nothing under it may.",
+      comment: "src/conveyor.ts is the top of the library: the package entry, the CLI, the test helpers and the optional packages' contract use it; nothing under it may.",
       severity: "error",
-      from: { pathNot: "^src/(index\\.ts|cli/|testing/)" },
-      to: { path: "^src/conveyor\\.ts$" },
-    },
-    {
-      name: "only-conveyor-api-imports-http",
-      comment: "The HTTP layer is loaded by `conveyor api`/`conveyor dev` (cli/api-server.ts) and by its own package entry; anything else it would pull Fastify in.",
-      severity: "error",
-      from: { pathNot: "^src/(http/|cli/api-server\\.ts$)" },
-      to: { path: "^src/http/" },
+      from: { path: "^packages/", pathNot: `${CORE}(index\\.ts|optional-packages\\.ts|cli/|testing/)` },
+      to: { path: `${CORE}conveyor\\.ts$` },
     },
     {
       name: "nothing-imports-the-cli",
       comment: "The CLI is an entry point: it reads process.env and argv, which the library never does.",
       severity: "error",
-      from: { pathNot: "^src/cli/" },
-      to: { path: "^src/cli/" },
+      from: { path: "^packages/", pathNot: `${CORE}cli/` },
+      to: { path: `${CORE}cli/` },
+    },
+    {
+      name: "http-imports-client-and-below",
+      comment: "The API is built from a client; it runs no workers and knows nothing of the CLI or the embedded server.",
+      severity: "error",
+      from: { path: "^packages/http/src/" },
+      to: { path: [outside("client", "store", "core", "wire", "optional-packages"), "^packages/embedded/"] },
+    },
+    {
+      name: "embedded-needs-only-the-core-errors",
+      comment: "The embedded PostgreSQL server is a leaf: it knows Conveyor only for its errors and the contract the CLI loads it by.",
+      severity: "error",
+      from: { path: "^packages/embedded/src/" },
+      to: { path: [outside("index", "core", "optional-packages"), "^packages/http/"] },
     },
     {
       name: "nothing-imports-the-dashboard",
       comment: "The dashboard is built separately and served as static files; the server never imports its code.",
       severity: "error",
-      from: { path: "^src/" },
-      to: { path: "^dashboard/" },
+      from: { path: "^packages/[^/]+/src/" },
+      to: { path: "^packages/http/dashboard/" },
     },
     {
       name: "dashboard-imports-only-wire-and-core",
       comment: "The dashboard runs in the browser: it may share the API's JSON types and core constants, never server code.",
       severity: "error",
-      from: { path: "^dashboard/" },
-      to: { path: outside("wire", "core") },
+      from: { path: "^packages/http/dashboard/" },
+      to: { path: [outside("wire", "core"), "^packages/(http/src|embedded)/"] },
+    },
+    {
+      name: "each-package-declares-what-it-imports",
+      comment: "A package imports only what its own package.json lists (or Node's built-ins): a dependency of a sibling is not installed with it.",
+      severity: "error",
+      from: { path: "^packages/[^/]+/(src|dashboard)/", pathNot: "\\.test\\.ts$" },
+      to: { dependencyTypes: ["npm-no-pkg", "npm-unknown"] },
     },
     {
       name: "library-uses-no-dev-dependencies",
       comment:
         "What ships under dist/src must run with the package's dependencies alone (unit tests beside the code may use vitest). An optional peer (@opentelemetry/api) is also a devDependency for the tests; src/tracing imports it dynamically and runs without it.",
       severity: "error",
-      from: { path: "^src/", pathNot: "\\.test\\.ts$" },
+      from: { path: "^packages/[^/]+/src/", pathNot: "\\.test\\.ts$" },
       to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["type-only", "npm-peer"] },
     },
   ],
   options: {
-    doNotFollow: { path: "node_modules" },
+    doNotFollow: { path: ["node_modules", "dist"] },
     tsPreCompilationDeps: true,
+    // Its paths resolve the package names to their sources, so the rules above see the modules imported.
     tsConfig: { fileName: "tsconfig.json" },
+    // Each module's dependencies are its own package.json's plus the repository root's (the dev tools).
+    combinedDependencies: true,
+
   },
 };

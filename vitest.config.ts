@@ -5,19 +5,21 @@ const source = (path: string): string => fileURLToPath(new URL(path, import.meta
 
 export default defineConfig({
   resolve: {
-    // The examples import the package by its name. In tests that name means
-    // the source, so an example's definitions and errors are the same module
-    // instances the tests import (a class from dist would fail `instanceof`).
+    // The examples, the API package and the embedded one import the core
+    // package by its name. In tests every package name means its source, so
+    // all of them share the module instances the tests import (a class from
+    // dist would fail `instanceof`). test/tsconfig.json maps the same names.
     alias: [
-      { find: /^conveyor-jobs$/, replacement: source("./src/index.ts") },
-      { find: /^conveyor-jobs\/http$/, replacement: source("./src/http/index.ts") },
-      { find: /^conveyor-jobs\/embedded$/, replacement: source("./src/embedded/embedded-postgres.ts") },
-      { find: /^conveyor-jobs\/testing$/, replacement: source("./src/testing/index.ts") },
+      { find: /^conveyor-jobs$/, replacement: source("./packages/core/src/index.ts") },
+      { find: /^conveyor-jobs\/testing$/, replacement: source("./packages/core/src/testing/index.ts") },
+      { find: /^conveyor-jobs\/internal\/(.*)\.js$/, replacement: source("./packages/core/src/$1.ts") },
+      { find: /^conveyor-jobs-http$/, replacement: source("./packages/http/src/index.ts") },
+      { find: /^conveyor-jobs-embedded$/, replacement: source("./packages/embedded/src/embedded-postgres.ts") },
     ],
   },
   test: {
     // examples/: the example jobs' own tests, written with conveyor-jobs/testing as a user's would be.
-    include: ["test/**/*.test.ts", "src/**/*.test.ts", "examples/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/src/**/*.test.ts", "packages/core/examples/**/*.test.ts"],
     // The chaos suite has its own config and command (`npm run test:chaos`).
     exclude: [...configDefaults.exclude, "test/chaos/**"],
     // Starts embedded PostgreSQL (or checks DATABASE_URL) once for the whole run.

@@ -73,12 +73,12 @@ function versionOf(pkg: string): string {
   }
 }
 
-/** The commit the measured Conveyor was built from, and whether src/ had uncommitted changes. */
+/** The commit the measured Conveyor was built from, and whether packages/ had uncommitted changes. */
 function conveyorRevision(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
-    return dirty ? `${head} with uncommitted changes in src/` : head;
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "packages"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
+    return dirty ? `${head} with uncommitted changes in packages/` : head;
   } catch {
     return "unknown";
   }

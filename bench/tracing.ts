@@ -63,7 +63,7 @@ interface TracingModule {
 }
 
 async function checkCost(): Promise<void> {
-  const tracing = (await import(new URL("../../dist/src/tracing/tracing.js", import.meta.url).href)) as TracingModule;
+  const tracing = (await import(new URL("../../packages/core/dist/src/tracing/tracing.js", import.meta.url).href)) as TracingModule;
   await tracing.loadTracingApi();
   const claimed = { id: "j", tenant: "default", kind: "k", queue: "q", payload: {}, attempts: 1, maxAttempts: 3, executionId: "e", idempotencyKey: null, waitedMs: 0 };
   let collections = 0;

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { numberArray, textArray, timestampArray } from "../src/store/array-literals.js";
+import { numberArray, textArray, timestampArray } from "../packages/core/src/store/array-literals.js";
 import { connectTestClient } from "./helpers/database.js";
 
 // The store builds array parameters itself (array-literals.ts): whatever a

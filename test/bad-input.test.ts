@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBackoff } from "../src/core/backoff.js";
-import { MAX_DELAY_MS, MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
-import { ConfigError, RetryAfter, ValidationError } from "../src/core/errors.js";
+import { resolveBackoff } from "../packages/core/src/core/backoff.js";
+import { MAX_DELAY_MS, MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../packages/core/src/core/defaults.js";
+import { ConfigError, RetryAfter, ValidationError } from "../packages/core/src/core/errors.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, anyValue, item, sendEmail } from "./helpers/jobs.js";
 

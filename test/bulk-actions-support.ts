@@ -3,8 +3,8 @@
  * ordinary enqueue (as test/retention-support.ts does), and a snapshot of
  * every job row to tell which ones an action changed.
  */
-import type { BulkActionTuning } from "../src/client/bulk-action-runner.js";
-import type { Conveyor, JobStatus } from "../src/index.js";
+import type { BulkActionTuning } from "../packages/core/src/client/bulk-action-runner.js";
+import type { Conveyor, JobStatus } from "../packages/core/src/index.js";
 import { sql } from "./worker/support.js";
 
 /** Where and whose the jobs are. */

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../src/store/sql/bulk-action-batches.js";
-import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../src/index.js";
+import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../packages/core/src/store/sql/bulk-action-batches.js";
+import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../packages/core/src/index.js";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { scans } from "./helpers/query-plans.js";

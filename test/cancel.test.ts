@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError } from "../src/core/errors.js";
-import { uuidv7 } from "../src/core/ids.js";
+import { NotFoundError } from "../packages/core/src/core/errors.js";
+import { uuidv7 } from "../packages/core/src/core/ids.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, item } from "./helpers/jobs.js";
 

@@ -7,7 +7,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, Conveyor, defineJob, defaults } from "../src/index.js";
+import { ConfigError, Conveyor, defineJob, defaults } from "../packages/core/src/index.js";
 import { createTestConveyor } from "./helpers/database.js";
 import { silent } from "./worker/support.js";
 

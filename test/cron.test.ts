@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Conveyor, defineJob, type Worker } from "../src/index.js";
-import { parseCron } from "../src/core/cron.js";
+import { Conveyor, defineJob, type Worker } from "../packages/core/src/index.js";
+import { parseCron } from "../packages/core/src/core/cron.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EmbeddedPostgresError } from "../src/core/errors.js";
-import { startEmbeddedPostgres } from "../src/embedded/embedded-postgres.js";
+import { EmbeddedPostgresError } from "../packages/core/src/core/errors.js";
+import { startEmbeddedPostgres } from "../packages/embedded/src/embedded-postgres.js";
 import { JsonLinesProcess, REPO_ROOT, requireBuild } from "./helpers/child-process.js";
 import { processGone, waitForProcessGone } from "./helpers/processes.js";
 
@@ -39,7 +39,7 @@ function child(mode: "hold" | "graceful" | "once" | "exit", dataDir: string): Js
 }
 
 beforeAll(() => {
-  requireBuild("src/embedded/embedded-postgres.js");
+  requireBuild("src/embedded-postgres.js", "embedded");
 });
 afterAll(async () => {
   for (const process of children) process.child.kill("SIGKILL");

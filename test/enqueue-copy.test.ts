@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
-import { ValidationError } from "../src/core/errors.js";
+import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../packages/core/src/core/defaults.js";
+import { ValidationError } from "../packages/core/src/core/errors.js";
 import { connectTestClient, countRows, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, anyValue, item } from "./helpers/jobs.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
-import { UniqueJobConflictError, ValidationError } from "../src/core/errors.js";
-import { uuidv7 } from "../src/core/ids.js";
+import { ENQUEUE_CHUNK_ROWS } from "../packages/core/src/core/defaults.js";
+import { UniqueJobConflictError, ValidationError } from "../packages/core/src/core/errors.js";
+import { uuidv7 } from "../packages/core/src/core/ids.js";
 import { connectTestClient, countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item, sendEmail } from "./helpers/jobs.js";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Conveyor, defineJob, type Worker } from "../src/index.js";
-import { freshExecutionIds } from "../src/store/execution-ids.js";
-import { bindQueries } from "../src/store/queries.js";
+import { Conveyor, defineJob, type Worker } from "../packages/core/src/index.js";
+import { freshExecutionIds } from "../packages/core/src/store/execution-ids.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

@@ -19,11 +19,11 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineJob, flowJob, type FlowJob } from "../src/index.js";
-import { CLAIM_LOCK_TIMEOUT_MS } from "../src/core/defaults.js";
-import { textArray } from "../src/store/array-literals.js";
-import { freshExecutionIds } from "../src/store/execution-ids.js";
-import { bindQueries } from "../src/store/queries.js";
+import { defineJob, flowJob, type FlowJob } from "../packages/core/src/index.js";
+import { CLAIM_LOCK_TIMEOUT_MS } from "../packages/core/src/core/defaults.js";
+import { textArray } from "../packages/core/src/store/array-literals.js";
+import { freshExecutionIds } from "../packages/core/src/store/execution-ids.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
 import { createTestConveyor, dbOf, storeOf, type TestConveyor } from "./helpers/database.js";
 import { genericPlan, type PlanNode, scans } from "./helpers/query-plans.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";

@@ -8,7 +8,7 @@ import {
   PermanentError,
   ValidationError,
   type Worker,
-} from "../src/index.js";
+} from "../packages/core/src/index.js";
 import { createTestConveyor } from "./helpers/database.js";
 import { silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

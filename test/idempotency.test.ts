@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConflictError, IdempotencyConflictError } from "../src/core/errors.js";
-import { encodeJson } from "../src/core/json.js";
+import { ConflictError, IdempotencyConflictError } from "../packages/core/src/core/errors.js";
+import { encodeJson } from "../packages/core/src/core/json.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item, sendEmail } from "./helpers/jobs.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConflictError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../src/index.js";
+import { ConflictError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../packages/core/src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { KEYED_EXECUTIONS_SQL, type KeyedExecution, keyedExecutions, maxOverlapByKey, maxStartsPerWindow } from "./helpers/key-executions.js";
 import { drained, silent, sql } from "./worker/support.js";

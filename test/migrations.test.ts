@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../src/core/defaults.js";
-import { SchemaTooNewError, SchemaTooOldError } from "../src/core/errors.js";
-import { BASELINE_VERSION, loadMigrations } from "../src/store/migrate.js";
-import { ROUTINES } from "../src/store/routines/index.js";
+import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../packages/core/src/core/defaults.js";
+import { SchemaTooNewError, SchemaTooOldError } from "../packages/core/src/core/errors.js";
+import { BASELINE_VERSION, loadMigrations } from "../packages/core/src/store/migrate.js";
+import { ROUTINES } from "../packages/core/src/store/routines/index.js";
 import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
 import { connectTestClient, createTestConveyor, dbOf, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 

@@ -7,9 +7,9 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Overview } from "../src/core/overview.js";
-import { JOB_STATUSES, type JobStatus } from "../src/core/states.js";
-import { quoteIdent } from "../src/store/db.js";
+import type { Overview } from "../packages/core/src/core/overview.js";
+import { JOB_STATUSES, type JobStatus } from "../packages/core/src/core/states.js";
+import { quoteIdent } from "../packages/core/src/store/db.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { type FixtureJob, fixtureJobs, insertFixtureJobs, QUEUES, uuidAt } from "./helpers/search-fixture.js";
 import { silent } from "./worker/support.js";

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { MAX_PROGRESS_BYTES } from "../src/core/defaults.js";
-import { Conveyor, defineJob, ValidationError, type Worker } from "../src/index.js";
-import { ProgressReporter } from "../src/worker/progress-reporter.js";
+import { MAX_PROGRESS_BYTES } from "../packages/core/src/core/defaults.js";
+import { Conveyor, defineJob, ValidationError, type Worker } from "../packages/core/src/index.js";
+import { ProgressReporter } from "../packages/core/src/worker/progress-reporter.js";
 import { createTestConveyor, dbOf, storeOf } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../src/index.js";
+import { ConfigError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../packages/core/src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { drained, silent, sql, statusCounts } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

@@ -4,7 +4,7 @@
  * `ageMs` in the past, each with an execution row (and a dead-letter entry
  * for dead jobs), so a prune has real cascades to follow.
  */
-import type { Conveyor } from "../src/index.js";
+import type { Conveyor } from "../packages/core/src/index.js";
 import { sql } from "./worker/support.js";
 
 export type RowState = "queued" | "running" | "retrying" | "succeeded" | "cancelled" | "dead";

@@ -5,11 +5,11 @@
  * own unless told not to; bad options are refused by name.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { freshExecutionIds } from "../src/store/execution-ids.js";
-import { bindQueries } from "../src/store/queries.js";
-import { RetentionStore } from "../src/store/retention-store.js";
-import { pruneInBatches, resolvePruneOptions } from "../src/client/prune.js";
-import { ConfigError, type Conveyor, defineJob, ValidationError } from "../src/index.js";
+import { freshExecutionIds } from "../packages/core/src/store/execution-ids.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
+import { RetentionStore } from "../packages/core/src/store/retention-store.js";
+import { pruneInBatches, resolvePruneOptions } from "../packages/core/src/client/prune.js";
+import { ConfigError, type Conveyor, defineJob, ValidationError } from "../packages/core/src/index.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";

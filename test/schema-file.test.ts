@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { ROUTINES, routineHash } from "../src/store/routines/index.js";
+import { ROUTINES, routineHash } from "../packages/core/src/store/routines/index.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { dumpSchema } from "./helpers/schema-dump.js";
 
@@ -13,7 +13,7 @@ describe("the current-schema file", () => {
     const test = await createTestConveyor({}, { migrate: false });
     cleanups.push(test);
     await test.conveyor.migrate();
-    await expect(await dumpSchema(test.conveyor.pool, test.schema)).toMatchFileSnapshot("../src/store/schema.sql");
+    await expect(await dumpSchema(test.conveyor.pool, test.schema)).toMatchFileSnapshot("../packages/core/src/store/schema.sql");
   });
 
   it("records every routine's hash, and lists every function and trigger the routines create", async () => {

@@ -10,11 +10,11 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkJobFilter } from "../src/client/job-filter.js";
-import type { JobFilter } from "../src/core/job-filter.js";
-import { quoteIdent } from "../src/store/db.js";
-import { bindQueries } from "../src/store/queries.js";
-import { jobCountStatement, jobEstimateStatement, jobFilterCondition, jobSearchStatement } from "../src/store/sql/job-filter.js";
+import { checkJobFilter } from "../packages/core/src/client/job-filter.js";
+import type { JobFilter } from "../packages/core/src/core/job-filter.js";
+import { quoteIdent } from "../packages/core/src/store/db.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
+import { jobCountStatement, jobEstimateStatement, jobFilterCondition, jobSearchStatement } from "../packages/core/src/store/sql/job-filter.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { fillJobsSql } from "./helpers/fill-jobs.js";
 import type { PlanNode } from "./helpers/query-plans.js";

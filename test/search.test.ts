@@ -7,9 +7,9 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SearchTimeoutError, ValidationError } from "../src/core/errors.js";
-import type { JobFilter } from "../src/core/job-filter.js";
-import { quoteIdent } from "../src/store/db.js";
+import { SearchTimeoutError, ValidationError } from "../packages/core/src/core/errors.js";
+import type { JobFilter } from "../packages/core/src/core/job-filter.js";
+import { quoteIdent } from "../packages/core/src/store/db.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { ERRORS, type FixtureJob, fixtureJobs, idsWhere, insertFixtureJobs } from "./helpers/search-fixture.js";
 import { silent } from "./worker/support.js";
@@ -218,7 +218,7 @@ describe("the search time bound", () => {
   });
 
   it("is refused with a ConfigError when it is not below the pool's query timeout", async () => {
-    const { Conveyor } = await import("../src/conveyor.js");
+    const { Conveyor } = await import("../packages/core/src/conveyor.js");
     expect(() => new Conveyor({ connectionString: "postgres://x@localhost/x", searchTimeoutMs: 60_000 })).toThrow(
       "searchTimeoutMs (60000) must be between 1 and queryTimeoutMs (60000), exclusive",
     );

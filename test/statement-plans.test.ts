@@ -11,11 +11,11 @@
  * at every call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineJob } from "../src/index.js";
-import { uuidv7 } from "../src/core/ids.js";
-import type { ClaimStore } from "../src/store/claim-store.js";
-import { freshExecutionIds } from "../src/store/execution-ids.js";
-import { bindQueries } from "../src/store/queries.js";
+import { defineJob } from "../packages/core/src/index.js";
+import { uuidv7 } from "../packages/core/src/core/ids.js";
+import type { ClaimStore } from "../packages/core/src/store/claim-store.js";
+import { freshExecutionIds } from "../packages/core/src/store/execution-ids.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
 import { connectionOf, createTestConveyor, dbOf, storeOf, type TestConveyor } from "./helpers/database.js";
 import { genericPlan as planOf, type PlanNode } from "./helpers/query-plans.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";

@@ -5,7 +5,7 @@
  * a tenant cap; many at once build it once.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { defineJob } from "../src/index.js";
+import { defineJob } from "../packages/core/src/index.js";
 import { createTestConveyor, dbOf, type TestConveyor } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 

@@ -4,7 +4,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob } from "../src/core/define-job.js";
+import { defineJob } from "../packages/core/src/core/define-job.js";
 import { JsonLinesProcess } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { silent } from "./worker/support.js";

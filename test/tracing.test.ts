@@ -3,10 +3,10 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Conveyor } from "../src/conveyor.js";
-import { defineJob } from "../src/core/define-job.js";
-import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../src/core/defaults.js";
-import type { ConveyorOptions } from "../src/client/options.js";
+import type { Conveyor } from "../packages/core/src/conveyor.js";
+import { defineJob } from "../packages/core/src/core/define-job.js";
+import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../packages/core/src/core/defaults.js";
+import type { ConveyorOptions } from "../packages/core/src/client/options.js";
 import { type ApiTest, call, createApiTest } from "./http/support.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { silent } from "./worker/support.js";

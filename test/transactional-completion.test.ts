@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Conveyor, ConflictError, defineJob, LeaseLostError, type Worker } from "../src/index.js";
+import { Conveyor, ConflictError, defineJob, LeaseLostError, type Worker } from "../packages/core/src/index.js";
 import { createTestConveyor, storeOf } from "./helpers/database.js";
 import { silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";

@@ -8,9 +8,9 @@
  * compared with the table's row (no row: the job does not move).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_STATUSES, type JobStatus } from "../src/core/states.js";
-import { transitionOf } from "../src/core/transitions.js";
-import { type Conveyor, defineJob } from "../src/index.js";
+import { JOB_STATUSES, type JobStatus } from "../packages/core/src/core/states.js";
+import { transitionOf } from "../packages/core/src/core/transitions.js";
+import { type Conveyor, defineJob } from "../packages/core/src/index.js";
 import { createTestConveyor, storeOf } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 

@@ -1,8 +1,8 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Conveyor } from "../src/conveyor.js";
-import { ConflictError, UniqueJobConflictError, ValidationError } from "../src/core/errors.js";
-import type { ClaimedJob } from "../src/core/model.js";
+import { Conveyor } from "../packages/core/src/conveyor.js";
+import { ConflictError, UniqueJobConflictError, ValidationError } from "../packages/core/src/core/errors.js";
+import type { ClaimedJob } from "../packages/core/src/core/model.js";
 import { countRows, createTestConveyor, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 import { allTestJobs, counters, item } from "./helpers/jobs.js";
 

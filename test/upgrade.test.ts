@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { defineJob } from "../src/index.js";
-import { ROUTINES } from "../src/store/routines/index.js";
+import { defineJob } from "../packages/core/src/index.js";
+import { ROUTINES } from "../packages/core/src/store/routines/index.js";
 import { REPO_ROOT } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { dumpSchema } from "./helpers/schema-dump.js";
@@ -103,7 +103,7 @@ describe(`upgrading a database migrated by ${OLD_BUILD}`, () => {
     const result = await conveyor.migrate();
     expect(result.applied).toEqual([20]);
     expect(result.routines.sort()).toEqual(ROUTINES.map((routine) => routine.name).sort());
-    await expect(await dumpSchema(conveyor.pool, test.schema)).toMatchFileSnapshot("../src/store/schema.sql");
+    await expect(await dumpSchema(conveyor.pool, test.schema)).toMatchFileSnapshot("../packages/core/src/store/schema.sql");
     expect((await conveyor.migrate()).routines).toEqual([]);
 
     // The old worker is gone: its leases run out, and new workers take over.

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob } from "../src/index.js";
-import { uuidv7 } from "../src/core/ids.js";
-import { bindQueries } from "../src/store/queries.js";
+import { Conveyor, defineJob } from "../packages/core/src/index.js";
+import { uuidv7 } from "../packages/core/src/core/ids.js";
+import { bindQueries } from "../packages/core/src/store/queries.js";
 import { connectTestClient, createTestConveyor, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
 import { emptyPayload, silent } from "./worker/support.js";
 

@@ -1,5 +1,5 @@
 import { type AnyJobDefinition, Conveyor, defineJob } from "conveyor-jobs";
-import { startApiServer } from "conveyor-jobs/http";
+import { startApiServer } from "conveyor-jobs-http";
 import pg from "pg";
 import pino from "pino";
 import { z } from "zod";

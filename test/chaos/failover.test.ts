@@ -11,8 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { z } from "zod";
-import { Conveyor, defineJob, type Worker } from "../../src/index.js";
-import { buildApp, type ConveyorApp } from "../../src/http/index.js";
+import { Conveyor, defineJob, type Worker } from "../../packages/core/src/index.js";
+import { buildApp, type ConveyorApp } from "../../packages/http/src/index.js";
 import { debianPostgresBin, ReplicaPair } from "../helpers/replica-pair.js";
 import { sleep } from "./harness.js";
 

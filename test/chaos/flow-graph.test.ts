@@ -18,7 +18,7 @@
  *   fault of the worker that ran it.
  */
 import { describe, expect, it } from "vitest";
-import type { FlowJob } from "../../src/index.js";
+import type { FlowJob } from "../../packages/core/src/index.js";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { between, onDedicatedServer, sleep, summary } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";

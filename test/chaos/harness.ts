@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll } from "vitest";
-import { Conveyor } from "../../src/index.js";
+import { Conveyor } from "../../packages/core/src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type CliProcess, killAllWorkers, spawnWorker } from "../worker-processes/process-helpers.js";

@@ -19,8 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobStore } from "../../src/store/job-store.js";
-import { bindQueries } from "../../src/store/queries.js";
+import { JobStore } from "../../packages/core/src/store/job-store.js";
+import { bindQueries } from "../../packages/core/src/store/queries.js";
 import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";
 

@@ -10,7 +10,7 @@
  * when its lease expires, and a worker with a direct connection finishes it.
  */
 import { describe, expect, it } from "vitest";
-import { SHUTDOWN_CLEANUP_MS } from "../../src/core/defaults.js";
+import { SHUTDOWN_CLEANUP_MS } from "../../packages/core/src/core/defaults.js";
 import { proxiedChaosFile, summary, viaPort } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";
 

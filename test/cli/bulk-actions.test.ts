@@ -8,7 +8,7 @@
 import { hostname, userInfo } from "node:os";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob } from "../../src/index.js";
+import { defineJob } from "../../packages/core/src/index.js";
 import { emptyTables, jobsIn, tune } from "../bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { CliServer, cliEnv, REPO_ROOT, runCli, silent, stderrLines } from "./support.js";

@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../src/embedded/postmaster.js";
-import { assertBuilt, CLI, REPO_ROOT, runCli, stderrLines } from "./support.js";
+import { isProcessAlive } from "../../packages/embedded/src/postmaster.js";
+import { assertBuilt, CLI, CORE_ROOT, REPO_ROOT, runCli, stderrLines } from "./support.js";
 import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 
 const directories: string[] = [];
@@ -56,7 +56,7 @@ describe("conveyor dev on Ctrl-C with embedded PostgreSQL", () => {
   it("hands the running job back as interrupted, then stops the API, then PostgreSQL", async () => {
     assertBuilt();
     const cwd = await freshDirectory();
-    const indexUrl = pathToFileURL(join(REPO_ROOT, "dist", "src", "index.js")).href;
+    const indexUrl = pathToFileURL(join(CORE_ROOT, "dist", "src", "index.js")).href;
     await writeFile(
       join(cwd, "jobs.mjs"),
       `import { defineJob } from ${JSON.stringify(indexUrl)};

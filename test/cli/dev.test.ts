@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { quoteIdent } from "../../src/store/db.js";
+import { quoteIdent } from "../../packages/core/src/store/db.js";
 import { connectTestClient, uniqueSchemaName } from "../helpers/database.js";
 import { CliServer, cliEnv, killAllServers, runCli, stderrLines } from "./support.js";
 import { waitFor } from "../helpers/wait-for.js";

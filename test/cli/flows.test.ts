@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob, type EnqueuedFlow } from "../../src/index.js";
-import { flowDetailJson, flowJson } from "../../src/wire/flow-json.js";
+import { defineJob, type EnqueuedFlow } from "../../packages/core/src/index.js";
+import { flowDetailJson, flowJson } from "../../packages/core/src/wire/flow-json.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { type CliResult, runCli, silent, stderrLines } from "./support.js";
 

@@ -1,7 +1,7 @@
 import type { Command, Option } from "commander";
 import { describe, expect, it } from "vitest";
-import { bytesText } from "../../src/cli/help-text.js";
-import { createProgram } from "../../src/cli/program.js";
+import { bytesText } from "../../packages/core/src/cli/help-text.js";
+import { createProgram } from "../../packages/core/src/cli/program.js";
 import {
   DEFAULT_API_HOST,
   DEFAULT_API_PORT,
@@ -24,8 +24,8 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
   DEFAULT_TENANT,
   DEFAULT_TOP_KEYS,
-} from "../../src/core/defaults.js";
-import { formatDuration } from "../../src/core/duration.js";
+} from "../../packages/core/src/core/defaults.js";
+import { formatDuration } from "../../packages/core/src/core/duration.js";
 
 /**
  * Every default a command's help states comes from src/core/defaults.ts:

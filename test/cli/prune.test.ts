@@ -4,7 +4,7 @@
  * --json output, and one line plus a non-zero exit for bad durations.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineJob } from "../../src/index.js";
+import { defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { DAY_MS, makeJobs, surviving } from "../retention-support.js";
 import { emptyPayload } from "../worker/support.js";

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob } from "../../src/index.js";
-import { scheduleJson } from "../../src/wire/schedule-json.js";
+import { defineJob } from "../../packages/core/src/index.js";
+import { scheduleJson } from "../../packages/core/src/wire/schedule-json.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { runCli, silent, stderrLines } from "./support.js";
 

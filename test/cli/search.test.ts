@@ -4,7 +4,7 @@
  * estimated counts on a store past the exact-count limit, bad flags.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { quoteIdent } from "../../src/store/db.js";
+import { quoteIdent } from "../../packages/core/src/store/db.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { fillJobsSql } from "../helpers/fill-jobs.js";
 import { ERRORS, fixtureJobs, idsWhere, insertFixtureJobs } from "../helpers/search-fixture.js";

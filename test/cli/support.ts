@@ -8,12 +8,13 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
-import type { Conveyor } from "../../src/index.js";
+import type { Conveyor } from "../../packages/core/src/index.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const CLI = resolve(REPO_ROOT, "dist", "src", "cli", "main.js");
+export const CORE_ROOT = resolve(REPO_ROOT, "packages", "core");
+export const CLI = resolve(CORE_ROOT, "dist", "src", "cli", "main.js");
 export const silent = pino({ level: "silent" });
 
 export function assertBuilt(): void {

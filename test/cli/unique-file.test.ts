@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueueFile } from "../../src/cli/enqueue-file.js";
+import { enqueueFile } from "../../packages/core/src/cli/enqueue-file.js";
 import { countRows, createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { allTestJobs } from "../helpers/jobs.js";
 

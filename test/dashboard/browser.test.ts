@@ -11,11 +11,11 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../src/http/server.js";
+import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
 import { z } from "zod";
-import exampleJobs from "../../examples/jobs.js";
-import { JOB_STATUSES } from "../../src/core/states.js";
-import { defineJob, PermanentError } from "../../src/index.js";
+import exampleJobs from "../../packages/core/examples/jobs.js";
+import { JOB_STATUSES } from "../../packages/core/src/core/states.js";
+import { defineJob, PermanentError } from "../../packages/core/src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { runUntilFinished, silent } from "../cli/support.js";
 

@@ -9,8 +9,8 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type ApiServer, startApiServer } from "../../src/http/server.js";
-import { defineJob } from "../../src/index.js";
+import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
+import { defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { silent } from "../cli/support.js";
 

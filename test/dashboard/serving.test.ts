@@ -7,9 +7,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp, type ConveyorApp } from "../../src/http/app.js";
-import { dashboardDirectory } from "../../src/http/dashboard.js";
-import exampleJobs from "../../examples/jobs.js";
+import { buildApp, type ConveyorApp } from "../../packages/http/src/app.js";
+import { dashboardDirectory } from "../../packages/http/src/dashboard.js";
+import exampleJobs from "../../packages/core/examples/jobs.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { runUntilFinished, silent } from "../cli/support.js";
 

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import * as defaults from "../../src/core/defaults.js";
-import { formatDuration } from "../../src/core/duration.js";
+import * as defaults from "../../packages/core/src/core/defaults.js";
+import { formatDuration } from "../../packages/core/src/core/duration.js";
 import { REPO_ROOT } from "../helpers/child-process.js";
 
 /**
@@ -54,7 +54,7 @@ function files(dir: string, extension: string): string[] {
 }
 
 const DOCS = [resolve(REPO_ROOT, "README.md"), ...files(resolve(REPO_ROOT, "docs"), ".md")];
-const SOURCES = files(resolve(REPO_ROOT, "src"), ".ts");
+const SOURCES = ["core", "http", "embedded"].flatMap((name) => files(resolve(REPO_ROOT, "packages", name, "src"), ".ts"));
 
 /** Text with JSDoc line breaks (`\n   * `) and markdown line breaks joined, so a mention split over two lines reads as one. */
 const joined = (text: string) => text.replace(/\n[ \t]*\*?[ \t]*/g, " ");

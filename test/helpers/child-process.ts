@@ -3,15 +3,23 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The repository root: child scripts import the build in `dist/`. */
+/** The repository root (the workspace). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** The directory of one of the repository's packages: `core` (conveyor-jobs), `http` or `embedded`. */
+export function packageRoot(name: "core" | "http" | "embedded"): string {
+  return resolve(REPO_ROOT, "packages", name);
+}
+
+/** The core package's directory: child scripts import its build in `dist/`. */
+export const CORE_ROOT = packageRoot("core");
 
 /**
  * Child processes import the build, the JavaScript users run.
  * `npm test` builds first; running vitest alone needs `npm run build`.
  */
-export function requireBuild(relativePath: string): string {
-  const path = resolve(REPO_ROOT, "dist", relativePath);
+export function requireBuild(relativePath: string, name: "core" | "http" | "embedded" = "core"): string {
+  const path = resolve(packageRoot(name), "dist", relativePath);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` before these tests (npm test does)`);
   return path;
 }

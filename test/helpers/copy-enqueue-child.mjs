@@ -8,7 +8,7 @@
 // Usage: node copy-enqueue-child.mjs <databaseUrl> <schema> <count>
 import pino from "pino";
 import { z } from "zod";
-import { Conveyor, ConveyorError, DatabaseError, defineJob } from "../../dist/src/index.js";
+import { Conveyor, ConveyorError, DatabaseError, defineJob } from "../../packages/core/dist/src/index.js";
 
 const [databaseUrl, schema, countText] = process.argv.slice(2);
 const count = Number(countText);

@@ -1,15 +1,15 @@
 import pg from "pg";
 import pino from "pino";
 import { inject } from "vitest";
-import type { ClientContext } from "../../src/client/client-context.js";
-import type { ConveyorClient } from "../../src/client/conveyor-client.js";
-import type { DatabaseClock } from "../../src/store/database-clock.js";
-import { Conveyor } from "../../src/conveyor.js";
-import type { ConveyorOptions } from "../../src/client/options.js";
-import { type ConnectionConfig, quoteIdent } from "../../src/store/db.js";
-import type { JobStore } from "../../src/store/job-store.js";
-import type { Store } from "../../src/store/store.js";
-import { Worker } from "../../src/worker/worker.js";
+import type { ClientContext } from "../../packages/core/src/client/client-context.js";
+import type { ConveyorClient } from "../../packages/core/src/client/conveyor-client.js";
+import type { DatabaseClock } from "../../packages/core/src/store/database-clock.js";
+import { Conveyor } from "../../packages/core/src/conveyor.js";
+import type { ConveyorOptions } from "../../packages/core/src/client/options.js";
+import { type ConnectionConfig, quoteIdent } from "../../packages/core/src/store/db.js";
+import type { JobStore } from "../../packages/core/src/store/job-store.js";
+import type { Store } from "../../packages/core/src/store/store.js";
+import { Worker } from "../../packages/core/src/worker/worker.js";
 import { creationSite, currentFileName, failuresSoFar, trackResource } from "./open-resources.js";
 import { KEPT_COMMENT_PREFIX, takeMigratedSchema, uniqueSchemaName } from "./test-schemas.js";
 

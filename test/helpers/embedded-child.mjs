@@ -8,7 +8,7 @@
 //   exit:     just return, so the process ends when its event loop is empty
 import pg from "pg";
 // Through the package's own exports map, as an application would import it (resolves to dist/).
-import { startEmbeddedPostgres } from "conveyor-jobs/embedded";
+import { startEmbeddedPostgres } from "conveyor-jobs-embedded";
 
 const [mode, dataDir, port] = process.argv.slice(2);
 const report = (message) => process.stdout.write(`${JSON.stringify({ ...message, pid: process.pid })}\n`);

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../src/embedded/embedded-postgres.js";
-import { quoteIdent } from "../../src/store/db.js";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../packages/embedded/src/embedded-postgres.js";
+import { quoteIdent } from "../../packages/core/src/store/db.js";
 import { KEPT_COMMENT_PREFIX, KEPT_SCHEMA_MAX_AGE_MS, newRunId, parseSchemaName } from "./test-schemas.js";
 
 declare module "vitest" {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineJob } from "../../src/core/define-job.js";
+import { defineJob } from "../../packages/core/src/core/define-job.js";
 
 /**
  * Job kinds the foundation tests enqueue. Handlers never run here (no worker),

@@ -3,8 +3,8 @@
 // the built migrate(), prints the result as JSON and exits.
 // Usage: node migrate-child.mjs <databaseUrl> <schema>
 import { createInterface } from "node:readline";
-import { createPool } from "../../dist/src/store/db.js";
-import { migrate } from "../../dist/src/store/migrate.js";
+import { createPool } from "../../packages/core/dist/src/store/db.js";
+import { migrate } from "../../packages/core/dist/src/store/migrate.js";
 
 const [databaseUrl, schema] = process.argv.slice(2);
 const pool = createPool({ connectionString: databaseUrl, max: 1, applicationName: "conveyor-migrate-test" });

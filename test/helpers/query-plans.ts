@@ -4,7 +4,7 @@
  * nodes that read a table or an index.
  */
 import type pg from "pg";
-import { numberArray, textArray } from "../../src/store/array-literals.js";
+import { numberArray, textArray } from "../../packages/core/src/store/array-literals.js";
 
 export interface PlanNode {
   "Node Type": string;

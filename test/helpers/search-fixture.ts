@@ -5,7 +5,7 @@
  * checked against a plain JavaScript predicate over the same rows.
  */
 import type pg from "pg";
-import { JOB_STATUSES, type JobStatus } from "../../src/core/states.js";
+import { JOB_STATUSES, type JobStatus } from "../../packages/core/src/core/states.js";
 
 export interface FixtureJob {
   id: string;

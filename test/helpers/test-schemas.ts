@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { inject } from "vitest";
-import { createPool, quoteIdent } from "../../src/store/db.js";
-import { migrate } from "../../src/store/migrate.js";
+import { createPool, quoteIdent } from "../../packages/core/src/store/db.js";
+import { migrate } from "../../packages/core/src/store/migrate.js";
 import { atFileEnd } from "./open-resources.js";
 
 /**

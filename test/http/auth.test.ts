@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY_PREFIX, hashApiKey } from "../../src/client/api-keys.js";
-import { ConflictError, ValidationError } from "../../src/index.js";
+import { API_KEY_PREFIX, hashApiKey } from "../../packages/core/src/client/api-keys.js";
+import { ConflictError, ValidationError } from "../../packages/core/src/index.js";
 import { type ApiTest, call, createApiTest, expectProblem, rows } from "./support.js";
 
 let test: ApiTest;

@@ -9,12 +9,13 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { quoteIdent } from "../../src/store/db.js";
+import { quoteIdent } from "../../packages/core/src/store/db.js";
 import { connectTestClient, testDatabaseUrl, uniqueSchemaName } from "../helpers/database.js";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const CLI = resolve(REPO_ROOT, "dist", "src", "cli", "main.js");
-const EXAMPLE_JOBS = "dist/examples/jobs.js";
+const CORE_ROOT = resolve(REPO_ROOT, "packages", "core");
+const CLI = resolve(CORE_ROOT, "dist", "src", "cli", "main.js");
+const EXAMPLE_JOBS = "packages/core/dist/examples/jobs.js";
 const run = promisify(execFile);
 
 const schema = uniqueSchemaName();

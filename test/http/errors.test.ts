@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTestClient } from "../helpers/database.js";
 import { type ApiTest, call, captureLogs, createApiTest, expectNoInternals, expectProblem, silent } from "./support.js";
-import { buildApp } from "../../src/http/app.js";
-import { Conveyor } from "../../src/index.js";
+import { buildApp } from "../../packages/http/src/app.js";
+import { Conveyor } from "../../packages/core/src/index.js";
 import { allJobs } from "./support.js";
 import { waitFor } from "../helpers/wait-for.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/http/app.js";
+import { buildApp } from "../../packages/http/src/app.js";
 import { createTestConveyor } from "../helpers/database.js";
 import { allJobs, type ApiTest, call, createApiTest, expectProblem, silent } from "./support.js";
 
@@ -119,7 +119,7 @@ describe("GET /metrics", () => {
   });
 
   it("still answers when the database is down, counting the failed depth read", async () => {
-    const { Conveyor } = await import("../../src/index.js");
+    const { Conveyor } = await import("../../packages/core/src/index.js");
     const unreachable = new Conveyor({ connectionString: "postgres://nobody@127.0.0.1:9/none", jobs: allJobs, logger: silent });
     const app = await buildApp(unreachable, { logger: silent });
     try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_BATCH_JOBS } from "../../src/core/defaults.js";
+import { MAX_BATCH_JOBS } from "../../packages/core/src/core/defaults.js";
 import { type ApiTest, call, createApiTest, expectProblem, JOB_FIELDS, rows } from "./support.js";
 
 let test: ApiTest;

@@ -1,6 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_LIST_LIMIT } from "../../src/core/defaults.js";
+import { MAX_LIST_LIMIT } from "../../packages/core/src/core/defaults.js";
 import { type ApiTest, call, createApiTest } from "./support.js";
 
 let test: ApiTest;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_PAYLOAD_DEPTH } from "../../src/core/defaults.js";
+import { MAX_PAYLOAD_DEPTH } from "../../packages/core/src/core/defaults.js";
 import { type ApiTest, call, createApiTest, expectProblem, rows } from "./support.js";
 
 let test: ApiTest;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { AnyJobDefinition } from "../../src/core/define-job.js";
-import { defineJob, type Worker } from "../../src/index.js";
+import type { AnyJobDefinition } from "../../packages/core/src/core/define-job.js";
+import { defineJob, type Worker } from "../../packages/core/src/index.js";
 import { allJobs, type ApiTest, call, createApiTest, JOB_FIELDS } from "./support.js";
 import { waitFor } from "../helpers/wait-for.js";
 

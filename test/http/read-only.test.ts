@@ -12,9 +12,9 @@
  * be an opaque DATABASE error, a 500, and /readyz said ready.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { READ_ONLY_RETRY_AFTER_S } from "../../src/core/defaults.js";
-import { buildApp, type ConveyorApp } from "../../src/http/app.js";
-import { Conveyor, DatabaseError, DatabaseReadOnlyError } from "../../src/index.js";
+import { READ_ONLY_RETRY_AFTER_S } from "../../packages/core/src/core/defaults.js";
+import { buildApp, type ConveyorApp } from "../../packages/http/src/app.js";
+import { Conveyor, DatabaseError, DatabaseReadOnlyError } from "../../packages/core/src/index.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { allJobs, type ApiTest, call, createApiTest, expectProblem, rows, silent } from "./support.js";
 

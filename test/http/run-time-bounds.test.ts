@@ -6,7 +6,7 @@
  * not the CLI.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_DELAY_MS } from "../../src/core/defaults.js";
+import { MAX_DELAY_MS } from "../../packages/core/src/core/defaults.js";
 import { runCli } from "../cli/support.js";
 import { type ApiTest, call, createApiTest, expectProblem, rows } from "./support.js";
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Conveyor, defineJob } from "../../src/index.js";
+import { Conveyor, defineJob } from "../../packages/core/src/index.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type ApiTest, call, createApiTest, expectProblem, silent } from "./support.js";
 

@@ -7,10 +7,10 @@
  */
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { quoteIdent } from "../../src/store/db.js";
+import { quoteIdent } from "../../packages/core/src/store/db.js";
 import { connectTestClient, createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { type FixtureJob, fixtureJobs, idsWhere, insertFixtureJobs } from "../helpers/search-fixture.js";
-import { buildApp } from "../../src/http/app.js";
+import { buildApp } from "../../packages/http/src/app.js";
 import { type ApiTest, call, createApiTest, expectProblem, rows, silent } from "./support.js";
 
 const DAY = 24 * 60 * 60 * 1000;

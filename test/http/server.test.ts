@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../src/core/defaults.js";
-import { startApiServer, type ApiServer } from "../../src/http/server.js";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../packages/core/src/core/defaults.js";
+import { startApiServer, type ApiServer } from "../../packages/http/src/server.js";
 import { type ApiTest, createApiTest, expectNoInternals, silent } from "./support.js";
 
 let test: ApiTest;

@@ -2,12 +2,12 @@ import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import pino from "pino";
 import { expect } from "vitest";
 import { z } from "zod";
-import type { ApiKeys } from "../../src/client/api-keys.js";
-import type { AnyJobDefinition } from "../../src/core/define-job.js";
-import type { ConveyorOptions } from "../../src/client/options.js";
-import { Conveyor, defineJob, PermanentError } from "../../src/index.js";
-import { buildApp, type ConveyorApp } from "../../src/http/app.js";
-import type { ApiOptions } from "../../src/http/options.js";
+import type { ApiKeys } from "../../packages/core/src/client/api-keys.js";
+import type { AnyJobDefinition } from "../../packages/core/src/core/define-job.js";
+import type { ConveyorOptions } from "../../packages/core/src/client/options.js";
+import { Conveyor, defineJob, PermanentError } from "../../packages/core/src/index.js";
+import { buildApp, type ConveyorApp } from "../../packages/http/src/app.js";
+import type { ApiOptions } from "../../packages/http/src/options.js";
 import { createTestConveyor } from "../helpers/database.js";
 
 export const silent = pino({ level: "silent" });

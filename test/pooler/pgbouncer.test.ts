@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, Conveyor, defineJob, type Worker } from "../../src/index.js";
-import { buildApp } from "../../src/http/index.js";
+import { ConfigError, Conveyor, defineJob, type Worker } from "../../packages/core/src/index.js";
+import { buildApp } from "../../packages/http/src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "../helpers/database.js";
 import { type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
 import { uniqueSchemaName } from "../helpers/test-schemas.js";

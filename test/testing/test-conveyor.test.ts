@@ -1,11 +1,11 @@
 import { AssertionError } from "node:assert";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob } from "../../src/core/define-job.js";
-import { PermanentError } from "../../src/core/errors.js";
-import { createPool, quoteIdent } from "../../src/store/db.js";
-import { createMigratedSchema, migrate } from "../../src/store/migrate.js";
-import { createTestConveyor, type TestConveyor } from "../../src/testing/index.js";
+import { defineJob } from "../../packages/core/src/core/define-job.js";
+import { PermanentError } from "../../packages/core/src/core/errors.js";
+import { createPool, quoteIdent } from "../../packages/core/src/store/db.js";
+import { createMigratedSchema, migrate } from "../../packages/core/src/store/migrate.js";
+import { createTestConveyor, type TestConveyor } from "../../packages/core/src/testing/index.js";
 import { testDatabaseUrl, uniqueSchemaName } from "../helpers/database.js";
 
 const calls: string[] = [];

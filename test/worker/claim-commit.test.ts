@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_LOCK_TIMEOUT_MS } from "../../src/core/defaults.js";
-import { freshExecutionIds } from "../../src/store/execution-ids.js";
-import { bindQueries } from "../../src/store/queries.js";
+import { CLAIM_LOCK_TIMEOUT_MS } from "../../packages/core/src/core/defaults.js";
+import { freshExecutionIds } from "../../packages/core/src/store/execution-ids.js";
+import { bindQueries } from "../../packages/core/src/store/queries.js";
 import { connectTestClient, createTestConveyor, storeOf, type TestConveyor } from "../helpers/database.js";
 import { sql } from "./support.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshExecutionIds } from "../../src/store/execution-ids.js";
-import { jobClaim } from "../../src/store/sql/claims.js";
+import { freshExecutionIds } from "../../packages/core/src/store/execution-ids.js";
+import { jobClaim } from "../../packages/core/src/store/sql/claims.js";
 import { createTestConveyor, storeOf, type TestConveyor } from "../helpers/database.js";
 import { sql } from "./support.js";
 

@@ -12,11 +12,11 @@
  *   carries.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_MIN_FRESH_IDS, CLAIM_RESTRICTIONS_REFRESH_MS } from "../../src/core/defaults.js";
-import { defineJob } from "../../src/index.js";
-import type { ClaimStore } from "../../src/store/claim-store.js";
-import { QueueSettingsStore } from "../../src/store/queue-settings-store.js";
-import { ClaimChooser } from "../../src/worker/claim-chooser.js";
+import { CLAIM_MIN_FRESH_IDS, CLAIM_RESTRICTIONS_REFRESH_MS } from "../../packages/core/src/core/defaults.js";
+import { defineJob } from "../../packages/core/src/index.js";
+import type { ClaimStore } from "../../packages/core/src/store/claim-store.js";
+import { QueueSettingsStore } from "../../packages/core/src/store/queue-settings-store.js";
+import { ClaimChooser } from "../../packages/core/src/worker/claim-chooser.js";
 import { connectionOf, createTestConveyor, dbOf, type TestConveyor } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 

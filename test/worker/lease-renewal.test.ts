@@ -5,7 +5,7 @@
  * that is no longer this execution's is not answered at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineJob } from "../../src/index.js";
+import { defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor, storeOf, type TestConveyor } from "../helpers/database.js";
 import { emptyPayload, leaseExpiresAt, silent, sql } from "./support.js";
 

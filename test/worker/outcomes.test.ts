@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob, PermanentError, RetryAfter, type Worker } from "../../src/index.js";
+import { Conveyor, defineJob, PermanentError, RetryAfter, type Worker } from "../../packages/core/src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob } from "../../src/index.js";
+import { Conveyor, defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
 import { drained, emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";

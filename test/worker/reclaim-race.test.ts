@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob } from "../../src/index.js";
-import { JobStore } from "../../src/store/job-store.js";
-import { bindQueries } from "../../src/store/queries.js";
+import { Conveyor, defineJob } from "../../packages/core/src/index.js";
+import { JobStore } from "../../packages/core/src/store/job-store.js";
+import { bindQueries } from "../../packages/core/src/store/queries.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { emptyPayload, silent, sql } from "./support.js";

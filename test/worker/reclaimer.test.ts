@@ -6,9 +6,9 @@
  * decides (decideExpiredLease), a requested cancel included.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Conveyor, defineJob, type Worker } from "../../src/index.js";
-import type { ReclaimSweep } from "../../src/worker/reclaimer.js";
-import { workerTestSignals } from "../../src/worker/test-signals.js";
+import { type Conveyor, defineJob, type Worker } from "../../packages/core/src/index.js";
+import type { ReclaimSweep } from "../../packages/core/src/worker/reclaimer.js";
+import { workerTestSignals } from "../../packages/core/src/worker/test-signals.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 

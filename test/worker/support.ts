@@ -1,6 +1,6 @@
 import pino from "pino";
 import { z } from "zod";
-import type { Conveyor } from "../../src/index.js";
+import type { Conveyor } from "../../packages/core/src/index.js";
 
 export const silent = pino({ level: "silent" });
 

@@ -1,10 +1,8 @@
-// Compiled in a fresh app that installed the packed package (see
-// packed-app.test.ts), under `strict`. Each `@ts-expect-error` must meet an
+// Compiled in a fresh app that installed the packed core package alone
+// (see packed-app.test.ts), under `strict`. Each `@ts-expect-error` must meet an
 // error: a public type that silently became `any` leaves the directive
 // unused, which is itself an error, so the compile fails.
 import { Conveyor, defaults, defineJob, IdempotencyConflictError, type JobStatus } from "conveyor-jobs";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "conveyor-jobs/embedded";
-import { buildApp, type ConveyorApp } from "conveyor-jobs/http";
 import { createTestConveyor, runHandler } from "conveyor-jobs/testing";
 import { z } from "zod";
 
@@ -52,12 +50,6 @@ export const publicSurface = (conveyor: Conveyor, error: unknown): [number, stri
   void conveyor.clock;
   return [defaults.DEFAULT_MAX_ATTEMPTS, error instanceof IdempotencyConflictError ? error.jobId : null];
 };
-
-// The other entry points' types load and check too (Fastify's among them).
-export const entryPoints: [(conveyor: Conveyor) => Promise<ConveyorApp>, () => Promise<EmbeddedPostgres>] = [
-  (conveyor) => buildApp(conveyor),
-  () => startEmbeddedPostgres(),
-];
 
 // conveyor-jobs/testing and the tracing options compile in an app that has
 // neither @opentelemetry/api nor a test runner installed.
