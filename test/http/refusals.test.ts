@@ -3,9 +3,12 @@
  * cannot store (NUL characters, lone UTF-16 surrogates) and query strings
  * that are not percent-encoded UTF-8 are refused naming the field, with the
  * same status and code as every other bad value of their kind, never with
- * database text.
+ * database text; and every problem, the framework's own included, carries
+ * `instance` and `requestId`. (Refusals of the HTTP parser, over a real
+ * socket, are in server.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../src/core/defaults.js";
 import { type ApiTest, call, createApiTest, expectProblem } from "./support.js";
 
 let test: ApiTest;
@@ -117,5 +120,37 @@ describe("text PostgreSQL cannot store, in request bodies", () => {
     expect(problem.detail).toBe(`${path} ${what}`);
     expect(problem.detail).not.toMatch(DATABASE_WORDING);
     expect(await stored()).toEqual(before);
+  });
+});
+
+describe("problems the framework answers", () => {
+  it("carry instance and requestId, as every problem does", async () => {
+    const long = "a".repeat(MAX_HTTP_PATH_SEGMENT_LENGTH + 1);
+    const json = { "content-type": "application/json" };
+    const cases: Array<[number, Parameters<typeof call>[1]]> = [
+      [404, { url: "/v2/jobs?x=1" }],
+      [404, { method: "PUT", url: "/v1/jobs", key: test.keys.acme }],
+      [401, { url: "/v1/jobs" }],
+      [400, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: "{", headers: json }],
+      [400, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: Buffer.from([0x22, 0xc3, 0x28, 0x22]), headers: json }],
+      [415, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: "<job/>", headers: { "content-type": "application/xml" } }],
+      [415, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: "{}", headers: { ...json, "content-encoding": "gzip" } }],
+      [413, { method: "POST", url: "/v1/jobs", key: test.keys.acme, body: JSON.stringify({ kind: "item", payload: { n: "x".repeat(70 * 1024) } }), headers: json }],
+      [400, { url: "/v1/jobs/%FF%FE", key: test.keys.acme }],
+      [414, { url: `/v1/jobs/${long}`, key: test.keys.acme }],
+      [400, { url: "/v1/jobs?kind=%FF", key: test.keys.acme }],
+      [400, { url: "/v1/jobs/not-a-uuid", key: test.keys.acme }],
+    ];
+    for (const [status, request] of cases) {
+      for (const sentId of [undefined, "refusal-trace-1"]) {
+        const headers = { ...request.headers, ...(sentId === undefined ? {} : { "x-request-id": sentId }) };
+        const response = await call(test.app, { ...request, headers });
+        const problem = expectProblem(response, status, response.json?.code ?? "?");
+        const label = `${request.method ?? "GET"} ${request.url.slice(0, 60)}`;
+        expect(problem.instance, label).toBe(request.url);
+        expect(problem.requestId, label).toBe(response.headers["x-request-id"]);
+        if (sentId !== undefined) expect(problem.requestId, label).toBe(sentId);
+      }
+    }
   });
 });
