@@ -80,6 +80,22 @@ describe("over a real port", () => {
     expect(ids.size).toBe(1);
   });
 
+  it("answers the framework's refusals (404, 415, malformed JSON, 413) with instance and requestId", async () => {
+    const cases: Array<[number, string, RequestInit & { key?: string }]> = [
+      [404, "/v2/jobs?x=1", {}],
+      [415, "/v1/jobs", { method: "POST", key: test.keys.acme, body: new Blob(["<job/>"], { type: "application/xml" }) }],
+      [400, "/v1/jobs", { method: "POST", key: test.keys.acme, body: "{" }],
+      [413, "/v1/jobs", { method: "POST", key: test.keys.acme, body: JSON.stringify({ kind: "item", payload: { n: "x".repeat(300 * 1024) } }) }],
+    ];
+    for (const [status, path, init] of cases) {
+      const response = await request(path, init);
+      expect(response.status, path).toBe(status);
+      const problem = (await response.json()) as { instance?: string; requestId?: string };
+      expect(problem.instance, `${status} ${path}`).toBe(path);
+      expect(problem.requestId, `${status} ${path}`).toBe(response.headers.get("x-request-id"));
+    }
+  });
+
   it("serves the OpenAPI document, Swagger UI and metrics", async () => {
     expect(((await (await request("/openapi.json")).json()) as { openapi: string }).openapi).toBe("3.1.0");
     expect((await request("/docs")).headers.get("content-type")).toMatch(/^text\/html/);
