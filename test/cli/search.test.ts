@@ -92,6 +92,8 @@ describe("conveyor jobs list and count", () => {
       [["jobs", "count", "--status", "done"], /--status.*expected one or more of waiting, queued/],
       [["jobs", "count", "--payload", "[1,2]"], /--payload.*expected a JSON object/],
       [["jobs", "list", "--payload", "{nope"], /--payload.*expected a JSON object/],
+      [["jobs", "count", "--payload", '{"order":{"note":"\\ud800"}}'], /--payload.*contains a lone UTF-16 surrogate, which is not valid Unicode \(at order\.note\)$/],
+      [["jobs", "list", "--payload", '{"a\\u0000":1}'], /--payload.*contains a NUL character \(\\u0000\), which PostgreSQL cannot store \(at key "a\\u0000"\)$/],
       [["jobs", "count", "--created-after", "yesterday"], /--created-after.*ISO 8601/],
       [["jobs", "count", "--id", "01a"], /id must be a job id or at least its first 4 hexadecimal digits/],
       [["jobs", "list", "--id", "xyz1"], /id must be a job id or at least its first 4 hexadecimal digits/],

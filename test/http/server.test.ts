@@ -80,6 +80,22 @@ describe("over a real port", () => {
     expect(ids.size).toBe(1);
   });
 
+  it("answers the framework's refusals (404, 415, malformed JSON, 413) with instance and requestId", async () => {
+    const cases: Array<[number, string, RequestInit & { key?: string }]> = [
+      [404, "/v2/jobs?x=1", {}],
+      [415, "/v1/jobs", { method: "POST", key: test.keys.acme, body: new Blob(["<job/>"], { type: "application/xml" }) }],
+      [400, "/v1/jobs", { method: "POST", key: test.keys.acme, body: "{" }],
+      [413, "/v1/jobs", { method: "POST", key: test.keys.acme, body: JSON.stringify({ kind: "item", payload: { n: "x".repeat(300 * 1024) } }) }],
+    ];
+    for (const [status, path, init] of cases) {
+      const response = await request(path, init);
+      expect(response.status, path).toBe(status);
+      const problem = (await response.json()) as { instance?: string; requestId?: string };
+      expect(problem.instance, `${status} ${path}`).toBe(path);
+      expect(problem.requestId, `${status} ${path}`).toBe(response.headers.get("x-request-id"));
+    }
+  });
+
   it("serves the OpenAPI document, Swagger UI and metrics", async () => {
     expect(((await (await request("/openapi.json")).json()) as { openapi: string }).openapi).toBe("3.1.0");
     expect((await request("/docs")).headers.get("content-type")).toMatch(/^text\/html/);
@@ -115,27 +131,44 @@ function rawRequest(bytes: string): Promise<{ status: number; headers: Record<st
   });
 }
 
-/** An RFC 9457 problem with a fixed message: status, media type, code, and none of `echoed` in it. */
-function expectRawProblem(answer: Awaited<ReturnType<typeof rawRequest>>, status: number, detail: RegExp, echoed: string): void {
+/**
+ * An RFC 9457 problem with a fixed message: status, media type, code, the
+ * request id (as the header says) and `instance` (the request's target, or
+ * the id as a URN when the request line could not be read), and none of
+ * `echoed` in it but in `instance`.
+ */
+function expectRawProblem(
+  answer: Awaited<ReturnType<typeof rawRequest>>,
+  status: number,
+  detail: RegExp,
+  echoed: string,
+  instance: string | RegExp = /^urn:uuid:[0-9a-f-]{36}$/,
+): Record<string, unknown> {
   expect(answer.status, answer.text.slice(0, 300)).toBe(status);
   expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
   const problem = JSON.parse(answer.body);
   expect(problem).toMatchObject({ type: "about:blank", status, code: status === 408 ? "TIMEOUT" : "MALFORMED_REQUEST" });
   expect(problem.detail).toMatch(detail);
-  expect(answer.text).not.toContain(echoed);
+  expect(problem.requestId).toEqual(expect.any(String));
+  expect(answer.headers["x-request-id"]).toBe(problem.requestId);
+  if (typeof instance === "string") expect(problem.instance).toBe(instance);
+  else expect(problem.instance).toMatch(instance);
+  if (typeof instance !== "string") expect(problem.instance).toBe(`urn:uuid:${problem.requestId}`);
+  expect(answer.text.replace(JSON.stringify(problem.instance), "")).not.toContain(echoed);
   expectNoInternals(answer.text);
+  return problem;
 }
 
 describe("requests the framework refuses before any route, over a raw socket", () => {
   const get = (path: string, headers = "") => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`;
 
   it("answers a path that is not percent-encoded UTF-8 with a 400 problem", async () => {
-    expectRawProblem(await rawRequest(get("/v1/jobs/%FF%FE")), 400, /not valid percent-encoded UTF-8/, "%FF%FE");
+    expectRawProblem(await rawRequest(get("/v1/jobs/%FF%FE")), 400, /not valid percent-encoded UTF-8/, "%FF%FE", "/v1/jobs/%FF%FE");
   });
 
   it("answers a path segment past the router's limit with a 414 problem, and checks shorter ones by their schema", async () => {
     const long = "a".repeat(MAX_HTTP_PATH_SEGMENT_LENGTH + 1);
-    expectRawProblem(await rawRequest(get(`/v1/jobs/${long}`)), 414, new RegExp(`longer than ${MAX_HTTP_PATH_SEGMENT_LENGTH} characters`), long);
+    expectRawProblem(await rawRequest(get(`/v1/jobs/${long}`)), 414, new RegExp(`longer than ${MAX_HTTP_PATH_SEGMENT_LENGTH} characters`), long, `/v1/jobs/${long}`);
     const response = await request(`/v1/jobs/${"a".repeat(101)}`, { key: test.keys.acme });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: "INVALID_PARAMETER", errors: [{ path: "id", message: "must be a UUID" }] });
@@ -143,7 +176,7 @@ describe("requests the framework refuses before any route, over a raw socket", (
 
   it("answers headers over Node's limit with a 431 problem", async () => {
     const big = "b".repeat(20_000);
-    expectRawProblem(await rawRequest(get("/healthz", `X-Big: ${big}\r\n`)), 431, /headers are larger than the limit of \d+ bytes/, big);
+    expectRawProblem(await rawRequest(get("/healthz?a=1", `X-Big: ${big}\r\n`)), 431, /headers are larger than the limit of \d+ bytes/, big, "/healthz?a=1");
   });
 
   it.each([
@@ -153,8 +186,13 @@ describe("requests the framework refuses before any route, over a raw socket", (
     ["a chunk size that is not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", /chunked request body is malformed/],
   ])("answers %s with a 400 problem and closes the connection", async (_label, rest, detail) => {
     const answer = await rawRequest(`POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${rest}`);
-    expectRawProblem(answer, 400, detail, "abc");
+    expectRawProblem(answer, 400, detail, "abc", "/v1/jobs");
     expect(answer.headers.connection).toBe("close");
+    // The client's own request id, when its headers were read whole and it is sane, as for any request.
+    const traced = await rawRequest(`POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: raw-trace-7\r\n${rest}`);
+    expect(expectRawProblem(traced, 400, detail, "abc", "/v1/jobs").requestId).toBe("raw-trace-7");
+    const insane = await rawRequest(`POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: <b>\r\n${rest}`);
+    expect(expectRawProblem(insane, 400, detail, "<b>", "/v1/jobs").requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("answers bytes that are not HTTP with a 400 problem, and keeps serving", async () => {

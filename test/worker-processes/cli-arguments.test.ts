@@ -14,7 +14,19 @@ const cases: Array<{ name: string; args: string[]; mentions: RegExp }> = [
   { name: "--claim-batch-size 1001", args: ["worker", "--jobs", LEDGER_JOBS, "--claim-batch-size", "1001"], mentions: /claimBatchSize must be at most 1000/ },
   { name: "--progress-interval-ms soon", args: ["worker", "--jobs", LEDGER_JOBS, "--progress-interval-ms", "soon"], mentions: /--progress-interval-ms/ },
   { name: "no --jobs", args: ["worker", "--concurrency", "2"], mentions: /--jobs/ },
-  { name: "a jobs module that does not exist", args: ["worker", "--jobs", "test/fixtures/does-not-exist.js"], mentions: /does-not-exist\.js/ },
+  { name: "a jobs module that does not exist", args: ["worker", "--jobs", "test/fixtures/does-not-exist.js"], mentions: /^conveyor: --jobs: no module at test\/fixtures\/does-not-exist\.js$/ },
+  {
+    name: "a jobs module whose own import is missing",
+    args: ["worker", "--jobs", "test/fixtures/imports-missing-module.js"],
+    mentions:
+      /^conveyor: --jobs: could not load test\/fixtures\/imports-missing-module\.js: module \.\/test\/fixtures\/lib\/missing-helper\.js not found, imported from \.\/test\/fixtures\/imports-missing-module\.js$/,
+  },
+  {
+    name: "a jobs module importing a package that is not installed",
+    args: ["worker", "--jobs", "test/fixtures/imports-missing-package.js"],
+    mentions:
+      /^conveyor: --jobs: could not load test\/fixtures\/imports-missing-package\.js: package conveyor-test-package-not-installed not found, imported from \.\/test\/fixtures\/imports-missing-package\.js$/,
+  },
   { name: "a module whose default export is not an array of definitions", args: ["worker", "--jobs", "test/fixtures/not-an-array.js"], mentions: /not-an-array\.js/ },
   { name: "a module that throws while loading", args: ["worker", "--jobs", "test/fixtures/throws-on-import.js"], mentions: /broken on purpose/ },
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { maxHeaderSize, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -5,7 +6,7 @@ import { MAX_HTTP_PATH_SEGMENT_LENGTH, READ_ONLY_RETRY_AFTER_S } from "conveyor-
 import { ConveyorError, type SearchTimeoutError, ValidationError } from "conveyor-jobs/internal/core/errors.js";
 import { isConnectionError } from "conveyor-jobs/internal/store/pg-errors.js";
 import { HttpProblem, PROBLEM_CONTENT_TYPE } from "./problem.js";
-import { REQUEST_ID_HEADER } from "./request-id.js";
+import { isSaneRequestId, REQUEST_ID_HEADER } from "./request-id.js";
 import { RequestValidationError } from "./validation.js";
 
 /** Limits named in problem details. */
@@ -104,27 +105,22 @@ function internal(): HttpProblem {
   return new HttpProblem(500, "INTERNAL", "internal error; the server log has the details under this request's id");
 }
 
-/** Send a problem as `application/problem+json`; `instance` is the request's URL, or none when null. */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem, instance: string | null = request.url): FastifyReply {
-  return reply
-    .code(problem.status)
-    .headers(problem.headers)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(problem.toBody(request.id, instance ?? undefined));
+/** Send a problem as `application/problem+json`, with the request's id and its path and query as `instance`. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(problem.toBody(request.id, request.url));
 }
 
 /**
  * Fastify's `frameworkErrors`: a URL the router refused (bad percent-encoding,
  * a segment over MAX_HTTP_PATH_SEGMENT_LENGTH). Such a request runs no hooks,
- * so the request id header is set here; the URL is the fault, so it is not
- * echoed back as `instance`.
+ * so the request id header is set here.
  */
 export function frameworkErrorHandler(limits: ProblemLimits) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const problem = toHttpProblem(error, limits);
     request.log.info({ code: problem.code, detail: problem.message }, "request refused");
     reply.header(REQUEST_ID_HEADER, request.id);
-    return sendProblem(request, reply, problem, null);
+    return sendProblem(request, reply, problem);
   };
 }
 
@@ -133,24 +129,52 @@ export function frameworkErrorHandler(limits: ProblemLimits) {
  * not parse as an HTTP request (headers too large, a bad Content-Length or
  * chunked encoding, a timeout). There is no request, so the answer is
  * written to the socket as it is, and the connection closed: what follows
- * the bad bytes cannot be framed.
+ * the bad bytes cannot be framed. It carries a request id as every answer
+ * does (logged with the refusal), and as `instance` the request's target
+ * when its request line was read, else `urn:uuid:` and that id.
  */
 export function clientErrorHandler(limits: ProblemLimits) {
-  return function (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): void {
+  return function (this: FastifyInstance, error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex): void {
     // A reset connection has no one to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const problem = toHttpProblem(error, limits);
-    this.log.debug({ code: problem.code, detail: problem.message, parserCode: error.code }, "malformed request refused");
+    const { target, requestId: sent } = readRequestHead(error.rawPacket);
+    const requestId = sent ?? randomUUID();
+    // Without a request line the id is a fresh UUID: the occurrence is named by it.
+    const instance = target ?? `urn:uuid:${requestId}`;
+    this.log.debug({ code: problem.code, detail: problem.message, parserCode: error.code, requestId }, "malformed request refused");
     if (!socket.writable) {
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(problem.toBody());
+    const body = JSON.stringify(problem.toBody(requestId, instance));
     socket.end(
       `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? "Error"}\r\n` +
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
     );
   };
+}
+
+// A request line as HTTP/1.1 frames it, its target printable ASCII.
+const REQUEST_LINE = /^[A-Z]{1,20} ([\x21-\x7e]{1,8192}) HTTP\/1\.[01]\r?\n/;
+const REQUEST_ID_LINE = new RegExp(`^${REQUEST_ID_HEADER}:[ \\t]*(.*?)[ \\t]*$`, "im");
+
+/**
+ * What the bytes the parser refused say about their request, when they
+ * start with a request line: its target, and the client's request id when
+ * it is sane (as `requestIdFor` takes it) and the headers before the fault were read whole.
+ */
+function readRequestHead(raw: unknown): { target?: string; requestId?: string } {
+  // Node hands over the bytes of the packet it refused (typed by Fastify as their JSON form).
+  if (!Buffer.isBuffer(raw)) return {};
+  const text = raw.subarray(0, 16_384).toString("latin1");
+  const line = REQUEST_LINE.exec(text);
+  if (!line) return {};
+  const headEnd = text.indexOf("\r\n\r\n");
+  const sent = headEnd < 0 ? undefined : REQUEST_ID_LINE.exec(text.slice(0, headEnd))?.[1];
+  const requestId = sent !== undefined && isSaneRequestId(sent) ? sent : undefined;
+  return { target: line[1]!, ...(requestId === undefined ? {} : { requestId }) };
 }
 
 /** Install the error handler and the 404 handler on an app. */

@@ -11,7 +11,8 @@ import { HttpProblem } from "./problem.js";
  * - a number JSON.parse cannot hold exactly (12345678901234567890, 1e400)
  *   → 422 naming the number (send such values as strings);
  * - a `__proto__` key → 422 (JavaScript code handling it can change prototypes);
- * - nesting past the payload limit → 422.
+ * - nesting past the payload limit → 422;
+ * - a NUL character or a lone UTF-16 surrogate in any string or key → 422 naming its path;
  * - a charset other than UTF-8, or a Content-Encoding other than identity → 415;
  * An empty body parses as `undefined`, so body-less POSTs work with any Content-Type.
  */
@@ -61,6 +62,6 @@ export function parseJsonBody(body: Buffer): unknown {
   } catch (error) {
     if (!(error instanceof StrictJsonError)) throw error;
     if (error.kind === "malformed") throw new HttpProblem(400, "MALFORMED_REQUEST", error.message);
-    throw new HttpProblem(422, "VALIDATION", error.message, { errors: [{ path: "", message: error.message }] });
+    throw new HttpProblem(422, "VALIDATION", error.message, { errors: [error.issue ?? { path: "", message: error.message }] });
   }
 }

@@ -95,6 +95,7 @@ function isPlainNull(option: unknown): boolean {
  * `routeSchema` is a programming error and fails at startup.
  */
 export function installValidation(app: FastifyInstance): void {
+  app.addHook("preValidation", async (request) => checkQueryEncoding(request.url));
   app.setValidatorCompiler(({ schema, httpPart, url, method }) => {
     const validator = validators.get(schema as object);
     if (!validator) throw new Error(`${method} ${url}: ${String(httpPart)} schema was not made with routeSchema()`);
@@ -105,6 +106,36 @@ export function installValidation(app: FastifyInstance): void {
       return { error: new RequestValidationError(part, result.error.issues.flatMap(toIssues)) };
     };
   });
+}
+
+/**
+ * Refuse a query string whose names or values are not percent-encoded
+ * UTF-8 (`?kind=%FF`, `?kind=%ED%A0%80`, a stray `%`) with 400 naming each
+ * parameter: the query parser keeps such text as it came, so a search
+ * would silently run for the literal `%FF`.
+ */
+function checkQueryEncoding(url: string): void {
+  const start = url.indexOf("?");
+  if (start < 0) return;
+  const issues: ValidationIssue[] = [];
+  for (const pair of url.slice(start + 1).split("&")) {
+    const equals = pair.indexOf("=");
+    const rawName = equals < 0 ? pair : pair.slice(0, equals);
+    const name = percentDecoded(rawName);
+    if (name === undefined || (equals >= 0 && percentDecoded(pair.slice(equals + 1)) === undefined)) {
+      issues.push({ path: name ?? rawName.slice(0, 64), message: "is not percent-encoded UTF-8" });
+    }
+  }
+  if (issues.length > 0) throw new RequestValidationError("querystring", issues);
+}
+
+/** A query-string component decoded (`+` is a space), or undefined when it is not percent-encoded UTF-8. */
+function percentDecoded(component: string): string | undefined {
+  try {
+    return decodeURIComponent(component.replace(/\+/g, " "));
+  } catch {
+    return undefined;
+  }
 }
 
 /** One issue per problem, each naming its path; an unknown key is named as the path itself. */

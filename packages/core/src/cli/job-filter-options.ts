@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { JobFilter } from "../core/job-filter.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
-import { parseStrictJson } from "../wire/strict-json.js";
+import { parseStrictJson, StrictJsonError } from "../wire/strict-json.js";
 import { isoTime } from "./arguments.js";
 
 // The search filter as command-line options, shared by `conveyor jobs list`,
@@ -25,6 +25,8 @@ function jsonObject(value: string): Record<string, unknown> {
   try {
     parsed = parseStrictJson(Buffer.from(value, "utf8"));
   } catch (error) {
+    const issue = error instanceof StrictJsonError ? error.issue : undefined;
+    if (issue) throw new InvalidArgumentError(`${issue.message}${issue.path === "" ? "" : ` (at ${issue.path})`}`);
     throw new InvalidArgumentError(`expected a JSON object: ${(error as Error).message}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new InvalidArgumentError('expected a JSON object, e.g. {"customerId":42}');

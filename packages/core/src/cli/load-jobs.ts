@@ -1,23 +1,25 @@
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { existsSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { ConfigError } from "../core/errors.js";
 
 /**
  * Load a jobs module: its default export must be an array of `defineJob`
- * definitions (the same module for workers and the API).
+ * definitions (the same module for workers and the API). When it cannot be
+ * loaded, the error says why in one line: no module at the path given, or
+ * which module it (or a module it imports) could not find, and from where.
  */
 export async function loadJobs(modulePath: string): Promise<AnyJobDefinition[]> {
-  const url = pathToFileURL(resolve(process.cwd(), modulePath)).href;
+  const path = resolve(process.cwd(), modulePath);
   let loaded: { default?: unknown };
   try {
-    loaded = (await import(url)) as { default?: unknown };
+    loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ERR_MODULE_NOT_FOUND" && (error as Error).message.includes(resolve(process.cwd(), modulePath))) {
-      throw new ConfigError(`--jobs: no module at ${modulePath}`);
-    }
-    throw new ConfigError(`--jobs: could not load ${modulePath}: ${(error as Error).message.split("\n")[0]}`);
+    if (!existsSync(path)) throw new ConfigError(`--jobs: no module at ${modulePath}`);
+    const missing = missingImport(error);
+    if (missing) throw new ConfigError(`--jobs: could not load ${modulePath}: ${missing}`);
+    throw new ConfigError(`--jobs: could not load ${modulePath}: ${firstLine(error)}`);
   }
   const jobs = loaded.default;
   const isDefinition = (value: unknown) =>
@@ -26,4 +28,35 @@ export async function loadJobs(modulePath: string): Promise<AnyJobDefinition[]> 
     throw new ConfigError(`--jobs: ${modulePath} must default-export a non-empty array of defineJob(...) definitions`);
   }
   return jobs as AnyJobDefinition[];
+}
+
+/**
+ * "module ./lib/mail.js not found, imported from ./jobs.js" for an import
+ * Node could not resolve (ESM's ERR_MODULE_NOT_FOUND, CommonJS's
+ * MODULE_NOT_FOUND); undefined for any other error.
+ */
+function missingImport(error: unknown): string | undefined {
+  const { code, requireStack } = error as { code?: unknown; requireStack?: unknown };
+  const message = firstLine(error);
+  if (code === "ERR_MODULE_NOT_FOUND") {
+    const match = /^Cannot find (module|package) '(.+)' imported from (.+)$/.exec(message);
+    if (match) return `${match[1]} ${shownPath(match[2]!)} not found, imported from ${shownPath(match[3]!)}`;
+  }
+  if (code === "MODULE_NOT_FOUND" && Array.isArray(requireStack) && typeof requireStack[0] === "string") {
+    const match = /^Cannot find module '(.+)'$/.exec(message);
+    if (match) return `module ${shownPath(match[1]!)} not found, required from ${shownPath(requireStack[0])}`;
+  }
+  return undefined;
+}
+
+/** A file path (or file URL) under the working directory as ./relative, any other path or specifier as it is. */
+function shownPath(specifier: string): string {
+  const path = specifier.startsWith("file:") ? fileURLToPath(specifier) : specifier;
+  if (!isAbsolute(path)) return path;
+  const fromHere = relative(process.cwd(), path);
+  return fromHere.startsWith("..") || isAbsolute(fromHere) ? path : `./${fromHere}`;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }

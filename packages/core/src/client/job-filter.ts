@@ -1,5 +1,6 @@
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_NAME_LENGTH, MAX_TENANT_LENGTH, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
+import { textProblem } from "../core/json.js";
 import { isJobStatus, JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { type JobFilter, MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "../core/job-filter.js";
 import type { JobFilterValues } from "../store/sql/job-filter.js";
@@ -18,6 +19,8 @@ function text(path: string, value: unknown, max: number): string | null {
   if (typeof value !== "string" || value.length === 0) fail(path, "must be a non-empty string");
   if (value.length > max) fail(path, `must be at most ${max} characters`);
   if (/[\u0000-\u001f\u007f]/.test(value)) fail(path, "must not contain control characters");
+  const problem = textProblem(value);
+  if (problem !== undefined) fail(path, problem);
   return value;
 }
 
@@ -53,13 +56,18 @@ function payload(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "object" || Array.isArray(value)) fail("payload", "must be a JSON object");
   let json: string;
+  // The first key or string PostgreSQL cannot store (jsonb refuses NUL and lone surrogates), seen as stringify walks.
+  let unstorable: string | undefined;
   try {
-    json = JSON.stringify(value);
+    json = JSON.stringify(value, (key: string, item: unknown) => {
+      unstorable ??= textProblem(key) ?? (typeof item === "string" ? textProblem(item) : undefined);
+      return item;
+    });
   } catch (error) {
     fail("payload", `must be JSON: ${(error as Error).message}`);
   }
   if (Buffer.byteLength(json, "utf8") > MAX_PAYLOAD_SEARCH_BYTES) fail("payload", `must be at most ${MAX_PAYLOAD_SEARCH_BYTES} bytes as JSON`);
-  if (json.includes("\\u0000")) fail("payload", "must not contain NUL characters");
+  if (unstorable !== undefined) fail("payload", unstorable);
   return json;
 }
 

@@ -82,6 +82,10 @@ export const MAX_LIST_LIMIT = 1000;
  * 0 turns it off.
  */
 export const DEFAULT_SEARCH_TIMEOUT_MS = 5_000;
+/** The longest error text a search takes, 500 characters. */
+export const MAX_ERROR_SEARCH_LENGTH = 500;
+/** The largest payload a containment search takes, as JSON text: 8 KiB. A payload filter is a few fields, never a whole payload. */
+export const MAX_PAYLOAD_SEARCH_BYTES = 8 * 1024;
 /**
  * `countJobs`: jobs counted one by one at most, 10,000; above that, the
  * count is the planner's estimate (`estimated: true`). Counting stops

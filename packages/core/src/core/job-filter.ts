@@ -1,10 +1,7 @@
 import type { JobStatus } from "./states.js";
 
-/** The longest error text a search takes. */
-export const MAX_ERROR_SEARCH_LENGTH = 500;
-
-/** The largest payload a containment search takes, as JSON text (bytes). */
-export const MAX_PAYLOAD_SEARCH_BYTES = 8 * 1024;
+// Set, with every limit, in defaults.ts; here too, where the filter is defined.
+export { MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "./defaults.js";
 
 /**
  * Which jobs a search, a count or a bulk action covers. Every field is

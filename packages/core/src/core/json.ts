@@ -61,8 +61,20 @@ function check(value: unknown, path: string, depth: number, seen: Set<object>): 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function checkString(value: string, path: string): void {
-  if (value.includes("\u0000")) fail(path, "contains a NUL character (\\u0000), which PostgreSQL cannot store");
-  if (LONE_SURROGATE.test(value)) fail(path, "contains a lone UTF-16 surrogate, which is not valid Unicode");
+  const problem = textProblem(value);
+  if (problem !== undefined) fail(path, problem);
+}
+
+/**
+ * Why PostgreSQL cannot store a string exactly (as text or in jsonb), in
+ * words that follow its name; undefined when it can. JSON can carry both a
+ * NUL character and a lone UTF-16 surrogate; PostgreSQL stores neither as
+ * sent (it refuses them in jsonb, and a lone surrogate becomes U+FFFD in text).
+ */
+export function textProblem(value: string): string | undefined {
+  if (value.includes("\u0000")) return "contains a NUL character (\\u0000), which PostgreSQL cannot store";
+  if (LONE_SURROGATE.test(value)) return "contains a lone UTF-16 surrogate, which is not valid Unicode";
+  return undefined;
 }
 
 function fail(path: string, problem: string): never {

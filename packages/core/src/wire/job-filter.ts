@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_NAME_LENGTH, MAX_TENANT_LENGTH, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { type JobFilter, MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "../core/job-filter.js";
-import { parseStrictJson } from "./strict-json.js";
+import { parseStrictJson, StrictJsonError } from "./strict-json.js";
 
 // A job search filter as JSON (the `filter` of a bulk action) and as a
 // query string (`GET /v1/jobs`, `GET /v1/jobs/count`). The client checks it
@@ -65,12 +65,17 @@ export const jobFilterQuery = {
     .string()
     .max(MAX_PAYLOAD_SEARCH_BYTES)
     .transform((value, ctx) => {
-      // Strict, as bodies are read: a number JSON cannot hold exactly or a __proto__ key is refused, never changed.
+      // Strict, as bodies are read: a number JSON cannot hold exactly, a __proto__ key, a NUL character or a
+      // lone surrogate is refused here, naming where, never changed or left for the database to refuse.
       let parsed: unknown;
       try {
         parsed = parseStrictJson(Buffer.from(value, "utf8"));
       } catch (error) {
-        ctx.addIssue({ code: "custom", message: `must be a JSON object: ${(error as Error).message.replace(/^request body /, "")}` });
+        const issue = error instanceof StrictJsonError ? error.issue : undefined;
+        const message = issue
+          ? `${issue.message}${issue.path === "" ? "" : ` (at ${issue.path})`}`
+          : `must be a JSON object: ${(error as Error).message.replace(/^request body /, "")}`;
+        ctx.addIssue({ code: "custom", message });
         return z.NEVER;
       }
       if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;

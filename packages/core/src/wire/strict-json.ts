@@ -1,4 +1,6 @@
 import { MAX_PAYLOAD_DEPTH } from "../core/defaults.js";
+import type { ValidationIssue } from "../core/errors.js";
+import { textProblem } from "../core/json.js";
 
 // Strict JSON, as the HTTP API reads request bodies and the CLI reads
 // payloads and NDJSON lines, so a job sent either way is stored exactly or
@@ -7,8 +9,9 @@ import { MAX_PAYLOAD_DEPTH } from "../core/defaults.js";
 //   malformed JSON: "malformed";
 // - a number JSON.parse cannot hold exactly (12345678901234567890, 1e400),
 //   named (send such values as strings); a `__proto__` key (JavaScript code
-//   handling it can change prototypes); nesting past the payload limit:
-//   "refused".
+//   handling it can change prototypes); nesting past the payload limit; a
+//   NUL character or a lone UTF-16 surrogate in any string or key, named
+//   by its path (PostgreSQL stores neither as sent): "refused".
 // The messages say "request body"; the CLI names its line or payload instead.
 
 // The body may nest a few levels above a payload ({ jobs: [{ payload }] }).
@@ -23,6 +26,8 @@ export class StrictJsonError extends Error {
   constructor(
     readonly kind: "malformed" | "refused",
     message: string,
+    /** The one value refused, when it is one: its path (dotted, "" for the whole) and what is wrong with it. */
+    readonly issue?: ValidationIssue,
   ) {
     super(message);
     this.name = "StrictJsonError";
@@ -48,7 +53,7 @@ export function parseStrictJson(body: Buffer): unknown {
   } catch (error) {
     throw new StrictJsonError("malformed", `request body is not valid JSON: ${(error as Error).message}`);
   }
-  checkJsonText(text);
+  if (checkJsonText(text)) refuseUnstorableText(value);
   return value;
 }
 
@@ -58,7 +63,9 @@ export function parseStrictJson(body: Buffer): unknown {
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[[{]|[\]}]/g;
 const FOLLOWED_BY_COLON = /\s*:/y;
 
-function checkJsonText(text: string): void {
+/** Checks the rules above but the last; true when a string or key may hold text PostgreSQL cannot store. */
+function checkJsonText(text: string): boolean {
+  let unstorable = false;
   let depth = 0;
   TOKEN.lastIndex = 0;
   for (let match = TOKEN.exec(text); match !== null; match = TOKEN.exec(text)) {
@@ -76,10 +83,38 @@ function checkJsonText(text: string): void {
       if (FOLLOWED_BY_COLON.test(text) && (token.includes("\\") || token === '"__proto__"') && JSON.parse(token) === "__proto__") {
         refuse('the object key "__proto__" is not accepted (JavaScript code handling it could change object prototypes)');
       }
+      // Valid UTF-8 holds neither NUL nor surrogates, so only a \u escape can bring one in.
+      if (!unstorable && token.includes("\\u") && textProblem(JSON.parse(token) as string) !== undefined) unstorable = true;
     } else {
       checkNumber(token);
     }
   }
+  return unstorable;
+}
+
+/** Refuse the first string or key (in document order) PostgreSQL cannot store, naming its path. */
+function refuseUnstorableText(value: unknown): void {
+  const visit = (node: unknown, path: string): void => {
+    if (typeof node === "string") {
+      const problem = textProblem(node);
+      if (problem !== undefined) refuseAt(path, problem);
+    } else if (Array.isArray(node)) {
+      node.forEach((item, index) => visit(item, join(path, String(index))));
+    } else if (node !== null && typeof node === "object") {
+      for (const [key, item] of Object.entries(node)) {
+        const problem = textProblem(key);
+        if (problem !== undefined) refuseAt(`${path === "" ? "" : `${path} `}key ${JSON.stringify(key.slice(0, 40))}`, problem);
+        visit(item, join(path, key));
+      }
+    }
+  };
+  visit(value, "");
+}
+
+const join = (path: string, name: string) => (path === "" ? name : `${path}.${name}`);
+
+function refuseAt(path: string, problem: string): never {
+  throw new StrictJsonError("refused", `${path === "" ? "request body" : path} ${problem}`, { path, message: problem });
 }
 
 function refuse(detail: string): never {

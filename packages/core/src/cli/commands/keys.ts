@@ -59,7 +59,8 @@ export function registerKeys(program: Command): void {
 
 function withApiKeys(schema: string, work: (keys: ApiKeys) => Promise<void>): Promise<void> {
   // Migrating first makes sure the api_keys table exists; a no-op when current.
-  return withSession({ schema, poolSize: 2 }, ({ conveyor }) => work(conveyor.apiKeys));
+  // Quiet: stdout is the result (a key, a table, JSON), so logs go to stderr.
+  return withSession({ schema, poolSize: 2, quiet: true }, ({ conveyor }) => work(conveyor.apiKeys));
 }
 
 function recordJson(record: ApiKeyRecord) {
