@@ -13,10 +13,10 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import exampleJobs from "../../examples/jobs.js";
-import { createProgram } from "../../src/cli/program.js";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../src/embedded/embedded-postgres.js";
-import { Conveyor } from "../../src/index.js";
+import exampleJobs from "../../packages/core/examples/jobs.js";
+import { createProgram } from "../../packages/core/src/cli/program.js";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../packages/embedded/src/embedded-postgres.js";
+import { Conveyor } from "../../packages/core/src/index.js";
 import { type CliResult, mapLimit, runCli, runUntilFinished, silent } from "./support.js";
 
 /** The commands (as `conveyor <path>` words) that have `--json` themselves or from a parent, and run something. */

@@ -8,7 +8,7 @@
  * socket, are in server.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../src/core/defaults.js";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "../../packages/core/src/core/defaults.js";
 import { type ApiTest, call, createApiTest, expectProblem } from "./support.js";
 
 let test: ApiTest;
