@@ -2,7 +2,8 @@ import type { JobStatus } from "./states.js";
 
 // The job state machine as data: for each event, the states it applies in
 // and the state it moves a job to. Every rule that picks a job's next state
-// reads it from here (decideOutcome and withCancelRequest in outcome.ts);
+// reads it from here (decideOutcome and withCancelRequest in outcome.ts,
+// settleDependent in dependents.ts, and the SQL rendered from it);
 // outcome.test.ts checks each row against them and against the state sets
 // of states.ts. A (state, event) pair with no row does not move the job:
 // the event is refused there (a cancel of a finished job) or cannot happen.
@@ -55,13 +56,18 @@ export const TRANSITIONS = {
   cancel: { waiting: "cancelled", queued: "cancelled", retrying: "cancelled", running: "running" },
   /** Every dependency of a waiting job ended as its policy requires (dependency release): it may run now. */
   dependencies_met: { waiting: "queued" },
-  /** A dependency ended other than succeeded under the `fail` policy: to the dead-letter queue (`dependency_failed`). */
-  dependency_failed: { waiting: "dead" },
+  /**
+   * A dependency ended other than succeeded under the `fail` policy: to the
+   * dead-letter queue (`dependency_failed`). A queued job moves too: one
+   * inserted after its dependencies had ended is queued until they are counted.
+   */
+  dependency_failed: { waiting: "dead", queued: "dead" },
   /**
    * A dependency ended other than succeeded under the `cancel` policy, or a
-   * batch callback's condition can no longer hold: cancelled.
+   * batch callback's condition can no longer hold: cancelled (a queued job
+   * too, as above).
    */
-  dependency_cancelled: { waiting: "cancelled" },
+  dependency_cancelled: { waiting: "cancelled", queued: "cancelled" },
   /**
    * A dependency that had ended is requeued: a job that has not started,
    * or that its dependency alone had ended, waits for it again.

@@ -1,17 +1,14 @@
+import { dependentSettleCase } from "../sql/dependent-settle.js";
 import type { Routine } from "./routine.js";
 
 /**
  * Settle dependents whose counts changed: move each that has not started
  * (started_at IS NULL) to the state its counts call for, and return the ones
  * whose ending changed (they ended, or came back from an end) and have
- * dependents of their own, for the next round. Only jobs that wait, are
- * queued, or were ended by their dependencies move:
- *
- *   blocking > 0                       → dead (blocker's policy fail) or cancelled (cancel)
- *   pending > 0                        → waiting (a requeued dependency re-arms it)
- *   none pending, run_if = any_failed,
- *   none failed                        → cancelled
- *   otherwise                          → queued
+ * dependents of their own, for the next round. The state is decided by
+ * settleDependent's rules (core/dependents.ts), rendered into SQL by
+ * dependentSettleCase: a blocking failure kills or cancels by its policy,
+ * a reopened dependency re-arms, a met set queues.
  *
  * A job that has started is never moved: it ran with what its dependencies
  * were then. A job without a state row (released by a requeue of its own,
@@ -33,16 +30,7 @@ BEGIN
     FOR UPDATE OF j
   ), decided AS (
     SELECT c.id, c.status AS old_status, s.blocker, blocker.kind AS blocker_kind, blocker.status AS blocker_status,
-      CASE
-        WHEN NOT (c.status IN ('waiting', 'queued') OR (c.status IN ('dead', 'cancelled') AND s.ended_by_dependency))
-          THEN c.status
-        WHEN s.blocking > 0 THEN
-          CASE WHEN c.status IN ('dead', 'cancelled') THEN c.status
-               WHEN edge.on_failure = 'fail' THEN 'dead' ELSE 'cancelled' END
-        WHEN s.pending > 0 THEN 'waiting'
-        WHEN s.run_if = 'any_failed' AND s.failed = 0 THEN 'cancelled'
-        ELSE 'queued'
-      END AS new_status
+      ${dependentSettleCase("c.status")} AS new_status
     FROM current AS c
     JOIN {{schema}}.job_dependency_state AS s ON s.job_id = c.id AND s.job_id = ANY(p_jobs)
     LEFT JOIN {{schema}}.job_dependencies AS edge ON edge.depends_on = s.blocker AND edge.job_id = c.id AND edge.job_id = ANY(p_jobs)
