@@ -24,7 +24,7 @@ import { Attempt } from "./attempt.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
-import { registerTestSignals } from "./test-signals.js";
+import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
 
@@ -65,6 +65,8 @@ export class Worker {
   private grace: GracePeriod | null = null;
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private readonly untrackActiveJobs: () => void;
+  /** For tests: the claim loop's points (workerTestSignals). */
+  private readonly testSignals = new WorkerLoopTestSignals();
 
   /** Made by `conveyor.worker(options)`, which passes the client's deps. */
   constructor(
@@ -81,7 +83,7 @@ export class Worker {
     this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
-    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals });
+    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
@@ -262,6 +264,14 @@ export class Worker {
   }
 
   private async claimLoop(): Promise<void> {
+    try {
+      await this.claimRounds();
+    } finally {
+      this.testSignals.claimLoopEnded.signal();
+    }
+  }
+
+  private async claimRounds(): Promise<void> {
     const { concurrency, claimBatchSize, pollIntervalMs, leaseMs, kinds, queues } = this.options;
     let backoff = ERROR_BACKOFF_MIN_MS;
     while (this.state === "running") {
@@ -289,7 +299,11 @@ export class Worker {
       if (jobs.length > 0 && this.deps.tracing.active) await this.readTraceContexts(jobs);
       for (const job of jobs) this.launch(job, sentAt);
       countClaimed(this.metrics, jobs);
-      if (jobs.length < wanted) await this.workAvailable.wait(pollIntervalMs);
+      this.testSignals.claimRound.signal({ claimed: jobs.length });
+      if (jobs.length < wanted) {
+        if (!this.workAvailable.pending && this.state === "running") this.testSignals.idle.signal();
+        await this.workAvailable.wait(pollIntervalMs);
+      }
     }
   }
 
@@ -315,9 +329,28 @@ export class Worker {
     }
   }
 
+  /**
+   * Start one claimed attempt, unless its claim was answered too late: the
+   * lease's local deadline (the claim's send time plus the lease, which errs
+   * early, never late) has already passed. Then another worker may already
+   * have reclaimed and run the job, so no handler starts and nothing is
+   * written for it; the database still shows it running under this worker,
+   * and the reclaim sweep ends that attempt (`lease_expired`) like any other
+   * expired lease.
+   */
   private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
     const running = new Attempt(job, claimSentAt, this.options.leaseMs);
+    const lateByMs = performance.now() - running.leaseDeadline;
+    if (lateByMs >= 0) {
+      this.metrics.completed.inc({ kind: job.kind, outcome: "lease_lost" });
+      this.log.warn(
+        { jobId: job.id, executionId: running.executionId, lateByMs: Math.round(lateByMs), leaseMs: this.options.leaseMs },
+        "the claim was answered after the lease could have expired; not starting the job (the reclaim sweep returns it)",
+      );
+      this.testSignals.attemptSkippedLate.signal({ jobId: job.id, executionId: running.executionId, lateByMs });
+      return;
+    }
     this.running.set(running.executionId, running);
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {
