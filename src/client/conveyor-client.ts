@@ -222,8 +222,9 @@ export class ConveyorClient {
 
   /**
    * Cancel a job: queued or retrying ones at once; a running one has its
-   * handler's signal aborted at the worker's next heartbeat; terminal jobs
-   * are left as they are. Throws NotFoundError when there is no such job.
+   * handler's signal aborted as soon as the cancel commits (its worker is
+   * notified through its LISTEN connection; a worker that only polls sees
+   * it at its next heartbeat); terminal jobs are left as they are. Throws NotFoundError when there is no such job.
    */
   async cancel(
     id: string,

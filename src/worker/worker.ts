@@ -7,7 +7,7 @@ import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import type { WorkerStore } from "../store/worker-store.js";
 import type { ClaimStore } from "../store/claim-store.js";
-import { WorkerShutdownError } from "./abort-reasons.js";
+import { JobCancelledError, WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt, type ExecutorDeps } from "./executor.js";
@@ -81,7 +81,9 @@ export class Worker {
     this.store = deps.store.jobs;
     this.workers = deps.store.workers;
     this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
-    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
+    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log, (running) =>
+      this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "heartbeat" }),
+    );
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
     registerTestSignals(this, { reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
@@ -142,7 +144,13 @@ export class Worker {
     if (this.options.listen && this.deps.listenConnection === null) {
       this.log.info("polling only: the client goes through a transaction pooler and has no listenConnectionString");
     } else if (this.options.listen) {
-      this.listener = new NotificationListener(this.deps.listenConnection!, this.deps.store.schema, (queue) => this.onNotification(queue), this.log);
+      this.listener = new NotificationListener(
+        this.deps.listenConnection!,
+        this.deps.store.schema,
+        (queue) => this.onNotification(queue),
+        this.log,
+        (executionId) => this.onCancelNotification(executionId),
+      );
       await this.listener.start();
     }
     this.leases.start();
@@ -261,6 +269,17 @@ export class Worker {
 
   private onNotification(queue: string): void {
     if (queue === "*" || this.options.queues === null || this.options.queues.includes(queue)) this.workAvailable.notify();
+  }
+
+  /**
+   * A running job's cancel was committed (trigger jobs_notify_cancel): abort
+   * its handler's signal now, if this worker runs that attempt. The job ends
+   * `cancelled` when the handler returns, as with a cancel the heartbeat finds.
+   */
+  private onCancelNotification(executionId: string): void {
+    const running = this.running.get(executionId);
+    if (!running?.holdsLease || !running.observeCancel(new JobCancelledError())) return;
+    this.testSignals.cancelObserved.signal({ executionId, via: "notification" });
   }
 
   private async claimLoop(): Promise<void> {

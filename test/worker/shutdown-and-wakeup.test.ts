@@ -108,7 +108,7 @@ describe("wake-up", () => {
 
   const succeeded = (id: string) => async () => (await conveyor.getJob(id))!.status === "succeeded";
   // Only this file's workers LISTEN on its schema's channel; other files run in parallel with their own.
-  const listenStatement = () => `LISTEN "${conveyor.options.schema}:jobs"`;
+  const listenStatement = () => `LISTEN "${conveyor.options.schema}:jobs"; LISTEN "${conveyor.options.schema}:cancel"`;
 
   it("LISTEN/NOTIFY wakes an idle worker long before its next poll", async () => {
     const worker = conveyor.worker({ pollIntervalMs: 600_000, logger: silent });
