@@ -24,6 +24,7 @@ import { Attempt } from "./attempt.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
+import { countClaimed, readTraceContexts } from "./claimed-jobs.js";
 import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
@@ -315,7 +316,7 @@ export class Worker {
         backoff = Math.min(backoff * 2, ERROR_BACKOFF_MAX_MS);
         continue;
       }
-      if (jobs.length > 0 && this.deps.tracing.active) await this.readTraceContexts(jobs);
+      if (jobs.length > 0 && this.deps.tracing.active) await readTraceContexts(this.store, jobs, this.log);
       for (const job of jobs) this.launch(job, sentAt);
       countClaimed(this.metrics, jobs);
       this.testSignals.claimRound.signal({ claimed: jobs.length });
@@ -323,28 +324,6 @@ export class Worker {
         if (!this.workAvailable.pending && this.state === "running") this.testSignals.idle.signal();
         await this.workAvailable.wait(pollIntervalMs);
       }
-    }
-  }
-
-  /**
-   * Attach the trace contexts stored at enqueue to claimed jobs, for their
-   * attempts' spans. Read apart from the claim, and only while a tracer
-   * provider is registered, so the claim statements stay as they are: one
-   * lookup by primary key per claimed batch. A failed read costs the links,
-   * never the jobs.
-   */
-  private async readTraceContexts(jobs: ClaimedJob[]): Promise<void> {
-    try {
-      const contexts = await this.store.jobTraceContexts(jobs.map((job) => job.id));
-      for (const job of jobs) {
-        const found = contexts.get(job.id);
-        job.traceContext = found?.own ?? null;
-        // A flow's jobs share their enqueue's context: link only the dependencies enqueued apart.
-        const apart = found?.dependencies.filter((context) => context.traceparent !== found.own?.traceparent) ?? [];
-        if (apart.length > 0) job.dependencyTraceContexts = apart;
-      }
-    } catch (error) {
-      this.log.warn({ err: (error as Error).message }, "could not read the claimed jobs' trace contexts; their spans start unlinked");
     }
   }
 
@@ -398,16 +377,4 @@ export class Worker {
     await this.register();
     await this.listener?.ping();
   }
-}
-
-/** One counter increment per kind and queue in a claimed batch, not one per job. */
-function countClaimed(metrics: WorkerMetrics, jobs: readonly ClaimedJob[]): void {
-  const counts = new Map<string, { kind: string; queue: string; n: number }>();
-  for (const { kind, queue } of jobs) {
-    const key = `${kind}\u0000${queue}`;
-    const entry = counts.get(key);
-    if (entry) entry.n += 1;
-    else counts.set(key, { kind, queue, n: 1 });
-  }
-  for (const { kind, queue, n } of counts.values()) metrics.claimed.inc({ kind, queue }, n);
 }
