@@ -25,6 +25,7 @@ import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
 import { countClaimed, readTraceContexts } from "./claimed-jobs.js";
+import { waitToStart } from "./database-start.js";
 import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
@@ -64,7 +65,9 @@ export class Worker {
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
   private grace: GracePeriod | null = null;
-  private state: "new" | "running" | "stopping" | "stopped" = "new";
+  private state: "new" | "waiting" | "running" | "stopping" | "stopped" = "new";
+  /** Aborted by `stop()` while `start()` waits for the database. */
+  private readonly startAbort = new AbortController();
   private readonly untrackActiveJobs: () => void;
   /** For tests: the claim loop's points (workerTestSignals). */
   private readonly testSignals = new WorkerLoopTestSignals();
@@ -129,12 +132,24 @@ export class Worker {
     return this.running.size;
   }
 
-  /** Register, start listening and sweeping, and begin claiming jobs. */
+  /**
+   * Wait for the database, then register, start listening and sweeping, and
+   * begin claiming jobs. While the database cannot be reached (refused,
+   * unreachable, starting up) it waits with back-off, from
+   * `DATABASE_WAIT_MIN_MS` (500 ms) doubling to `DATABASE_WAIT_MAX_MS` (10 s),
+   * and logs each failed try with its error code and the next wait; other
+   * errors (a wrong password) are thrown. `stop()` during that wait ends it
+   * at once: `start()` then resolves with the worker stopped.
+   */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker ${this.id} was already started`);
-    this.state = "running";
+    this.state = "waiting";
     try {
-      await this.scheduler?.prepare(); // refuses a bad schedule payload before anything starts
+      await this.scheduler?.checkPayloads(); // a bad schedule payload is refused before anything, the wait included
+      if (!(await waitToStart(this.deps.store.pool, this.startAbort.signal, this.log, this.testSignals))) return; // stopped while waiting
+      if (this.state !== "waiting") return;
+      this.state = "running";
+      await this.scheduler?.prepare();
     } catch (error) {
       this.state = "new";
       throw error;
@@ -197,7 +212,8 @@ export class Worker {
   }
 
   private async shutdown(graceMs: number): Promise<void> {
-    if (this.state === "new") {
+    if (this.state === "new" || this.state === "waiting") {
+      this.startAbort.abort();
       this.untrackActiveJobs();
       await this.claimStore.close();
       this.state = "stopped";

@@ -59,9 +59,13 @@ export class FaultProxy {
     private readonly targetPort: number,
   ) {}
 
-  async start(): Promise<number> {
+  /** Listen on `port` of 127.0.0.1 (0: one the kernel picks); resolves with the port. */
+  async start(port = 0): Promise<number> {
     this.server = createServer((client) => this.accept(client));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once("error", reject);
+      this.server!.listen(port, "127.0.0.1", resolve);
+    });
     this.port = (this.server.address() as AddressInfo).port;
     return this.port;
   }
