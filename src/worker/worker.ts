@@ -333,7 +333,7 @@ export class Worker {
         continue;
       }
       if (jobs.length > 0 && this.deps.tracing.active) await readTraceContexts(this.store, jobs, this.log);
-      for (const job of jobs) this.launch(job, sentAt);
+      for (const job of jobs) this.launch(job, this.claims.sentAtOf(job) ?? sentAt);
       countClaimed(this.metrics, jobs);
       this.testSignals.claimRound.signal({ claimed: jobs.length });
       if (jobs.length < wanted) {
