@@ -38,7 +38,12 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Atte
       : undefined;
   // Undefined (and nothing allocated) unless a tracer provider is registered.
   const span = deps.tracing.attemptSpan(running.job, deps.workerId, running.job.dependencyTraceContexts);
-  const settled = await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
+  // A cancel notified before the handler started (between the claim's commit and its answer): the
+  // handler never starts, and the attempt ends as a handler rejecting with its signal's reason would.
+  const cancelledFirst = running.cancelObserved && running.phase === "claimed";
+  const settled: Settled = cancelledFirst
+    ? { kind: "threw", error: running.signal.reason }
+    : await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
   clearTimeout(timer);
   running.startWriting();
   let outcome = "error"; // the label when recording the outcome itself failed

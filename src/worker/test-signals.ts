@@ -23,13 +23,15 @@ export class WorkerLoopTestSignals {
   readonly claimLoopEnded = new TestSignal<void>();
   /** A claimed job was not started because its claim was answered too late (see `Worker.launch`). */
   readonly attemptSkippedLate = new TestSignal<LateAttempt>();
+  /** A cancel notification arrived (trigger jobs_notify_cancel); `held`: for an attempt this worker had launched. */
+  readonly cancelNotified = new TestSignal<{ executionId: string; held: boolean }>();
   /** A running attempt's handler signal was aborted for a cancel, and how the worker learned of it. */
   readonly cancelObserved = new TestSignal<{ executionId: string; via: "notification" | "heartbeat" }>();
   /** `start()` found the database unreachable and waits `retryInMs` before trying again. */
   readonly databaseWait = new TestSignal<{ attempt: number; code: string; retryInMs: number }>();
 
   init(): void {
-    for (const signal of [this.claimRound, this.idle, this.claimLoopEnded, this.attemptSkippedLate, this.cancelObserved, this.databaseWait]) signal.init();
+    for (const signal of [this.claimRound, this.idle, this.claimLoopEnded, this.attemptSkippedLate, this.cancelNotified, this.cancelObserved, this.databaseWait]) signal.init();
   }
 }
 

@@ -26,6 +26,7 @@ import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
 import { countClaimed, readTraceContexts } from "./claimed-jobs.js";
 import { waitToStart } from "./database-start.js";
+import { EarlyCancels } from "./early-cancels.js";
 import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
@@ -69,6 +70,7 @@ export class Worker {
   /** Aborted by `stop()` while `start()` waits for the database. */
   private readonly startAbort = new AbortController();
   private readonly untrackActiveJobs: () => void;
+  private readonly earlyCancels = new EarlyCancels();
   /** For tests: the claim loop's points (workerTestSignals). */
   private readonly testSignals = new WorkerLoopTestSignals();
 
@@ -295,8 +297,9 @@ export class Worker {
    */
   private onCancelNotification(executionId: string): void {
     const running = this.running.get(executionId);
-    if (!running?.holdsLease || !running.observeCancel(new JobCancelledError())) return;
-    this.testSignals.cancelObserved.signal({ executionId, via: "notification" });
+    this.testSignals.cancelNotified.signal({ executionId, held: running !== undefined });
+    if (!running) return this.earlyCancels.note(executionId); // not ours, or claimed and not launched yet
+    if (running.holdsLease && running.observeCancel(new JobCancelledError())) this.testSignals.cancelObserved.signal({ executionId, via: "notification" });
   }
 
   private async claimLoop(): Promise<void> {
@@ -344,13 +347,11 @@ export class Worker {
   }
 
   /**
-   * Start one claimed attempt, unless its claim was answered too late: the
-   * lease's local deadline (the claim's send time plus the lease, which errs
-   * early, never late) has already passed. Then another worker may already
-   * have reclaimed and run the job, so no handler starts and nothing is
-   * written for it; the database still shows it running under this worker,
-   * and the reclaim sweep ends that attempt (`lease_expired`) like any other
-   * expired lease.
+   * Start one claimed attempt, unless its claim was answered past the lease's
+   * local deadline (the claim's send time plus the lease: it errs early). Then
+   * another worker may already have reclaimed and run the job: no handler
+   * starts, nothing is written, and the reclaim sweep ends the attempt
+   * (`lease_expired`) like any other expired lease.
    */
   private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
@@ -366,6 +367,9 @@ export class Worker {
       return;
     }
     this.running.set(running.executionId, running);
+    if (this.earlyCancels.take(running.executionId) && running.observeCancel(new JobCancelledError())) {
+      this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
+    }
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {
       // The slot frees only once the outcome is written (or given up), so the

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Conveyor, defineJob, type Worker } from "../../src/index.js";
 import { workerTestSignals, type WorkerLoopTestSignals } from "../../src/worker/test-signals.js";
-import { createTestConveyor } from "../helpers/database.js";
+import { FaultProxy } from "../chaos/fault-proxy.js";
+import { createTestConveyor, testDatabaseUrl } from "../helpers/database.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { silent, sql } from "./support.js";
 
@@ -117,5 +118,41 @@ describe("cancelling a running job", () => {
     await conveyor.cancel(id);
     expect(await signals.cancelObserved.wait(5_000)).toEqual({ executionId, via: "heartbeat" });
     expect(await ended(id)).toEqual({ status: "cancelled", outcomes: ["cancelled"] });
+  });
+
+  it("a cancel that arrives between a claim's commit and its answer: the handler never starts", async () => {
+    // The worker's claim connection goes through a proxy that holds the claim's answer back.
+    const target = new URL(testDatabaseUrl());
+    const proxy = new FaultProxy(target.hostname, Number(target.port || 5432));
+    const through = new URL(target);
+    through.hostname = "127.0.0.1";
+    through.port = String(await proxy.start());
+    const proxied = await createTestConveyor(
+      { jobs: [waiter], logger: silent, connectionString: through.toString(), schema: conveyor.options.schema },
+      { migrate: false },
+    );
+    const held = proxied.conveyor.worker({ pollIntervalMs: 60_000, heartbeatMs: TEN_MINUTES, leaseMs: 3 * TEN_MINUTES, logger: silent });
+    const signals = workerTestSignals(held).worker;
+    try {
+      await held.start();
+      await signals.idle.wait();
+      proxy.holdRepliesTo((connection) => connection.tags.application_name === "conveyor-claims");
+      const { id } = await conveyor.enqueue(waiter, { name: "early" });
+      const executionId = await waitFor("the held claim committed", async () => {
+        const { rows } = await sql(conveyor, "SELECT current_execution_id FROM {{schema}}.jobs WHERE id = $1 AND status = 'running'", [id]);
+        return rows[0]?.current_execution_id as string | undefined;
+      });
+      expect((await conveyor.cancel(id)).outcome).toBe("cancel_requested");
+      expect(await signals.cancelNotified.wait()).toEqual({ executionId, held: false });
+      proxy.releaseReplies();
+      expect(await signals.cancelObserved.wait()).toEqual({ executionId, via: "notification" });
+      expect(await ended(id)).toEqual({ status: "cancelled", outcomes: ["cancelled"] });
+      expect(started.has("early")).toBe(false);
+    } finally {
+      proxy.releaseReplies();
+      await held.stop({ graceMs: 0 });
+      await proxied.cleanup();
+      await proxy.stop();
+    }
   });
 });
