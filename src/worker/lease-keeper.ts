@@ -44,14 +44,20 @@ export class LeaseKeeper {
     // Checked every tick, even while a renewal hangs on a dead connection.
     this.expireOverdue([...this.running.values()]);
     if (this.renewing) return this.renewing;
-    this.renewing = this.renew([...this.running.values()].filter((r) => r.holdsLease)).finally(() => {
+    // Not the ones just expired: their phase changes only once the executor runs, and a renewal now would revive a lease given up.
+    const now = performance.now();
+    this.renewing = this.renew([...this.running.values()].filter((r) => r.holdsLease && r.leaseDeadline > now)).finally(() => {
       this.renewing = null;
     });
     return this.renewing;
   }
 
-  /** Renew one job's lease (ctx.heartbeat); false when it was lost. */
+  /** Renew one job's lease (ctx.heartbeat); false when it was lost, or its local deadline had passed (then nothing is sent). */
   async renewOne(job: Attempt): Promise<boolean> {
+    if (job.leaseDeadline <= performance.now()) {
+      this.expireOverdue([job]);
+      return false;
+    }
     await this.renew([job]);
     return !job.aborted || job.cancelObserved;
   }

@@ -40,6 +40,21 @@ const frozen = defineJob({
   },
 });
 
+/** What each late `ctx.heartbeat` call resolved to. */
+const lateHeartbeats: boolean[] = [];
+const frozenBeating = defineJob({
+  kind: "late-heartbeat",
+  schema: emptyPayload,
+  maxAttempts: 1,
+  handler: async ({ heartbeat }) => {
+    const until = performance.now() + 800; // past the 500 ms lease, the event loop blocked
+    while (performance.now() < until) {
+      // spin
+    }
+    lateHeartbeats.push(await heartbeat());
+  },
+});
+
 describe("a claim answered after the lease's deadline", () => {
   let conveyor: Conveyor;
   let proxied: Conveyor;
@@ -47,7 +62,7 @@ describe("a claim answered after the lease's deadline", () => {
   const cleanups: Array<() => Promise<void>> = [];
   beforeAll(async () => {
     let cleanup: () => Promise<void>;
-    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [recorded, frozen], logger: silent }));
+    ({ conveyor, cleanup } = await createTestConveyor({ jobs: [recorded, frozen, frozenBeating], logger: silent }));
     cleanups.push(cleanup);
     const target = new URL(testDatabaseUrl());
     proxy = new FaultProxy(target.hostname, Number(target.port || 5432));
@@ -122,6 +137,21 @@ describe("a claim answered after the lease's deadline", () => {
       await waitFor("the late progress call resolved", () => lateProgress.length === 1);
       expect(lateProgress).toEqual([false]);
       expect((await conveyor.getJob(id))!.progress).toBeNull();
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("ctx.heartbeat after the lease's local deadline renews nothing and reports the lease lost", async () => {
+    const worker = conveyor.worker({ kinds: ["late-heartbeat"], leaseMs: 500, heartbeatMs: 150, reclaimIntervalMs: 600_000, logger: silent });
+    try {
+      await worker.start();
+      const { id } = await conveyor.enqueue(frozenBeating, {});
+      await waitFor("the late heartbeat resolved", () => lateHeartbeats.length === 1);
+      expect(lateHeartbeats).toEqual([false]);
+      // Not renewed: the lease ran out (and the worker's first sweep may have reclaimed the job already).
+      const { rows } = await sql(conveyor, "SELECT status <> 'running' OR lease_expires_at < now() AS expired FROM {{schema}}.jobs WHERE id = $1", [id]);
+      expect(rows[0].expired).toBe(true);
     } finally {
       await worker.stop();
     }
