@@ -45,6 +45,9 @@ export class FaultProxy {
   /** Per destination, chunks waiting for their delay to pass; later chunks queue behind them (TCP keeps order). */
   private readonly delayed = new Map<Socket, { items: Array<{ chunk: Buffer; due: number }>; timer: NodeJS.Timeout | null }>();
   private refuse: ((connection: ProxiedConnection) => boolean) | null = null;
+  private holdReplies: ((connection: ProxiedConnection) => boolean) | null = null;
+  /** Server bytes held back from clients by `holdRepliesTo`, in arrival order. */
+  private heldReplies: Array<{ chunk: Buffer; to: Socket }> = [];
   private nextId = 1;
   port = 0;
   /** Connections accepted, and connections this proxy reset, since start. */
@@ -56,9 +59,13 @@ export class FaultProxy {
     private readonly targetPort: number,
   ) {}
 
-  async start(): Promise<number> {
+  /** Listen on `port` of 127.0.0.1 (0: one the kernel picks); resolves with the port. */
+  async start(port = 0): Promise<number> {
     this.server = createServer((client) => this.accept(client));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once("error", reject);
+      this.server!.listen(port, "127.0.0.1", resolve);
+    });
     this.port = (this.server.address() as AddressInfo).port;
     return this.port;
   }
@@ -96,6 +103,23 @@ export class FaultProxy {
     this.refuse = which;
   }
 
+  /**
+   * From now on, hold back what the server sends to the connections `which`
+   * selects (their own bytes still reach the server): a statement runs and
+   * commits, and its answer waits. `releaseReplies()` delivers what was held, in order.
+   */
+  holdRepliesTo(which: (connection: ProxiedConnection) => boolean): void {
+    this.holdReplies = which;
+  }
+
+  /** Stop holding replies and deliver every held one, in order. */
+  releaseReplies(): void {
+    this.holdReplies = null;
+    const held = this.heldReplies;
+    this.heldReplies = [];
+    for (const { chunk, to } of held) this.forward(chunk, to);
+  }
+
   /** Open connections (tagged once their startup message was read). */
   list(): ProxiedConnection[] {
     return [...this.connections].map(({ id, tags }) => ({ id, tags: { ...tags } }));
@@ -109,6 +133,8 @@ export class FaultProxy {
     this.refuse = null;
     this.resetAll();
     this.held = [];
+    this.holdReplies = null;
+    this.heldReplies = [];
     for (const queue of this.delayed.values()) if (queue.timer) clearTimeout(queue.timer);
     this.delayed.clear();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
@@ -128,7 +154,10 @@ export class FaultProxy {
       if (pair.startup) this.readStartup(pair, chunk);
       if (this.connections.has(pair)) this.forward(chunk, upstream);
     });
-    upstream.on("data", (chunk: Buffer) => this.forward(chunk, client));
+    upstream.on("data", (chunk: Buffer) => {
+      if (this.holdReplies?.(pair)) this.heldReplies.push({ chunk, to: client });
+      else this.forward(chunk, client);
+    });
   }
 
   /**
@@ -164,6 +193,7 @@ export class FaultProxy {
       pair.upstream.destroy();
     }
     this.held = this.held.filter(({ to }) => to !== pair.client && to !== pair.upstream);
+    this.heldReplies = this.heldReplies.filter(({ to }) => to !== pair.client);
     for (const socket of [pair.client, pair.upstream]) {
       const queue = this.delayed.get(socket);
       if (queue?.timer) clearTimeout(queue.timer);

@@ -131,7 +131,7 @@ describe("chaos: SIGTERM", () => {
       const [id] = await r.enqueue([{ job: "chaos.work", payload: { sleepMs: 30_000, ignoreSignal: true, track: true } }]);
       await waitFor("the job to start", async () => (await r.q(`SELECT 1 FROM ${r.s}.chaos_ledger WHERE job_id = $1 AND event = 'start'`, [id])).length === 1, 20_000);
       expect((await r.conveyor.cancel(id!)).outcome).toBe("cancel_requested");
-      // The next heartbeat aborts the handler's signal (it ignores it and keeps running).
+      // The cancel's NOTIFY (or the next heartbeat) aborts the handler's signal (it ignores it and keeps running).
       await waitFor(
         "the handler to see the cancellation",
         async () => (await r.q(`SELECT 1 FROM ${r.s}.chaos_ledger WHERE job_id = $1 AND event = 'abort' AND reason = 'JobCancelledError'`, [id])).length === 1,

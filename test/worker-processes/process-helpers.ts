@@ -39,11 +39,11 @@ export class CliProcess {
   stderr = "";
   private readonly lineWaiters = new Set<() => void>();
 
-  /** `netns`: run in that network namespace (`ip netns exec`, which execs the CLI: the PID is the worker's). */
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv, netns?: string) {
+  /** `netns`: run in that network namespace (`ip netns exec`, which execs the CLI: the PID is the worker's). `cwd`: default the repository. */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv, netns?: string, cwd = REPO_ROOT) {
     this.child = netns
-      ? spawn("ip", ["netns", "exec", netns, process.execPath, CLI, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+      ? spawn("ip", ["netns", "exec", netns, process.execPath, CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     if (this.child.pid === undefined) throw new Error(`could not spawn ${CLI}`);
     this.pid = this.child.pid;
     // Always drain both pipes: a full pipe would block the worker's logging.

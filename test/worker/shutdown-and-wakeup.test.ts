@@ -4,6 +4,7 @@ import { createTestConveyor } from "../helpers/database.js";
 import { emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";
 import { waitFor } from "../helpers/wait-for.js";
+import { workerTestSignals } from "../../packages/core/src/worker/test-signals.js";
 
 const started = new Set<string>();
 const sleeper = defineJob({
@@ -33,13 +34,19 @@ describe("shutdown", () => {
 
   it("waits for running handlers within the grace period and stops claiming", async () => {
     const worker = conveyor.worker({ concurrency: 2, pollIntervalMs: 20, shutdownGraceMs: 10_000, logger: silent });
+    const signals = workerTestSignals(worker).worker;
     await worker.start();
     const { id } = await conveyor.enqueue(sleeper, { ms: 300 });
     await waitFor("started", () => started.has(id));
-    await worker.stop();
+    const stopped = worker.stop();
+    // The claim loop ends before the running handler does: claiming stops first.
+    await signals.claimLoopEnded.wait();
+    expect((await conveyor.getJob(id))!.status).toBe("running");
+    await stopped;
     expect((await conveyor.getJob(id))!.status).toBe("succeeded");
+    // Stopped, the worker has no claim loop left to take a new job (its end was signalled above, once).
     const later = await conveyor.enqueue(quick, {});
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(signals.claimLoopEnded.wait(0)).rejects.toThrow(/no test signal/);
     expect((await conveyor.getJob(later.id))!.status).toBe("queued");
     await conveyor.cancel(later.id);
   });
@@ -101,13 +108,15 @@ describe("wake-up", () => {
 
   const succeeded = (id: string) => async () => (await conveyor.getJob(id))!.status === "succeeded";
   // Only this file's workers LISTEN on its schema's channel; other files run in parallel with their own.
-  const listenStatement = () => `LISTEN "${conveyor.options.schema}:jobs"`;
+  const listenStatement = () => `LISTEN "${conveyor.options.schema}:jobs"; LISTEN "${conveyor.options.schema}:cancel"`;
 
   it("LISTEN/NOTIFY wakes an idle worker long before its next poll", async () => {
     const worker = conveyor.worker({ pollIntervalMs: 600_000, logger: silent });
+    const signals = workerTestSignals(worker).worker;
     await worker.start();
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100)); // let the first (empty) claim finish
+      // Asleep with no wake-up pending: from here only a notification (or the 10-minute poll) wakes it.
+      await signals.idle.wait();
       const { id } = await conveyor.enqueue(quick, {});
       await waitFor("notified job to run", succeeded(id), 10_000);
     } finally {

@@ -17,6 +17,7 @@ export type {
   ListDeadLettersFilter,
   ListJobsFilter,
   TenantScope,
+  WaitForDatabaseOptions,
 } from "./client/conveyor-client.js";
 export type { JobFilter } from "./core/job-filter.js";
 export type {

@@ -187,7 +187,7 @@ export const responseSchemas = {
     z.object({
       id: z.uuid(),
       cancelled: z.number().int().describe("jobs cancelled at once (they had not started)"),
-      cancelRequested: z.number().int().describe("running jobs asked to stop at their worker's next heartbeat"),
+      cancelRequested: z.number().int().describe("running jobs asked to stop: told at once, or at their worker's next heartbeat if it only polls"),
     }),
   ),
   jobDependencies: responseSchema(

@@ -15,6 +15,22 @@ export interface SessionOptions {
   poolSize?: number;
   /** Logs on stderr, at "warn" unless CONVEYOR_LOG_LEVEL is set: for commands whose stdout is their result. Default false. */
   quiet?: boolean;
+  /**
+   * Wait for the database before anything else, with back-off and a log line
+   * per try (`conveyor.waitForDatabase`), and stop at once, exiting 0, on
+   * SIGTERM or SIGINT meanwhile: for the long-running commands (`worker`,
+   * `api`, `dev`), which may start before their database. Default false:
+   * other commands fail at once.
+   */
+  waitForDatabase?: boolean;
+}
+
+/** Thrown by `withSession` when a signal stopped it while it waited for the database: the command exits 0 with nothing done. */
+export class StoppedWhileWaiting extends Error {
+  constructor(signal: NodeJS.Signals) {
+    super(`stopped by ${signal} while waiting for the database`);
+    this.name = "StoppedWhileWaiting";
+  }
 }
 
 export interface Session {
@@ -43,12 +59,33 @@ export async function withSession<T>(options: SessionOptions, work: (session: Se
     ...(options.poolSize ? { poolSize: options.poolSize } : {}),
   });
   try {
+    if (options.waitForDatabase) await waitUnlessSignalled(conveyor, log);
     if (options.migrate ?? true) await conveyor.migrate();
     return await work({ conveyor, log, jobs, database: database.source });
   } finally {
     await conveyor.close();
     await database.close();
   }
+}
+
+/** `conveyor.waitForDatabase()`, ended by SIGTERM or SIGINT (then StoppedWhileWaiting is thrown). */
+async function waitUnlessSignalled(conveyor: Conveyor, log: Logger): Promise<void> {
+  const stop = new AbortController();
+  let stoppedBy: NodeJS.Signals | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    stoppedBy = signal;
+    stop.abort();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  try {
+    if (await conveyor.waitForDatabase({ signal: stop.signal })) return;
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+  log.info({ signal: stoppedBy }, "stopped while waiting for the database");
+  throw new StoppedWhileWaiting(stoppedBy ?? "SIGTERM");
 }
 
 /**

@@ -34,6 +34,7 @@ import { QueueOverview } from "./queue-overview.js";
 import { Queues } from "./queues.js";
 import { checkId, type TenantScope } from "./scope.js";
 import { Throughput } from "./throughput.js";
+import { waitForDatabase } from "../store/database-wait.js";
 
 export type { TenantScope } from "./scope.js";
 export type { EnqueueManyItem } from "./job-enqueuer.js";
@@ -49,6 +50,12 @@ export interface ListJobsFilter extends JobFilter {
   limit?: number;
   /** `nextCursor` from the previous page. */
   cursor?: string | null;
+}
+
+/** Options of `conveyor.waitForDatabase`. */
+export interface WaitForDatabaseOptions {
+  /** Stop waiting when it aborts: the call then resolves `false` at once. Default: none (wait until the database answers). */
+  signal?: AbortSignal;
 }
 
 /** What `cancel` did: cancelled now, cancellation requested of the running handler, or nothing (already terminal). */
@@ -126,6 +133,24 @@ export class ConveyorClient {
   /** Registered job kinds. */
   get jobs(): ReadonlyMap<string, AnyJobDefinition> {
     return this.options.jobs;
+  }
+
+  /**
+   * Resolve `true` once the database answers, for a process that may start
+   * before its database (pods and services start in any order); call it
+   * before `migrate()`. A try that cannot connect (refused, unreachable,
+   * the server starting up) is logged, one warning per try with its error
+   * code and the next wait, and retried after a wait from
+   * `DATABASE_WAIT_MIN_MS` (500 ms) doubling to `DATABASE_WAIT_MAX_MS`
+   * (10 s). Other errors (a wrong password, a missing database) are thrown.
+   * Resolves `false` at once when `options.signal` aborts (a SIGTERM, say).
+   * `worker.start()` waits this way on its own.
+   */
+  waitForDatabase(options: WaitForDatabaseOptions = {}): Promise<boolean> {
+    return waitForDatabase(this.options.pool, {
+      signal: options.signal,
+      onWait: ({ code, message, attempt, retryInMs }) => this.logger.warn({ code, err: message, attempt, retryInMs }, "waiting for the database"),
+    });
   }
 
   /** Apply pending migrations (safe to call from many processes at once). */
@@ -222,8 +247,9 @@ export class ConveyorClient {
 
   /**
    * Cancel a job: queued or retrying ones at once; a running one has its
-   * handler's signal aborted at the worker's next heartbeat; terminal jobs
-   * are left as they are. Throws NotFoundError when there is no such job.
+   * handler's signal aborted as soon as the cancel commits (its worker is
+   * notified through its LISTEN connection; a worker that only polls sees
+   * it at its next heartbeat); terminal jobs are left as they are. Throws NotFoundError when there is no such job.
    */
   async cancel(
     id: string,

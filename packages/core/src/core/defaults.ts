@@ -173,6 +173,20 @@ export const RECLAIM_BATCH_SIZE = 500;
 /** Worker: back-off after a database error, doubling up to the cap. */
 export const ERROR_BACKOFF_MIN_MS = 100;
 export const ERROR_BACKOFF_MAX_MS = 5_000;
+/**
+ * Starting while the database is down (`worker.start()`,
+ * `conveyor.waitForDatabase()`, and so `conveyor worker`, `conveyor api` and
+ * `conveyor dev`): the wait after the first refused or failed connection,
+ * 500 ms. Each later wait doubles, up to `DATABASE_WAIT_MAX_MS`, less up to
+ * `DATABASE_WAIT_JITTER` of it at random, so a fleet started together does
+ * not retry in step. Pods and services start in any order; a process that
+ * exited instead would be restarted in a loop, or not at all.
+ */
+export const DATABASE_WAIT_MIN_MS = 500;
+/** Starting while the database is down: the longest wait between two tries, 10 s. */
+export const DATABASE_WAIT_MAX_MS = 10_000;
+/** Starting while the database is down: the share of each wait that is random, 0.2. */
+export const DATABASE_WAIT_JITTER = 0.2;
 /** Worker: how often the `workers` row is refreshed, and when a silent worker counts as gone. */
 export const WORKER_HEARTBEAT_MS = 10_000;
 export const WORKER_STALE_MS = 60_000;

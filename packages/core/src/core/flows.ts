@@ -219,6 +219,6 @@ export interface FlowDetail extends FlowInfo {
 export interface FlowCancelResult {
   /** Jobs cancelled at once: they had not started. */
   cancelled: number;
-  /** Running jobs asked to stop; each is cancelled at its worker's next heartbeat. */
+  /** Running jobs asked to stop; each one's worker is told at once (at its next heartbeat if it only polls), and the job ends cancelled when its handler returns. */
   cancelRequested: number;
 }

@@ -338,6 +338,7 @@ UNION ALL
 -- FUNCTION conveyor.jobs_delete_dependencies() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_delete_executions() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_notify_cancel() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ready() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_requeued() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_release_dependents() RETURNS trigger LANGUAGE plpgsql
@@ -347,6 +348,7 @@ UNION ALL
 
 CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
 CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
+CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
 CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
 CREATE TRIGGER jobs_release_dependents AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_dependents();

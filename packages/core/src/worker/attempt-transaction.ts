@@ -73,6 +73,12 @@ export class AttemptTransaction {
   }
 
   private async complete(client: Queryable, json: string | null): Promise<void> {
+    if (this.running.leaseDeadline <= performance.now()) {
+      // Past the lease's local deadline another worker may own the job: commit nothing.
+      const lost = new LeaseLostError("the transaction was rolled back: this attempt's lease could have expired (its deadline passed before the completion)");
+      if (this.running.holdsLease) this.running.force({ kind: "lease_lost", reason: lost });
+      throw lost;
+    }
     const written = await this.store.jobCompleteInTransaction(client, this.workerId, this.running.job.id, this.running.executionId, json);
     if (!written) {
       const lost = new LeaseLostError(

@@ -18,8 +18,9 @@ import type { ClaimedJob } from "../core/model.js";
  *   lease keeper renews it, and a renewal, progress write or transaction
  *   that no longer matches the execution id means the lease was lost, which
  *   forces the end.
- * - A requested cancel does not force the end: the lease keeper aborts the
- *   handler's signal once (`observeCancel`) and the attempt runs on until
+ * - A requested cancel does not force the end: the worker aborts the
+ *   handler's signal once (`observeCancel`), told by the cancel's NOTIFY or
+ *   by the lease keeper's renewal, and the attempt runs on until
  *   the handler returns or throws; the write then ends the job `cancelled`
  *   (jobEndAttempts reads the request under its row lock).
  * - committing: a handler's `ctx.transaction` has sent its fenced completion
@@ -95,7 +96,7 @@ export class Attempt {
     return this.#committed;
   }
 
-  /** True once the lease keeper saw a cancel request and aborted the handler for it. */
+  /** True once a cancel request was seen (by NOTIFY or a renewal) and the handler's signal aborted for it. */
   get cancelObserved(): boolean {
     return this.#cancelObserved;
   }

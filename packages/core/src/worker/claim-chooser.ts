@@ -37,6 +37,8 @@ export class ClaimChooser {
   /** Per key-limited queue, the key this worker's next claim walks from. */
   private readonly keyCursors = new Map<string, string | null>();
   private readAt = Number.NEGATIVE_INFINITY;
+  /** Per claimed job, when its claim statement was sent (sentAtOf); dropped with the job. */
+  private readonly sentAt = new WeakMap<ClaimedJob, number>();
   private refreshing: Promise<void> | null = null;
 
   constructor(
@@ -62,9 +64,11 @@ export class ClaimChooser {
     try {
       if (!onlyLimited) {
         jobs.push(
-          ...(this.fairness === "tenant" || tenantCaps
-            ? await this.limited.jobClaimFair(request)
-            : await this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs)),
+          ...(await this.timed(() =>
+            this.fairness === "tenant" || tenantCaps
+              ? this.limited.jobClaimFair(request)
+              : this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs),
+          )),
         );
       }
     } catch (error) {
@@ -76,7 +80,7 @@ export class ClaimChooser {
       ...limitedQueues.map((queue): [string, () => Promise<void>] => [
         queue,
         async () => {
-          jobs.push(...(await this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: request.limit - jobs.length })));
+          jobs.push(...(await this.timed(() => this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: request.limit - jobs.length }))));
         },
       ]),
       ...keyLimitedQueues.map((queue): [string, () => Promise<void>] => [queue, () => this.claimByKey(queue, request, jobs)]),
@@ -116,12 +120,32 @@ export class ClaimChooser {
       if (free <= 0) return;
       const cursor = this.keyCursors.get(queue) ?? null;
       const walk = Math.min(MAX_KEYS_PER_CLAIM, Math.max(MIN_KEYS_PER_CLAIM, Math.ceil(free / KEY_SHARE_PER_CLAIM)));
+      const sentAt = performance.now();
       const claimed = await this.limited.jobClaimByKey(queue, { ...request, limit: free }, cursor, walk);
+      for (const job of claimed.jobs) this.sentAt.set(job, sentAt);
       this.keyCursors.set(queue, claimed.nextKey);
       jobs.push(...claimed.jobs);
       // No key with ready jobs, or the walk came back to where it started.
       if (claimed.nextKey === null || claimed.nextKey === cursor) return;
     }
+  }
+
+  /**
+   * When the statement that claimed `job` was sent (performance.now()): its
+   * lease's local deadline runs from there, not from the round's start, so a
+   * round slowed by one cap's lock does not make the jobs of its earlier
+   * statements look late.
+   */
+  sentAtOf(job: ClaimedJob): number | undefined {
+    return this.sentAt.get(job);
+  }
+
+  /** Run one claim statement, noting when it was sent for each job it claimed (sentAtOf). */
+  private async timed(claim: () => Promise<ClaimedJob[]>): Promise<ClaimedJob[]> {
+    const sentAt = performance.now();
+    const jobs = await claim();
+    for (const job of jobs) this.sentAt.set(job, sentAt);
+    return jobs;
   }
 
   /**

@@ -4,7 +4,7 @@ import { type AttemptEnding, decideOutcome, type OutcomeDecision, type OutcomeIn
 import { encodeJson } from "../core/json.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptEnd } from "../store/job-store.js";
-import { JobTimeoutError } from "./abort-reasons.js";
+import { JobTimeoutError, LeaseLostError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
 import { toStoredError } from "./errors-to-store.js";
@@ -30,13 +30,20 @@ type AttemptLog = { readonly log: Logger };
 export async function executeAttempt(definition: AnyJobDefinition, running: Attempt, deps: ExecutorDeps): Promise<void> {
   const context = new AttemptContext(running, deps);
   const started = performance.now();
+  // Past the lease's local deadline another worker may own the job: the handler never starts.
+  if (running.leaseDeadline <= started) running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease expired before the handler started") });
   const timer =
     definition.timeoutMs > 0
       ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
       : undefined;
   // Undefined (and nothing allocated) unless a tracer provider is registered.
   const span = deps.tracing.attemptSpan(running.job, deps.workerId, running.job.dependencyTraceContexts);
-  const settled = await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
+  // A cancel notified before the handler started (between the claim's commit and its answer): the
+  // handler never starts, and the attempt ends as a handler rejecting with its signal's reason would.
+  const cancelledFirst = running.cancelObserved && running.phase === "claimed";
+  const settled: Settled = cancelledFirst
+    ? { kind: "threw", error: running.signal.reason }
+    : await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
   clearTimeout(timer);
   running.startWriting();
   let outcome = "error"; // the label when recording the outcome itself failed

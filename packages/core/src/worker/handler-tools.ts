@@ -36,14 +36,22 @@ export class HandlerTools {
     let reporter: ProgressReporter | null = null;
     let transaction: AttemptTransaction | null = null;
     const reporterOf = (): ProgressReporter =>
-      (reporter ??= new ProgressReporter(this.store, running.job.id, running.executionId, this.progressIntervalMs, log(), () => {
-        this.metrics.fencedWrites.inc({ operation: "progress" });
-        // Fenced while the handler still runs: the lease was lost, as a
-        // heartbeat would find. Stop the handler the same way.
-        if (running.holdsLease) {
-          running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours") });
-        }
-      }));
+      (reporter ??= new ProgressReporter(
+        this.store,
+        running.job.id,
+        running.executionId,
+        this.progressIntervalMs,
+        log(),
+        () => {
+          this.metrics.fencedWrites.inc({ operation: "progress" });
+          // Fenced while the handler still runs: the lease was lost, as a
+          // heartbeat would find. Stop the handler the same way.
+          if (running.holdsLease) {
+            running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost: a progress write found the job no longer ours, or its lease's deadline had passed") });
+          }
+        },
+        () => running.leaseDeadline,
+      ));
     const transactionOf = (): AttemptTransaction =>
       (transaction ??= new AttemptTransaction(this.store, this.workerId, running, () => reporter?.settle() ?? Promise.resolve()));
     return {

@@ -8,7 +8,9 @@ import type { Attempt } from "./attempt.js";
  * Renews the leases of every job this worker runs with one statement per
  * tick, and acts on the answer: a job missing from it was lost (its handler
  * is aborted and nothing more is written for it); a job flagged
- * `cancel_requested` has its handler's signal aborted. A job whose lease
+ * `cancel_requested` has its handler's signal aborted (when the cancel's
+ * NOTIFY did not already: the worker's LISTEN connection is the fast path,
+ * this the fallback). A job whose lease
  * could not be renewed in time (database unreachable) is treated as lost as
  * well: by then another worker may own it. A job whose row another
  * transaction held keeps its lease (and deadline) until the next tick.
@@ -24,6 +26,8 @@ export class LeaseKeeper {
     private readonly heartbeatMs: number,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
+    /** Told of each cancel a renewal found and aborted a handler for. */
+    private readonly onCancelObserved: (running: Attempt) => void = () => {},
   ) {}
 
   start(): void {
@@ -40,14 +44,20 @@ export class LeaseKeeper {
     // Checked every tick, even while a renewal hangs on a dead connection.
     this.expireOverdue([...this.running.values()]);
     if (this.renewing) return this.renewing;
-    this.renewing = this.renew([...this.running.values()].filter((r) => r.holdsLease)).finally(() => {
+    // Not the ones just expired: their phase changes only once the executor runs, and a renewal now would revive a lease given up.
+    const now = performance.now();
+    this.renewing = this.renew([...this.running.values()].filter((r) => r.holdsLease && r.leaseDeadline > now)).finally(() => {
       this.renewing = null;
     });
     return this.renewing;
   }
 
-  /** Renew one job's lease (ctx.heartbeat); false when it was lost. */
+  /** Renew one job's lease (ctx.heartbeat); false when it was lost, or its local deadline had passed (then nothing is sent). */
   async renewOne(job: Attempt): Promise<boolean> {
+    if (job.leaseDeadline <= performance.now()) {
+      this.expireOverdue([job]);
+      return false;
+    }
     await this.renew([job]);
     return !job.aborted || job.cancelObserved;
   }
@@ -79,7 +89,7 @@ export class LeaseKeeper {
       }
       // A busy row (another transaction holds it) kept its lease as it was.
       if (state.renewed) running.leaseDeadline = sentAt + this.leaseMs;
-      if (state.cancelRequested && !running.cancelObserved) running.observeCancel(new JobCancelledError());
+      if (state.cancelRequested && running.observeCancel(new JobCancelledError())) this.onCancelObserved(running);
     }
   }
 

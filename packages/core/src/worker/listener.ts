@@ -7,8 +7,10 @@ import { type ConnectionConfig, quoteIdent } from "../store/db.js";
 const PING_TIMEOUT_MS = 5_000;
 
 /**
- * Holds one dedicated connection LISTENing on the schema's channel and calls
- * `onNotify(queue)` for each notification. A lost connection is noticed (by
+ * Holds one dedicated connection LISTENing on the schema's two channels:
+ * `<schema>:jobs` (work is ready: `onNotify(queue)`) and `<schema>:cancel`
+ * (a running job's cancel was requested: `onCancel(executionId)`, sent by
+ * the trigger jobs_notify_cancel when the cancel commits). A lost connection is noticed (by
  * its error/end events, or a ping that goes unanswered) and re-established
  * with back-off; the worker keeps polling meanwhile, so nothing waits on it.
  */
@@ -25,10 +27,16 @@ export class NotificationListener {
     private readonly schema: string,
     private readonly onNotify: (queue: string) => void,
     private readonly log: Logger,
+    private readonly onCancel: (executionId: string) => void = () => {},
   ) {}
 
   get channel(): string {
     return `${this.schema}:jobs`;
+  }
+
+  /** Where cancels of running jobs are announced, with the attempt's execution id. */
+  get cancelChannel(): string {
+    return `${this.schema}:cancel`;
   }
 
   get connected(): boolean {
@@ -46,10 +54,13 @@ export class NotificationListener {
     const client = new Client({ ...this.connectionConfig, application_name: "conveyor-listener" }) as pg.Client;
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client, new Error("connection ended")));
-    client.on("notification", (message) => this.onNotify(message.payload ?? ""));
+    client.on("notification", (message) => {
+      if (message.channel === this.cancelChannel) this.onCancel(message.payload ?? "");
+      else this.onNotify(message.payload ?? "");
+    });
     try {
       await client.connect();
-      await client.query(`LISTEN ${quoteIdent(this.channel)}`);
+      await client.query(`LISTEN ${quoteIdent(this.channel)}; LISTEN ${quoteIdent(this.cancelChannel)}`);
     } catch (error) {
       this.lost(client, error);
       return;

@@ -30,8 +30,10 @@ export class ProgressReporter {
     private readonly executionId: string,
     intervalMs: number,
     private readonly log: Logger,
-    /** Called when a write matched no row: the job is no longer this attempt's. */
+    /** Called when a write matched no row, or was not sent because the lease's local deadline had passed: the job may no longer be this attempt's. */
     private readonly onFenced: () => void,
+    /** performance.now() by which the attempt's lease has surely expired (Attempt.leaseDeadline); no write is sent after it. */
+    private readonly leaseDeadline: () => number = () => Number.POSITIVE_INFINITY,
   ) {
     this.batcher = new Batcher(
       (reports) => this.write(reports),
@@ -61,6 +63,12 @@ export class ProgressReporter {
   private async write(reports: Report[]): Promise<void> {
     this.lastWriteAt = performance.now();
     let stored = false;
+    if (this.leaseDeadline() <= performance.now()) {
+      // Another worker may own the job by now: a write fenced only by the execution id could still land.
+      this.onFenced();
+      for (const report of reports) report.resolve(false);
+      return;
+    }
     try {
       stored = await this.store.jobProgressUpdate(this.jobId, this.executionId, reports.at(-1)!.json);
       if (!stored) this.onFenced();

@@ -60,8 +60,7 @@ export class CronScheduler {
    * unchanged one keeps its next tick, so ticks missed while down are found.
    */
   async prepare(): Promise<void> {
-    const payloads = [];
-    for (const schedule of this.schedules) payloads.push(await schedulePayload(this.definitions.get(schedule.kind)!.schema, schedule));
+    const payloads = await this.checkPayloads();
     if (this.schedules.length === 0) return;
     const now = await this.cron.cronNow();
     for (const [index, schedule] of this.schedules.entries()) {
@@ -79,6 +78,13 @@ export class CronScheduler {
         nextTickAt: this.expressionOf(schedule).nextTick(now),
       });
     }
+  }
+
+  /** Check every schedule's payload (as `prepare` does first) without the database; the encoded payloads, in schedule order. */
+  async checkPayloads(): Promise<string[]> {
+    const payloads = [];
+    for (const schedule of this.schedules) payloads.push(await schedulePayload(this.definitions.get(schedule.kind)!.schema, schedule));
+    return payloads;
   }
 
   /** Start waking for due ticks (after `prepare`). */

@@ -4,8 +4,13 @@
  * wait return at once instead of sleeping a whole poll interval.
  */
 export class WakeSignal {
-  private pending = false;
+  private pending_ = false;
   private waiter: (() => void) | null = null;
+
+  /** True when a notify() came with nobody waiting: the next wait() returns at once. */
+  get pending(): boolean {
+    return this.pending_;
+  }
 
   notify(): void {
     if (this.waiter) {
@@ -13,14 +18,14 @@ export class WakeSignal {
       this.waiter = null;
       wake();
     } else {
-      this.pending = true;
+      this.pending_ = true;
     }
   }
 
   /** Resolves on the next notify (or a pending one), or after `timeoutMs`. */
   wait(timeoutMs: number): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
+    if (this.pending_) {
+      this.pending_ = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {

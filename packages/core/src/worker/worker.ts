@@ -7,7 +7,7 @@ import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import type { WorkerStore } from "../store/worker-store.js";
 import type { ClaimStore } from "../store/claim-store.js";
-import { WorkerShutdownError } from "./abort-reasons.js";
+import { JobCancelledError, WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
 import { executeAttempt, type ExecutorDeps } from "./executor.js";
@@ -24,7 +24,10 @@ import { Attempt } from "./attempt.js";
 import { settlesWithin } from "../core/deadline.js";
 import { GracePeriod, sleep, WakeSignal } from "./wake-signal.js";
 import type { WorkerDeps } from "./worker-deps.js";
-import { registerTestSignals } from "./test-signals.js";
+import { countClaimed, readTraceContexts } from "./claimed-jobs.js";
+import { waitToStart } from "./database-start.js";
+import { EarlyCancels } from "./early-cancels.js";
+import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
 
@@ -63,8 +66,13 @@ export class Worker {
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
   private grace: GracePeriod | null = null;
-  private state: "new" | "running" | "stopping" | "stopped" = "new";
+  private state: "new" | "waiting" | "running" | "stopping" | "stopped" = "new";
+  /** Aborted by `stop()` while `start()` waits for the database. */
+  private readonly startAbort = new AbortController();
   private readonly untrackActiveJobs: () => void;
+  private readonly earlyCancels = new EarlyCancels();
+  /** For tests: the claim loop's points (workerTestSignals). */
+  private readonly testSignals = new WorkerLoopTestSignals();
 
   /** Made by `conveyor.worker(options)`, which passes the client's deps. */
   constructor(
@@ -79,9 +87,11 @@ export class Worker {
     this.store = deps.store.jobs;
     this.workers = deps.store.workers;
     this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
-    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log);
+    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log, (running) =>
+      this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "heartbeat" }),
+    );
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id });
-    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals });
+    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
@@ -124,12 +134,24 @@ export class Worker {
     return this.running.size;
   }
 
-  /** Register, start listening and sweeping, and begin claiming jobs. */
+  /**
+   * Wait for the database, then register, start listening and sweeping, and
+   * begin claiming jobs. While the database cannot be reached (refused,
+   * unreachable, starting up) it waits with back-off, from
+   * `DATABASE_WAIT_MIN_MS` (500 ms) doubling to `DATABASE_WAIT_MAX_MS` (10 s),
+   * and logs each failed try with its error code and the next wait; other
+   * errors (a wrong password) are thrown. `stop()` during that wait ends it
+   * at once: `start()` then resolves with the worker stopped.
+   */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`worker ${this.id} was already started`);
-    this.state = "running";
+    this.state = "waiting";
     try {
-      await this.scheduler?.prepare(); // refuses a bad schedule payload before anything starts
+      await this.scheduler?.checkPayloads(); // a bad schedule payload is refused before anything, the wait included
+      if (!(await waitToStart(this.deps.store.pool, this.startAbort.signal, this.log, this.testSignals))) return; // stopped while waiting
+      if (this.state !== "waiting") return;
+      this.state = "running";
+      await this.scheduler?.prepare();
     } catch (error) {
       this.state = "new";
       throw error;
@@ -140,7 +162,13 @@ export class Worker {
     if (this.options.listen && this.deps.listenConnection === null) {
       this.log.info("polling only: the client goes through a transaction pooler and has no listenConnectionString");
     } else if (this.options.listen) {
-      this.listener = new NotificationListener(this.deps.listenConnection!, this.deps.store.schema, (queue) => this.onNotification(queue), this.log);
+      this.listener = new NotificationListener(
+        this.deps.listenConnection!,
+        this.deps.store.schema,
+        (queue) => this.onNotification(queue),
+        this.log,
+        (executionId) => this.onCancelNotification(executionId),
+      );
       await this.listener.start();
     }
     this.leases.start();
@@ -186,7 +214,8 @@ export class Worker {
   }
 
   private async shutdown(graceMs: number): Promise<void> {
-    if (this.state === "new") {
+    if (this.state === "new" || this.state === "waiting") {
+      this.startAbort.abort();
       this.untrackActiveJobs();
       await this.claimStore.close();
       this.state = "stopped";
@@ -261,7 +290,27 @@ export class Worker {
     if (queue === "*" || this.options.queues === null || this.options.queues.includes(queue)) this.workAvailable.notify();
   }
 
+  /**
+   * A running job's cancel was committed (trigger jobs_notify_cancel): abort
+   * its handler's signal now, if this worker runs that attempt. The job ends
+   * `cancelled` when the handler returns, as with a cancel the heartbeat finds.
+   */
+  private onCancelNotification(executionId: string): void {
+    const running = this.running.get(executionId);
+    this.testSignals.cancelNotified.signal({ executionId, held: running !== undefined });
+    if (!running) return this.earlyCancels.note(executionId); // not ours, or claimed and not launched yet
+    if (running.holdsLease && running.observeCancel(new JobCancelledError())) this.testSignals.cancelObserved.signal({ executionId, via: "notification" });
+  }
+
   private async claimLoop(): Promise<void> {
+    try {
+      await this.claimRounds();
+    } finally {
+      this.testSignals.claimLoopEnded.signal();
+    }
+  }
+
+  private async claimRounds(): Promise<void> {
     const { concurrency, claimBatchSize, pollIntervalMs, leaseMs, kinds, queues } = this.options;
     let backoff = ERROR_BACKOFF_MIN_MS;
     while (this.state === "running") {
@@ -286,39 +335,41 @@ export class Worker {
         backoff = Math.min(backoff * 2, ERROR_BACKOFF_MAX_MS);
         continue;
       }
-      if (jobs.length > 0 && this.deps.tracing.active) await this.readTraceContexts(jobs);
-      for (const job of jobs) this.launch(job, sentAt);
+      if (jobs.length > 0 && this.deps.tracing.active) await readTraceContexts(this.store, jobs, this.log);
+      for (const job of jobs) this.launch(job, this.claims.sentAtOf(job) ?? sentAt);
       countClaimed(this.metrics, jobs);
-      if (jobs.length < wanted) await this.workAvailable.wait(pollIntervalMs);
+      this.testSignals.claimRound.signal({ claimed: jobs.length });
+      if (jobs.length < wanted) {
+        if (!this.workAvailable.pending && this.state === "running") this.testSignals.idle.signal();
+        await this.workAvailable.wait(pollIntervalMs);
+      }
     }
   }
 
   /**
-   * Attach the trace contexts stored at enqueue to claimed jobs, for their
-   * attempts' spans. Read apart from the claim, and only while a tracer
-   * provider is registered, so the claim statements stay as they are: one
-   * lookup by primary key per claimed batch. A failed read costs the links,
-   * never the jobs.
+   * Start one claimed attempt, unless its claim was answered past the lease's
+   * local deadline (the claim's send time plus the lease: it errs early). Then
+   * another worker may already have reclaimed and run the job: no handler
+   * starts, nothing is written, and the reclaim sweep ends the attempt
+   * (`lease_expired`) like any other expired lease.
    */
-  private async readTraceContexts(jobs: ClaimedJob[]): Promise<void> {
-    try {
-      const contexts = await this.store.jobTraceContexts(jobs.map((job) => job.id));
-      for (const job of jobs) {
-        const found = contexts.get(job.id);
-        job.traceContext = found?.own ?? null;
-        // A flow's jobs share their enqueue's context: link only the dependencies enqueued apart.
-        const apart = found?.dependencies.filter((context) => context.traceparent !== found.own?.traceparent) ?? [];
-        if (apart.length > 0) job.dependencyTraceContexts = apart;
-      }
-    } catch (error) {
-      this.log.warn({ err: (error as Error).message }, "could not read the claimed jobs' trace contexts; their spans start unlinked");
-    }
-  }
-
   private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
     const running = new Attempt(job, claimSentAt, this.options.leaseMs);
+    const lateByMs = performance.now() - running.leaseDeadline;
+    if (lateByMs >= 0) {
+      this.metrics.completed.inc({ kind: job.kind, outcome: "lease_lost" });
+      this.log.warn(
+        { jobId: job.id, executionId: running.executionId, lateByMs: Math.round(lateByMs), leaseMs: this.options.leaseMs },
+        "the claim was answered after the lease could have expired; not starting the job (the reclaim sweep returns it)",
+      );
+      this.testSignals.attemptSkippedLate.signal({ jobId: job.id, executionId: running.executionId, lateByMs });
+      return;
+    }
     this.running.set(running.executionId, running);
+    if (this.earlyCancels.take(running.executionId) && running.observeCancel(new JobCancelledError())) {
+      this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
+    }
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {
       // The slot frees only once the outcome is written (or given up), so the
@@ -346,16 +397,4 @@ export class Worker {
     await this.register();
     await this.listener?.ping();
   }
-}
-
-/** One counter increment per kind and queue in a claimed batch, not one per job. */
-function countClaimed(metrics: WorkerMetrics, jobs: readonly ClaimedJob[]): void {
-  const counts = new Map<string, { kind: string; queue: string; n: number }>();
-  for (const { kind, queue } of jobs) {
-    const key = `${kind}\u0000${queue}`;
-    const entry = counts.get(key);
-    if (entry) entry.n += 1;
-    else counts.set(key, { kind, queue, n: 1 });
-  }
-  for (const { kind, queue, n } of counts.values()) metrics.claimed.inc({ kind, queue }, n);
 }

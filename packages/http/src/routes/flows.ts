@@ -165,7 +165,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       schema: {
         tags,
         operationId: "cancelFlow",
-        summary: "cancel a flow or batch: jobs not started are cancelled at once, running ones at their next heartbeat",
+        summary: "cancel a flow or batch: jobs not started are cancelled at once, running ones told at once",
         security: BEARER_SECURITY,
         params,
         response: { 200: jsonResponse("what was cancelled", responseSchemas.flowCancelled), ...problemResponses(400, 401, 404, 503) },

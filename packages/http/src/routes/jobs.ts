@@ -80,12 +80,12 @@ export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): voi
       schema: {
         tags: ["jobs"],
         operationId: "cancelJob",
-        summary: "cancel a job: at once when queued or retrying (200), at the next heartbeat when running (202)",
+        summary: "cancel a job: at once when queued or retrying (200), its handler told at once when running (202)",
         security: BEARER_SECURITY,
         params: routeSchema(idParams),
         response: {
           200: jsonResponse("cancelled", responseSchemas.job),
-          202: jsonResponse("cancellation requested: the running handler's signal aborts at its worker's next heartbeat", responseSchemas.job),
+          202: jsonResponse("cancellation requested: the running handler's signal aborts at once through its worker's LISTEN connection, or at its next heartbeat for a worker that only polls", responseSchemas.job),
           ...problemResponses(400, 401, 404, 409, 503),
         },
       },

@@ -27,7 +27,7 @@ export function registerApi(program: Command): void {
     .option("--request-timeout-ms <ms>", withDefault("answer 503 to requests unfinished after this long", DEFAULT_HTTP_REQUEST_TIMEOUT_MS), positiveInt)
     .option("--no-migrate", "do not apply migrations at start")
     .action(async (options: ApiCommandOptions) => {
-      await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate }, async ({ conveyor, log, jobs }) => {
+      await withSession({ schema: options.schema, jobs: options.jobs, migrate: options.migrate, waitForDatabase: true }, async ({ conveyor, log, jobs }) => {
         const server = await listenApi(conveyor, {
           port: options.port,
           host: options.host,

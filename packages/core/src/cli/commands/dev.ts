@@ -41,7 +41,7 @@ export function registerDev(program: Command): void {
       // The worker runs in this process, so the example webhook job reads the
       // same secret the receiver checks. A fixed one can be given for scripts.
       const webhookSecret = (process.env[WEBHOOK_SECRET_ENV] ||= randomBytes(24).toString("base64url"));
-      await withSession({ schema: options.schema, jobs: options.jobs }, async ({ conveyor, log, database }) => {
+      await withSession({ schema: options.schema, jobs: options.jobs, waitForDatabase: true }, async ({ conveyor, log, database }) => {
         // Listen for Ctrl-C before anything starts: one that arrives during
         // startup then stops the stack as soon as it is up, instead of killing
         // the process halfway.

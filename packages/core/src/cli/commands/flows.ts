@@ -60,7 +60,7 @@ export function registerFlows(program: Command): void {
 
   flows
     .command("cancel")
-    .description("cancel a flow or batch: jobs not started are cancelled at once, running ones at their worker's next heartbeat")
+    .description("cancel a flow or batch: jobs not started are cancelled at once, running ones told at once")
     .argument("<id>", "flow id", uuid)
     .addOption(schemaOption())
     .addOption(jsonOption())
@@ -70,7 +70,7 @@ export function registerFlows(program: Command): void {
         if (options.json) return printJson({ id, ...done });
         process.stdout.write(
           `cancelled ${done.cancelled} job${done.cancelled === 1 ? "" : "s"} of flow ${id}` +
-            (done.cancelRequested > 0 ? `; ${done.cancelRequested} running, told at their worker's next heartbeat` : "") +
+            (done.cancelRequested > 0 ? `; ${done.cancelRequested} running, their handlers told to stop` : "") +
             "\n",
         );
       });

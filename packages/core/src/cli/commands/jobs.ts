@@ -130,7 +130,7 @@ export function registerJobs(program: Command): void {
   jobs
     .command("cancel")
     .description(
-      "cancel a job: at once when queued or retrying, at the next heartbeat when running; a finished job is left as it is (exit 1). " +
+      "cancel a job: at once when queued or retrying, its handler told at once when running; a finished job is left as it is (exit 1). " +
         '--json prints { "outcome": "cancelled" | "cancel_requested" | "already_terminal", "job": … }',
     )
     .argument("<id>", "job id", uuid)
@@ -146,7 +146,7 @@ export function registerJobs(program: Command): void {
         process.stdout.write(
           outcome === "cancelled"
             ? `cancelled ${job.id}\n`
-            : `cancellation requested for ${job.id}: it is running, and its handler is told at the worker's next heartbeat\n`,
+            : `cancellation requested for ${job.id}: it is running, and its handler is told to stop\n`,
         );
       });
     });

@@ -74,7 +74,7 @@ export function registerWorker(program: Command): void {
     .option("--no-retention", "never prune old jobs from this worker")
     .action(async (options: WorkerCommandOptions) => {
       // Migrated by runWorkerUntilSignal once the worker's options have passed their checks.
-      await withSession({ schema: options.schema, jobs: options.jobs, migrate: false }, ({ conveyor, log }) =>
+      await withSession({ schema: options.schema, jobs: options.jobs, migrate: false, waitForDatabase: true }, ({ conveyor, log }) =>
         runWorkerUntilSignal(
           conveyor,
           {

@@ -9,6 +9,7 @@ import { jobLimitKeysReady } from "./job-limit-keys-ready.js";
 import { jobsDeleteDependencies } from "./jobs-delete-dependencies.js";
 import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
 import { jobsEstimate } from "./jobs-estimate.js";
+import { jobsNotifyCancel } from "./jobs-notify-cancel.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
 import { jobsNotifyRequeued } from "./jobs-notify-requeued.js";
 import { jobsReleaseDependents } from "./jobs-release-dependents.js";
@@ -30,6 +31,7 @@ export const ROUTINES: readonly Routine[] = [
   jobAttempts,
   jobsNotifyReady,
   jobsNotifyRequeued,
+  jobsNotifyCancel,
   jobsReleaseUniqueKey,
   jobsDeleteExecutions,
   jobsDeleteDependencies,

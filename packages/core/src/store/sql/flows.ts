@@ -179,7 +179,7 @@ WHERE d.job_id = $1`;
 
 /**
  * Cancel a flow: its jobs that have not started are cancelled at once, and
- * running ones get the flag their workers see at the next heartbeat, as
+ * running ones get the flag (their workers are notified: jobs_notify_cancel), as
  * jobCancel does for one job. Rows are locked in id order. The cancelled
  * ones release what waits on them (trigger), inside the flow or not.
  * $1 flow id, $2 tenant|null

@@ -18,7 +18,8 @@ const CANCEL_TARGET = `CASE j.status${Object.entries(TRANSITIONS.cancel)
 
 /**
  * Cancel: a job that has not started is cancelled at once; a running one
- * keeps running with the flag its worker sees at the next heartbeat.
+ * keeps running with the flag; the trigger jobs_notify_cancel tells its
+ * worker at commit, and its heartbeat reads the flag too.
  */
 export const CANCEL_SET = `
   status = ${CANCEL_TARGET},

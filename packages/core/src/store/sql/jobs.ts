@@ -156,7 +156,7 @@ SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_attempts WHERE job_id = $1 ORDER
 
 /**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets
- * the flag its worker sees at the next heartbeat. Terminal jobs match nothing.
+ * the flag its worker is notified of at commit (jobs_notify_cancel). Terminal jobs match nothing.
  * The row lock makes this safe against a concurrent claim: whichever commits
  * first, the other re-reads the row.
  * $1 id, $2 tenant|null
