@@ -1,11 +1,12 @@
+import { JOB_STATUSES } from "../../core/states.js";
 import { READY } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
-// path, and none reads the jobs table through: unfinished and dead jobs are
-// counted through their partial indexes up to a limit, everything beyond
-// (and succeeded and cancelled jobs, which no partial index holds) comes
-// from the planner's estimates (routines/jobs-estimate.ts). The workers
-// with what they run are in workers.ts.
+// path, and none reads the jobs table through: every state of a queue is
+// counted through jobs_by_queue_status_tenant_idx up to a limit, and only
+// a state with more rows than that is the planner's estimate
+// (routines/jobs-estimate.ts). The workers with what they run are in
+// workers.ts.
 
 /**
  * The queues to report: those with ready, waiting or dead jobs (one index
@@ -49,56 +50,36 @@ WITH RECURSIVE ready_queues AS (
   UNION SELECT queue FROM tenant_queues
 )`;
 
-/** The planner's estimates of a queue's succeeded and cancelled jobs ($1 tenant|null; `q` the queue row). */
-const FINISHED_ESTIMATES = `
-  {{schema}}.jobs_estimate('succeeded', q.queue, $1) AS succeeded_estimate,
-  {{schema}}.jobs_estimate('cancelled', q.queue, $1) AS cancelled_estimate`;
+/** Every job state, as the rows `s(status)` of a queue's counts. */
+const STATES = `unnest(ARRAY[${JOB_STATUSES.map((status) => `'${status}'`).join(", ")}]::text[]) AS s(status)`;
 
 /**
- * Per queue: its unfinished and dead jobs counted through their partial
- * indexes, reading at most $2 rows per state (waiting, ready, running,
- * dead), and the planner's estimates where that was not enough and for
- * succeeded and cancelled jobs.
- * `*_read` is how many rows were read; when it reached $2 the count is
- * partial and the estimate stands instead. Ready jobs are read together
- * (queued and retrying share jobs_ready_by_queue_idx). With a tenant, the
- * rows read are the queue's, whoever they belong to, and those of the
- * tenant are counted: the cost stays bounded by $2 however small the
- * tenant is in a shared queue. `in_statistics`: the statistics name the
- * queue for the tenant.
+ * Per queue and state: its jobs counted through
+ * jobs_by_queue_status_tenant_idx, reading at most $2 index entries
+ * (`counted`), and the planner's estimate only when $2 were read (the
+ * count is then a lower bound). For a tenant, its own entries are read
+ * (the index's third column), so the cost stays bounded by $2 however
+ * small the tenant is in a shared queue, and a state where it has no jobs
+ * is counted 0. `in_statistics`: the statistics name the queue for the
+ * tenant.
  * $1 tenant|null, $2 rows read at most per queue and state, $3 schema name
  */
 export const queueCounts = `${queueNames("$3")}
-SELECT q.queue,
+SELECT q.queue, s.status,
        EXISTS (SELECT 1 FROM tenant_queues AS t WHERE t.queue = q.queue) AS in_statistics,
-       w.waiting_read, w.waiting, r.ready_read, r.queued, r.retrying, n.running_read, n.running, d.dead_read, d.dead,
-       CASE WHEN w.waiting_read >= $2 THEN {{schema}}.jobs_estimate('waiting', q.queue, $1) END AS waiting_estimate,
-       CASE WHEN r.ready_read >= $2 THEN {{schema}}.jobs_estimate('queued', q.queue, $1) END AS queued_estimate,
-       CASE WHEN r.ready_read >= $2 THEN {{schema}}.jobs_estimate('retrying', q.queue, $1) END AS retrying_estimate,
-       CASE WHEN n.running_read >= $2 THEN {{schema}}.jobs_estimate('running', q.queue, $1) END AS running_estimate,
-       CASE WHEN d.dead_read >= $2 THEN {{schema}}.jobs_estimate('dead', q.queue, $1) END AS dead_estimate,
-       ${FINISHED_ESTIMATES}
+       c.counted,
+       CASE WHEN c.counted >= $2 THEN {{schema}}.jobs_estimate(s.status, q.queue, $1) END AS estimate
 FROM queue_names AS q
+CROSS JOIN ${STATES}
 CROSS JOIN LATERAL (
-  SELECT count(*)::int AS waiting_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS waiting
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'waiting' AND j.queue = q.queue LIMIT $2) AS x
-) AS w
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS ready_read,
-         (count(*) FILTER (WHERE x.status = 'queued' AND ($1::text IS NULL OR x.tenant = $1)))::int AS queued,
-         (count(*) FILTER (WHERE x.status = 'retrying' AND ($1::text IS NULL OR x.tenant = $1)))::int AS retrying
-  FROM (SELECT j.tenant, j.status FROM {{schema}}.jobs AS j
-        WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT $2) AS x
-) AS r
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS running_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS running
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'running' AND j.queue = q.queue LIMIT $2) AS x
-) AS n
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS dead_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS dead
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'dead' AND j.queue = q.queue LIMIT $2) AS x
-) AS d
-ORDER BY q.queue`;
+  SELECT CASE WHEN $1::text IS NULL
+    THEN (SELECT count(*)::int FROM (SELECT 1 FROM {{schema}}.jobs AS j
+          WHERE j.queue = q.queue AND j.status = s.status LIMIT $2) AS x)
+    ELSE (SELECT count(*)::int FROM (SELECT 1 FROM {{schema}}.jobs AS j
+          WHERE j.queue = q.queue AND j.status = s.status AND j.tenant = $1 LIMIT $2) AS x)
+  END AS counted
+) AS c
+ORDER BY q.queue, s.status`;
 
 /**
  * Per queue, every state counted exactly, but only when the whole jobs
@@ -131,22 +112,24 @@ LEFT JOIN (
 ORDER BY c.queue`;
 
 /**
- * The same queues with every state estimated and nothing counted: what
+ * The same queues with every state estimated, nothing counted: what
  * queueCounts falls back to when it did not finish within the time bound.
- * With a tenant, only the queues the statistics name for it.
+ * A state with no jobs (one probe of jobs_by_queue_status_tenant_idx) is
+ * 0, never the planner's floor of 1. With a tenant, only the queues the
+ * statistics name for it.
  * $1 tenant|null, $2 schema name
  */
 export const queueEstimates = `${queueNames("$2")}
-SELECT q.queue,
-       {{schema}}.jobs_estimate('waiting', q.queue, $1) AS waiting_estimate,
-       {{schema}}.jobs_estimate('queued', q.queue, $1) AS queued_estimate,
-       {{schema}}.jobs_estimate('retrying', q.queue, $1) AS retrying_estimate,
-       {{schema}}.jobs_estimate('running', q.queue, $1) AS running_estimate,
-       {{schema}}.jobs_estimate('dead', q.queue, $1) AS dead_estimate,
-       ${FINISHED_ESTIMATES}
+SELECT q.queue, s.status,
+       CASE WHEN CASE WHEN $1::text IS NULL
+                      THEN EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = s.status)
+                      ELSE EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = s.status AND j.tenant = $1)
+                 END
+            THEN {{schema}}.jobs_estimate(s.status, q.queue, $1) ELSE 0 END AS estimate
 FROM queue_names AS q
+CROSS JOIN ${STATES}
 WHERE $1::text IS NULL OR q.queue IN (SELECT queue FROM tenant_queues)
-ORDER BY q.queue`;
+ORDER BY q.queue, s.status`;
 
 /**
  * The first ready job of each queue and priority, in run-time order: the
