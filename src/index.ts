@@ -44,6 +44,7 @@ export type { KeyLimitsControl } from "./client/key-limits.js";
 export type { Queues } from "./client/queues.js";
 export type { QueueOverview, QueueOverviewItem } from "./client/queue-overview.js";
 export type { Throughput, ThroughputMinute } from "./client/throughput.js";
+export type { WaitForOptions } from "./client/wait-for.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
@@ -107,6 +108,8 @@ export {
   SchemaTooNewError,
   SchemaTooOldError,
   SearchTimeoutError,
+  WaitAbortedError,
+  WaitTimeoutError,
   UniqueJobConflictError,
   ValidationError,
 } from "./core/errors.js";

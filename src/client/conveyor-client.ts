@@ -34,6 +34,7 @@ import { QueueOverview } from "./queue-overview.js";
 import { Queues } from "./queues.js";
 import { checkId, type TenantScope } from "./scope.js";
 import { Throughput } from "./throughput.js";
+import { JobEndWaiter, type WaitForOptions } from "./wait-for.js";
 
 export type { TenantScope } from "./scope.js";
 export type { EnqueueManyItem } from "./job-enqueuer.js";
@@ -88,6 +89,7 @@ export class ConveyorClient {
    */
   protected readonly context: ClientContext;
   private readonly enqueuer: JobEnqueuer;
+  private readonly waiter: JobEndWaiter;
 
   constructor(options: ConveyorOptions) {
     const resolved = resolveConveyorOptions(options);
@@ -111,6 +113,7 @@ export class ConveyorClient {
     this.apiKeys = new ApiKeys(store.apiKeys);
     this.throughput = new Throughput(reader.stats);
     this.queueOverview = new QueueOverview(reader, this.options);
+    this.waiter = new JobEndWaiter(store, resolved.listenConnection, this.options.logger);
   }
 
   /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
@@ -167,6 +170,30 @@ export class ConveyorClient {
     const job = await this.context.reader.jobs.jobGet(id, scope.tenant ?? null);
     if (!job) return null;
     return { ...job, executions: await this.context.reader.jobs.executionListByJob(id) };
+  }
+
+  /**
+   * Wait for a job to end (succeeded, cancelled or dead) and return it, as
+   * `getJob` reads it then. Woken at the commit of the end by a
+   * notification (LISTEN on a connection of its own while waits run), and
+   * reading the job every `WAIT_POLL_INTERVAL_MS` (1 s) as the fallback.
+   * Reads the primary, never the read replica. Waiting changes nothing
+   * about the job.
+   *
+   * Throws `NotFoundError` when there is no such job (or it is another
+   * tenant's, with `tenant`), or it is deleted while waited for;
+   * `WaitTimeoutError` (code `WAIT_TIMEOUT`) when it has not ended within
+   * `timeoutMs`; `WaitAbortedError` (code `WAIT_ABORTED`) when `signal`
+   * aborts; `ValidationError` for an id that is not a UUID or a bad
+   * `timeoutMs`.
+   *
+   * @example
+   * const { id } = await conveyor.enqueue(sendEmail, payload);
+   * const job = await conveyor.waitFor(id, { timeoutMs: 30_000 });
+   * console.log(job.status, job.result);
+   */
+  waitFor(id: string, options: WaitForOptions = {}): Promise<JobWithExecutions> {
+    return this.waiter.waitFor(id, options);
   }
 
   /**
@@ -281,6 +308,7 @@ export class ConveyorClient {
     const closing = (async () => {
       // Bulk actions stop between batches and are let go of, for another process to resume.
       await this.context.bulkActions.close();
+      await this.waiter.close();
       // Wake-ups of jobs already enqueued go out first: a short-lived process
       // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
       await this.context.store.jobs.drainWakeUps();

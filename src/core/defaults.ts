@@ -37,6 +37,22 @@ export const DEFAULT_BACKOFF_JITTER = 0.2;
 /** Per-attempt time limit; 0 means none. */
 export const DEFAULT_TIMEOUT_MS = 0;
 
+/**
+ * `waitFor`: how long it waits for a job to end before it throws
+ * `WaitTimeoutError`, 5 minutes. Longer waits pass their own `timeoutMs`
+ * (up to `MAX_WAIT_TIMEOUT_MS`).
+ */
+export const DEFAULT_WAIT_TIMEOUT_MS = 5 * 60 * 1000;
+/** `waitFor`: the longest `timeoutMs` accepted, 2,147,483,647 ms (about 24.8 days, the longest a Node.js timer waits). */
+export const MAX_WAIT_TIMEOUT_MS = 2_147_483_647;
+/**
+ * `waitFor`: how often it reads the job when no notification came, 1 s.
+ * A notification from the end's commit wakes it at once; reading is the
+ * fallback for a LISTEN connection that is down or unavailable (a
+ * transaction pooler without `listenConnectionString`).
+ */
+export const WAIT_POLL_INTERVAL_MS = 1_000;
+
 /** Longest kind or queue name, 128 characters: identifiers people read in dashboards. */
 export const MAX_NAME_LENGTH = 128;
 /** Characters a kind or queue name may use: letters, digits and `_ . : - /`. */

@@ -10,6 +10,7 @@ import { jobsDeleteDependencies } from "./jobs-delete-dependencies.js";
 import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
 import { jobsEstimate } from "./jobs-estimate.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
+import { jobsNotifyEnded } from "./jobs-notify-ended.js";
 import { jobsNotifyRequeued } from "./jobs-notify-requeued.js";
 import { jobsReleaseDependents } from "./jobs-release-dependents.js";
 import { jobsReleaseRecorded } from "./jobs-release-recorded.js";
@@ -30,6 +31,7 @@ export const ROUTINES: readonly Routine[] = [
   jobAttempts,
   jobsNotifyReady,
   jobsNotifyRequeued,
+  jobsNotifyEnded,
   jobsReleaseUniqueKey,
   jobsDeleteExecutions,
   jobsDeleteDependencies,
