@@ -60,12 +60,15 @@ export type {
 export { flowJob } from "./client/enqueue-flow.js";
 export type {
   BatchInput,
+  BatchMember,
   EnqueuedBatch,
   EnqueuedFlow,
   FlowDependency,
   FlowInput,
   FlowJob,
   FlowJobOptions,
+  FlowJobs,
+  PayloadFor,
 } from "./client/enqueue-flow.js";
 export { BATCH_CALLBACK_WHENS, DEPENDENCY_POLICIES } from "./core/flows.js";
 export type {

@@ -159,9 +159,13 @@ export class ConveyorClient {
    * own), each chunk validated while the one before it is being inserted.
    * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
    * streamed by COPY instead. The choice is made in insert-strategy.ts.
+   * Each item's payload is typed by its `job` when that is a definition.
    */
-  enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
-    return this.enqueuer.enqueueMany(items, options);
+  enqueueMany<M extends ReadonlyArray<AnyJobDefinition | string>>(
+    items: { readonly [K in keyof M]: EnqueueManyItem<M[K]> },
+    options: { tx?: Queryable } = {},
+  ): Promise<EnqueuedJob[]> {
+    return this.enqueuer.enqueueMany(items as unknown as readonly EnqueueManyItem[], options);
   }
 
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
