@@ -1,5 +1,5 @@
 import { DEFAULT_TOP_KEYS, MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "../core/defaults.js";
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { KeyHeldBack, KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
 import { checkLimitKey, checkName } from "../core/validate.js";
 import type { KeyLimitStore, KeyStatusRow } from "../store/key-limit-store.js";
@@ -76,8 +76,9 @@ export class KeyLimitsControl {
    * `options.key` this sets the queue's default for every key; with it,
    * that key's override (which replaces the default for the key). An
    * omitted field keeps its value; null removes that limit. Takes effect at
-   * the workers' next claim. Default: no key limits. A queue with queue
-   * limits (`queues.setLimits`) is refused (ConflictError).
+   * the workers' next claim. Default: no key limits. A queue may have
+   * queue limits (`queues.setLimits`) too: a job is then claimed only when
+   * both its key's limits and the queue's allow it.
    *
    * @example
    * await conveyor.keyLimits.set("webhooks", { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
@@ -98,12 +99,6 @@ export class KeyLimitsControl {
         ? { set: false, value: null }
         : { set: true, value: checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT) };
     const rate = resolveRate(limits);
-    // A queue is claimed either within its queue limits or within its key
-    // limits, not both (the claims are separate functions).
-    const queueSettings = (await this.db.queueSettings.queueSettingsList()).find((settings) => settings.queue === queue);
-    if (queueSettings !== undefined && (queueSettings.concurrency !== null || queueSettings.rateLimit !== null)) {
-      throw new ConflictError(`queue ${JSON.stringify(queue)} has queue limits; remove them before setting limits per key`);
-    }
     return this.store.keyLimitsSet(queue, key, concurrency, rate);
   }
 
