@@ -1,5 +1,5 @@
 import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { Store } from "../store/store.js";
