@@ -1,5 +1,5 @@
 import type { WorkerInfo } from "../core/model.js";
-import type { JobStatus } from "../core/states.js";
+import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { boundedRead } from "./bounded-read.js";
 import type { Pool } from "./db.js";
 import { runQuery } from "./run-query.js";
@@ -57,16 +57,16 @@ export class QueueStore {
   /** Per queue and state: jobs counted reading at most `readLimit` index entries, the planner's estimate where that was not enough; `tenant` null for every tenant. */
   async queueCounts(tenant: string | null, readLimit: number, timeoutMs: number): Promise<QueueCountRow[]> {
     const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCounts, [tenant, readLimit, this.schema]));
-    const byQueue = new Map<string, QueueCountRow>();
-    for (const row of rows) {
-      let item = byQueue.get(row.queue);
-      if (item === undefined) {
-        item = { queue: row.queue, inStatistics: row.in_statistics, reads: {} as Record<JobStatus, StateRead> };
-        byQueue.set(row.queue, item);
-      }
-      item.reads[row.status as JobStatus] = { counted: int(row.counted), estimate: row.estimate === null ? null : int(row.estimate) };
-    }
-    return [...byQueue.values()];
+    return rows.map((row) => ({
+      queue: row.queue,
+      inStatistics: row.in_statistics,
+      reads: Object.fromEntries(
+        JOB_STATUSES.map((status) => {
+          const estimate = row[`${status}_estimate`];
+          return [status, { counted: int(row[status]), estimate: estimate === null ? null : int(estimate) }];
+        }),
+      ) as Record<JobStatus, StateRead>,
+    }));
   }
 
   /** Per queue, every state counted exactly, when the jobs table holds at most `tableLimit` rows; else null (and only that many rows were read). */
@@ -92,16 +92,10 @@ export class QueueStore {
   /** Per queue: the planner's estimate of every state, counting nothing but whether the state has jobs (0 when it has none); for all tenants, or the queues the statistics name for `tenant`. */
   async queueEstimates(tenant: string | null, timeoutMs: number): Promise<Array<{ queue: string; counts: Record<JobStatus, number> }>> {
     const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema]));
-    const byQueue = new Map<string, Record<JobStatus, number>>();
-    for (const row of rows) {
-      let counts = byQueue.get(row.queue);
-      if (counts === undefined) {
-        counts = { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 };
-        byQueue.set(row.queue, counts);
-      }
-      counts[row.status as JobStatus] = int(row.estimate);
-    }
-    return [...byQueue].map(([queue, counts]) => ({ queue, counts }));
+    return rows.map((row) => ({
+      queue: row.queue,
+      counts: Object.fromEntries(JOB_STATUSES.map((status) => [status, int(row[`${status}_estimate`])])) as Record<JobStatus, number>,
+    }));
   }
 
   /** The first ready job of each queue and priority (for a tenant: among each group's first `readLimit`), whose run time has come. */

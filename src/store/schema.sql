@@ -297,7 +297,7 @@ CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
 CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
 CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
-CREATE INDEX jobs_by_queue_status_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant);
+CREATE INDEX jobs_by_queue_status_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_finished_prune_idx ON conveyor.jobs USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
