@@ -280,13 +280,14 @@ export class ConveyorClient {
    * days), with their executions, in batches of `batchSize` rows (default
    * 1,000), each its own short statement. Safe to run from many processes at
    * once: rows another prune holds are skipped, never waited for. Workers do
-   * this on their own (worker option `retention`).
+   * this on their own (worker option `retention`). A registered kind whose
+   * definition sets `retention` is pruned by its own ages instead.
    *
    * @example
    * const { jobs, deadLetters } = await conveyor.prune({ finishedMs: 24 * 60 * 60 * 1000 });
    */
   async prune(options: PruneOptions = {}): Promise<PruneResult> {
-    return pruneInBatches(this.context.store.retention, resolvePruneOptions(options), options.signal);
+    return pruneInBatches(this.context.store.retention, resolvePruneOptions(options), this.options.jobs.values(), options.signal);
   }
 
   /** Workers that reported in recently, with the jobs each is running. */

@@ -300,6 +300,7 @@ CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at
 CREATE INDEX jobs_by_queue_status_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
+CREATE INDEX jobs_finished_by_kind_idx ON conveyor.jobs USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
 CREATE INDEX jobs_finished_prune_idx ON conveyor.jobs USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
 CREATE UNIQUE INDEX jobs_idempotency_key_idx ON conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
