@@ -141,7 +141,10 @@ describe("key limit settings", () => {
     await expect(test.conveyor.keyLimits.delete(queue, { key: "slow.example" })).rejects.toThrow(NotFoundError);
     await test.conveyor.keyLimits.delete(queue);
     expect(await test.conveyor.keyLimits.list(queue)).toEqual([]);
-    await expect(test.conveyor.keyLimits.delete(queue)).rejects.toThrow(/has no key limits to delete/);
+    // Idempotent: a queue with no key limits is left as it is.
+    expect(await test.conveyor.keyLimits.delete(queue)).toBe(false);
+    expect(await test.conveyor.keyLimits.delete("never-limited")).toBe(false);
+    expect(await test.conveyor.keyLimits.list()).toEqual([]);
   });
 });
 

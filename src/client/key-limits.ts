@@ -103,21 +103,22 @@ export class KeyLimitsControl {
   }
 
   /**
-   * Delete one key's override (`options.key`), or every key limit of the
-   * queue (no key: its jobs are claimed without key limits again). Throws a
-   * NotFoundError when there was nothing to delete.
+   * Delete every key limit of the queue (no key: its jobs are claimed
+   * without key limits again), or one key's override (`options.key`).
+   * Deleting a queue's key limits is idempotent: a queue with none is left
+   * as it is, so a reset at startup can always run it; resolves true when
+   * there were some. Deleting an override that does not exist throws a
+   * NotFoundError (the key named is likely a mistake).
    */
-  async delete(queue: string, options: { key?: string } = {}): Promise<void> {
+  async delete(queue: string, options: { key?: string } = {}): Promise<boolean> {
     const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
     if (key !== null) checkLimitKey(key, "key");
-    if ((await this.store.keyLimitsDelete(queue, key)) === 0) {
-      throw new NotFoundError(
-        key === null
-          ? `queue ${JSON.stringify(queue)} has no key limits to delete`
-          : `key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`,
-      );
+    const deleted = await this.store.keyLimitsDelete(queue, key);
+    if (deleted === 0 && key !== null) {
+      throw new NotFoundError(`key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`);
     }
+    return deleted > 0;
   }
 
   /** The key limits of one queue (default: every queue): each queue's default (`key` null) first, then its overrides. */

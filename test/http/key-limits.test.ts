@@ -52,6 +52,8 @@ describe("limits per key over HTTP", () => {
     expect(again.detail).toBe('key "nobody" has no limits of its own in queue "webhooks"');
     expect((await call(test.app, { method: "DELETE", url: "/v1/queues/webhooks/key-limits", key: test.keys.admin })).statusCode).toBe(204);
     expect(await test.conveyor.keyLimits.list("webhooks")).toEqual([]);
+    // Idempotent: deleting the key limits of a queue that has none is done already.
+    expect((await call(test.app, { method: "DELETE", url: "/v1/queues/webhooks/key-limits", key: test.keys.admin })).statusCode).toBe(204);
   });
 
   it("tells why a key's jobs are not running, and lists the keys with the most jobs waiting", async () => {
