@@ -86,6 +86,15 @@ describe("limit keys at enqueue", () => {
     const before = rows.length;
     await expect(test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "" })).rejects.toThrow(ValidationError);
     await expect(test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "x".repeat(257) })).rejects.toThrow(/limitKey must be a string of 1 to 256/);
+    // A key far too long is quoted cut short, with its length, not echoed whole.
+    for (const refused of [
+      test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "y".repeat(100_000) }),
+      test.conveyor.keyLimits.set(queue, { concurrency: 1 }, { key: "y".repeat(100_000) }),
+    ]) {
+      const message = ((await refused.catch((e: unknown) => e)) as Error).message;
+      expect(message).toMatch(/got "y{64}"… \(100000 characters\)$/);
+      expect(message.length).toBeLessThan(200);
+    }
     await expect(
       test.conveyor.enqueueMany([
         { job: slow, payload: { ms: 1 }, queue },

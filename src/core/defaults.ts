@@ -63,6 +63,12 @@ export const MAX_TENANT_LENGTH = 128;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** Longest limit key, 256 characters (a host name fits; the jobs table checks the same bound). */
 export const MAX_LIMIT_KEY_LENGTH = 256;
+/**
+ * An error that quotes a refused value quotes at most its first 64
+ * characters, then says how long it was: a value sent by mistake (a whole
+ * payload as a key) would otherwise fill logs and API answers.
+ */
+export const MAX_QUOTED_VALUE_LENGTH = 64;
 
 /**
  * Run times: the earliest a job's run time may be, 2000-01-01T00:00:00Z in
