@@ -54,14 +54,16 @@ export interface RetentionPolicy {
 export interface KindRetention {
   /**
    * Delete this kind's succeeded and cancelled jobs finished longer ago
-   * than this, 0 to `MAX_RETENTION_AGE_MS`.
-   * @defaultValue the pruning worker's `retention.finishedMs` (`DEFAULT_RETENTION_FINISHED_MS`, 7 days)
+   * than this, 0 to `MAX_RETENTION_AGE_MS`. Unset: the pruning worker's
+   * (or `prune()`'s) `finishedMs`, by default:
+   * @defaultValue `DEFAULT_RETENTION_FINISHED_MS` (7 days)
    */
   finishedMs?: number;
   /**
    * Delete this kind's dead letters (with their dead jobs) older than this,
-   * 0 to `MAX_RETENTION_AGE_MS`.
-   * @defaultValue the pruning worker's `retention.deadLetterMs` (`DEFAULT_RETENTION_DEAD_LETTER_MS`, 30 days)
+   * 0 to `MAX_RETENTION_AGE_MS`. Unset: the pruning worker's (or
+   * `prune()`'s) `deadLetterMs`, by default:
+   * @defaultValue `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days)
    */
   deadLetterMs?: number;
 }
