@@ -61,6 +61,12 @@ export const NAME_PATTERN = /^[A-Za-z0-9_.:\-/]+$/;
 export const MAX_TENANT_LENGTH = 128;
 /** Longest idempotency key, 255 characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/**
+ * CLI progress (`conveyor jobs enqueue --file`, bulk actions) shows a rate
+ * only after this long, 1 s: over a shorter time a rate says nothing (two
+ * lines read in a millisecond are not 2,000 jobs a second).
+ */
+export const PROGRESS_RATE_MIN_MS = 1_000;
 /** Longest limit key, 256 characters (a host name fits; the jobs table checks the same bound). */
 export const MAX_LIMIT_KEY_LENGTH = 256;
 /**
