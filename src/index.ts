@@ -90,7 +90,7 @@ export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from 
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions, ResolvedConveyorOptions, TracingOptions } from "./client/options.js";
 export type { TraceContext } from "./core/trace-context.js";
-export type { PruneOptions, PruneResult } from "./core/retention.js";
+export type { KindRetention, PruneOptions, PruneResult, ResolvedKindRetention } from "./core/retention.js";
 export type { BackoffPolicy, ResolvedBackoff } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
 /** The defaults and limits of every option a user sets (internal tuning constants are not exported). */
