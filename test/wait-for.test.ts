@@ -104,6 +104,19 @@ describe("waitFor", () => {
     }
   });
 
+  it("falls back to reading the job when the client cannot LISTEN (a transaction pooler)", async () => {
+    const pooled = await createTestConveyor({ jobs: [gated, item], logger: silent, schema: t.schema, pooler: "transaction" });
+    try {
+      const { id } = await pooled.conveyor.enqueue(item, { n: 8 });
+      const ended = pooled.conveyor.waitFor(id, { timeoutMs: 10_000 });
+      await eventually("the wait is recorded", async () => (await waits(id)) === 1);
+      await t.conveyor.cancel(id);
+      expect(await ended).toMatchObject({ id, status: "cancelled" });
+    } finally {
+      await pooled.cleanup();
+    }
+  });
+
   it("throws WaitTimeoutError when the job has not ended in time, and leaves it as it is", async () => {
     const { id } = await t.conveyor.enqueue(item, { n: 5 });
     const error = await t.conveyor.waitFor(id, { timeoutMs: 50 }).catch((e: unknown) => e);
