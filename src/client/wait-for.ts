@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "pino";
-import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, WAIT_POLL_INTERVAL_MS } from "../core/defaults.js";
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, WAIT_POLL_INTERVAL_MS, WAIT_ROW_MARGIN_MS } from "../core/defaults.js";
 import { NotFoundError, ValidationError, WaitAbortedError, WaitTimeoutError } from "../core/errors.js";
 import type { JobWithExecutions } from "../core/model.js";
 import { isTerminal } from "../core/states.js";
@@ -20,9 +20,6 @@ export interface WaitForOptions extends TenantScope {
   /** Stop waiting when it aborts, with `WaitAbortedError` (its reason as the `cause`). The job is untouched. */
   signal?: AbortSignal;
 }
-
-/** A wait outlives its timer by this much in job_waits, so that an end at the last moment still notifies. */
-const WAIT_ROW_MARGIN_MS = 60_000;
 
 /**
  * Waits for jobs to end. While any wait runs, one connection LISTENs on

@@ -52,6 +52,12 @@ export const MAX_WAIT_TIMEOUT_MS = 2_147_483_647;
  * transaction pooler without `listenConnectionString`).
  */
 export const WAIT_POLL_INTERVAL_MS = 1_000;
+/**
+ * `waitFor`: its row in job_waits outlives its timer by 1 minute, so an
+ * end at the wait's last moment still notifies; a row left by a process
+ * that died is deleted by the next wait to start once this has passed.
+ */
+export const WAIT_ROW_MARGIN_MS = 60_000;
 
 /** Longest kind or queue name, 128 characters: identifiers people read in dashboards. */
 export const MAX_NAME_LENGTH = 128;
