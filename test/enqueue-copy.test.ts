@@ -2,6 +2,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { COPY_MIN_ROWS, ENQUEUE_CHUNK_ROWS } from "../packages/core/src/core/defaults.js";
 import { ValidationError } from "../packages/core/src/core/errors.js";
+import type { EnqueueManyItem } from "../packages/core/src/client/job-enqueuer.js";
 import { connectTestClient, countRows, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, anyValue, item } from "./helpers/jobs.js";
 
@@ -91,7 +92,7 @@ describe("enqueueMany by COPY", () => {
 
   it("writes nothing when an item of a later COPY statement is invalid, names it, and leaves the pool usable", async () => {
     const before = await countRows(test.conveyor, "jobs");
-    const batch: Array<{ job: typeof item; payload: unknown }> = items(ENQUEUE_CHUNK_ROWS * 2);
+    const batch: EnqueueManyItem[] = items(ENQUEUE_CHUNK_ROWS * 2);
     const bad = ENQUEUE_CHUNK_ROWS + 1_234; // validated while the first statement's rows are in the database
     batch[bad] = { job: item, payload: { n: "not a number" } };
     const error = await test.conveyor.enqueueMany(batch).catch((e: unknown) => e);
@@ -107,7 +108,7 @@ describe("enqueueMany by COPY", () => {
     await test.conveyor.pool.query(`ALTER TABLE ${jobs} ADD CONSTRAINT refuse_marked CHECK (payload->>'value' IS DISTINCT FROM 'refused')`);
     try {
       const before = await countRows(test.conveyor, "jobs");
-      const batch: Array<{ job: typeof item | typeof anyValue; payload: unknown }> = items(ENQUEUE_CHUNK_ROWS * 2);
+      const batch: EnqueueManyItem[] = items(ENQUEUE_CHUNK_ROWS * 2);
       batch[ENQUEUE_CHUNK_ROWS + 17] = { job: anyValue, payload: { value: "refused" } };
       const error = await test.conveyor.enqueueMany(batch).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ValidationError);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENQUEUE_CHUNK_ROWS } from "../packages/core/src/core/defaults.js";
 import { UniqueJobConflictError, ValidationError } from "../packages/core/src/core/errors.js";
 import { uuidv7 } from "../packages/core/src/core/ids.js";
+import type { EnqueueManyItem } from "../packages/core/src/client/job-enqueuer.js";
 import { connectTestClient, countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { allTestJobs, counters, item, sendEmail } from "./helpers/jobs.js";
 
@@ -162,7 +163,7 @@ describe("enqueueMany", () => {
   it("inserts nothing when one item is invalid", async () => {
     const kind = "counters";
     const before = await countRows(test.conveyor, "jobs", "kind = $1", [kind]);
-    const items: Array<{ job: typeof counters; payload: unknown }> = Array.from({ length: 1_000 }, (_, n) => ({
+    const items: EnqueueManyItem[] = Array.from({ length: 1_000 }, (_, n) => ({
       job: counters,
       payload: { n },
     }));
@@ -179,7 +180,7 @@ describe("enqueueMany larger than one insert statement", () => {
 
   it("inserts nothing when an item in a later chunk is invalid, and names it", async () => {
     const before = await countRows(test.conveyor, "jobs", "kind = 'counters'");
-    const items: Array<{ job: typeof counters; payload: unknown }> = Array.from({ length: size }, (_, n) => ({ job: counters, payload: { n } }));
+    const items: EnqueueManyItem[] = Array.from({ length: size }, (_, n) => ({ job: counters, payload: { n } }));
     const bad = ENQUEUE_CHUNK_ROWS * 2 + 17; // validated while the second chunk is being inserted
     items[bad] = { job: counters, payload: { n: "not a number" } };
     const error = await test.conveyor.enqueueMany(items).catch((e: unknown) => e);

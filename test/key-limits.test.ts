@@ -86,6 +86,15 @@ describe("limit keys at enqueue", () => {
     const before = rows.length;
     await expect(test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "" })).rejects.toThrow(ValidationError);
     await expect(test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "x".repeat(257) })).rejects.toThrow(/limitKey must be a string of 1 to 256/);
+    // A key far too long is quoted cut short, with its length, not echoed whole.
+    for (const refused of [
+      test.conveyor.enqueue(slow, { ms: 1 }, { queue, limitKey: "y".repeat(100_000) }),
+      test.conveyor.keyLimits.set(queue, { concurrency: 1 }, { key: "y".repeat(100_000) }),
+    ]) {
+      const message = ((await refused.catch((e: unknown) => e)) as Error).message;
+      expect(message).toMatch(/got "y{64}"… \(100000 characters\)$/);
+      expect(message.length).toBeLessThan(200);
+    }
     await expect(
       test.conveyor.enqueueMany([
         { job: slow, payload: { ms: 1 }, queue },
@@ -129,17 +138,22 @@ describe("key limit settings", () => {
     for (const [call, message] of refusals) await expect(call()).rejects.toThrow(message);
     expect((await test.conveyor.keyLimits.list(queue)).length).toBe(3);
 
-    // A queue is limited per queue or per key, not both.
-    await expect(test.conveyor.queues.setLimits(queue, { concurrency: 3 })).rejects.toThrow(ConflictError);
+    // A queue may have queue limits and key limits at once, set in either order.
+    await test.conveyor.queues.setLimits(queue, { concurrency: 3 });
+    await test.conveyor.queues.deleteSettings(queue);
     await test.conveyor.queues.setLimits("capped-queue", { concurrency: 3 });
-    await expect(test.conveyor.keyLimits.set("capped-queue", { concurrency: 1 })).rejects.toThrow(/has queue limits/);
+    await test.conveyor.keyLimits.set("capped-queue", { concurrency: 1 });
+    await test.conveyor.keyLimits.delete("capped-queue");
     await test.conveyor.queues.deleteSettings("capped-queue");
 
     await test.conveyor.keyLimits.delete(queue, { key: "slow.example" });
     await expect(test.conveyor.keyLimits.delete(queue, { key: "slow.example" })).rejects.toThrow(NotFoundError);
     await test.conveyor.keyLimits.delete(queue);
     expect(await test.conveyor.keyLimits.list(queue)).toEqual([]);
-    await expect(test.conveyor.keyLimits.delete(queue)).rejects.toThrow(/has no key limits to delete/);
+    // Idempotent: a queue with no key limits is left as it is.
+    expect(await test.conveyor.keyLimits.delete(queue)).toBe(false);
+    expect(await test.conveyor.keyLimits.delete("never-limited")).toBe(false);
+    expect(await test.conveyor.keyLimits.list()).toEqual([]);
   });
 });
 
@@ -168,6 +182,52 @@ describe("key concurrency limit", () => {
     const status = await test.conveyor.keyLimits.status(queue, "k3");
     expect(status).toMatchObject({ running: 0, ready: 0, state: "idle", source: "default", limits: { concurrency: 2 } });
     await test.conveyor.keyLimits.delete(queue);
+  });
+});
+
+describe("queue limits and key limits on one queue", () => {
+  it("claim a job only when both allow it: the queue's cap and each key's, across 6 competing workers", async () => {
+    const queue = "both-caps";
+    await test.conveyor.queues.setLimits(queue, { concurrency: 3 });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 2 });
+    await test.conveyor.keyLimits.set(queue, { concurrency: 1 }, { key: "k0" });
+    await test.conveyor.enqueueMany(Array.from({ length: 96 }, (_, i) => ({ job: slow, payload: { ms: 30, host: `k${i % 6}` }, queue })));
+    const workers = await startWorkers({ concurrency: 4, queues: [queue] });
+    try {
+      await waitFor("all doubly capped jobs to finish", () => drained(test.conveyor), 60_000);
+    } finally {
+      await stopAll(workers);
+    }
+    const executions = await executionsOf(queue);
+    expect(executions.length).toBe(96);
+    const overlap = maxOverlapByKey(executions);
+    expect(overlap.get("k0")).toBe(1);
+    for (let k = 1; k < 6; k++) expect(overlap.get(`k${k}`), `key k${k}`).toBeLessThanOrEqual(2);
+    // The queue's cap held across keys, and bound (6 keys could run 11 at once).
+    expect(maxOverlapByKey(executions.map((e) => ({ ...e, key: "all" }))).get("all")).toBe(3);
+    await test.conveyor.keyLimits.delete(queue);
+    await test.conveyor.queues.deleteSettings(queue);
+  });
+
+  it("start at most the queue's rate across keys, and each key's within it", async () => {
+    const queue = "both-rates";
+    const intervalMs = 600;
+    await test.conveyor.queues.setLimits(queue, { rateLimit: { count: 4, intervalMs } });
+    await test.conveyor.keyLimits.set(queue, { rateLimit: { count: 3, intervalMs } });
+    await test.conveyor.enqueueMany(Array.from({ length: 12 }, (_, i) => ({ job: slow, payload: { ms: 1 }, queue, limitKey: `r${i % 2}` })));
+    const workers = await startWorkers({ concurrency: 4, queues: [queue] });
+    try {
+      await waitFor("doubly rate-limited jobs to finish", () => drained(test.conveyor), 30_000);
+    } finally {
+      await stopAll(workers);
+    }
+    const executions = await executionsOf(queue);
+    const perKey = maxStartsPerWindow(executions, intervalMs);
+    for (const key of ["r0", "r1"]) expect(perKey.get(key)!.max, key).toBeLessThanOrEqual(3);
+    // At most 4 starts per window in all, and the queue's rate bound them (the keys alone would allow 6).
+    expect(maxStartsPerWindow(executions.map((e) => ({ ...e, key: "all" })), intervalMs).get("all")!.max).toBe(4);
+    await test.conveyor.keyLimits.delete(queue);
+    await test.conveyor.queues.deleteSettings(queue);
   });
 });
 

@@ -203,12 +203,10 @@ describe("per-queue counts on a store larger than the exact-count limit", () => 
     for (const name of QUEUES) {
       const counts = countsOf(name, null);
       const item = byName.get(name)!;
-      for (const status of ["waiting", "queued", "running", "retrying", "dead"] as const) {
+      for (const status of JOB_STATUSES) {
         expect(counts[status]).toBeLessThanOrEqual(5);
         expect([item.counts[status], item.estimated[status]], `${name} ${status}`).toEqual([counts[status], false]);
       }
-      expect(item.estimated.succeeded && item.estimated.cancelled).toBe(true);
-      expect(item.counts.succeeded).toBe(counts.succeeded);
     }
   });
 

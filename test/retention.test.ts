@@ -105,7 +105,7 @@ describe("conveyor.prune", () => {
     const abort = new AbortController();
     store.afterFinishedBatch = () => abort.abort();
 
-    expect(await pruneInBatches(store, resolvePruneOptions({ batchSize: 5 }), abort.signal)).toEqual({ jobs: 5, deadLetters: 0, flows: 0 });
+    expect(await pruneInBatches(store, resolvePruneOptions({ batchSize: 5 }), [], abort.signal)).toEqual({ jobs: 5, deadLetters: 0, flows: 0 });
     expect(store.finishedBatches).toEqual([5]);
     expect(store.deadLetterBatches).toEqual([]);
   });
@@ -156,6 +156,61 @@ describe("conveyor.prune", () => {
     await refused({ batchSize: 0 }, "batchSize");
     await refused({ batchSize: 2.5 }, "batchSize");
     await refused({ batchSize: 10_001 }, "batchSize");
+  });
+});
+
+describe("retention per job kind", () => {
+  const HOUR_MS = 60 * 60 * 1000;
+  const noisy = defineJob({ kind: "noisy", schema: emptyPayload, maxAttempts: 2, retention: { finishedMs: HOUR_MS }, handler: () => {} });
+  const audited = defineJob({
+    kind: "audited",
+    schema: emptyPayload,
+    maxAttempts: 2,
+    retention: { finishedMs: 90 * DAY_MS, deadLetterMs: 90 * DAY_MS },
+    handler: () => {},
+  });
+
+  it("prunes each kind by its own ages, and every other kind by the pruner's, from prune() and from a worker", async () => {
+    const kinds = await createTestConveyor({ jobs: [noop, noisy, audited], logger: silent, schema: test.schema });
+    try {
+      const made = (kind: string, count: number, state: Parameters<typeof makeJobs>[3], ageMs: number) => makeJobs(kinds.conveyor, kind, count, state, ageMs);
+      const noisyOld = await made("noisy", 3, "succeeded", 2 * HOUR_MS);
+      const noisyYoung = await made("noisy", 2, "cancelled", HOUR_MS / 2);
+      const auditedOld = await made("audited", 2, "succeeded", 8 * DAY_MS);
+      const auditedDead = await made("audited", 1, "dead", 40 * DAY_MS);
+      const plainOld = await made("noop", 2, "succeeded", 8 * DAY_MS);
+      const plainDead = await made("noop", 1, "dead", 40 * DAY_MS);
+      const plainYoung = await made("noop", 2, "succeeded", 2 * HOUR_MS);
+
+      // The default ages (7 days, 30 days) for noop; an hour for noisy; 90 days for audited.
+      expect(await kinds.conveyor.prune()).toEqual({ jobs: 3 + 2, deadLetters: 1, flows: 0 });
+      expect(await surviving(kinds.conveyor, "jobs", sorted(noisyOld, plainOld, plainDead))).toEqual([]);
+      const kept = sorted(noisyYoung, auditedOld, auditedDead, plainYoung);
+      expect(await surviving(kinds.conveyor, "jobs", kept)).toEqual(kept);
+
+      // A worker's own ages stand for noop only; noisy and audited keep theirs.
+      const noisyLater = await made("noisy", 2, "succeeded", 2 * HOUR_MS);
+      const worker = kinds.conveyor.worker({ logger: silent, retention: { intervalMs: 100, finishedMs: 60 * DAY_MS, deadLetterMs: DAY_MS } });
+      await worker.start();
+      try {
+        await waitFor("the worker to prune noisy jobs by their own hour", async () => (await surviving(kinds.conveyor, "jobs", noisyLater)).length === 0, 30_000);
+      } finally {
+        await worker.stop();
+      }
+      expect(await surviving(kinds.conveyor, "jobs", sorted(auditedOld, auditedDead, plainYoung))).toEqual(sorted(auditedOld, auditedDead, plainYoung));
+    } finally {
+      await kinds.cleanup();
+    }
+  });
+
+  it("refuses a bad retention in defineJob, naming the field", () => {
+    const refused = (retention: unknown, pattern: RegExp) =>
+      expect(() => defineJob({ kind: "bad", schema: emptyPayload, retention: retention as { finishedMs: number }, handler: () => {} })).toThrow(pattern);
+    refused({ finishedMs: -1 }, /job "bad": retention.finishedMs must be a number of ms from 0/);
+    refused({ deadLetterMs: Number.NaN }, /job "bad": retention.deadLetterMs must be/);
+    refused({ finishedMS: 5 }, /job "bad": retention.finishedMS is not a retention setting/);
+    refused("7d", /job "bad": retention must be an object/);
+    expect(defineJob({ kind: "fine", schema: emptyPayload, handler: () => {} }).retention).toBeNull();
   });
 });
 
@@ -213,7 +268,7 @@ describe("plans with many finished jobs", () => {
     await sql(
       conveyor,
       `INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, created_at, run_at, started_at, finished_at)
-       SELECT {{schema}}.uuid_v7(), 'default', 'q' || (g % 4), 'noop', '{}', 'succeeded', 1, 2, t, t, t, t
+       SELECT {{schema}}.uuid_v7(), 'default', 'q' || (g % 4), 'k' || (g % 10), '{}', 'succeeded', 1, 2, t, t, t, t
        FROM (SELECT g, now() - (g % 14) * interval '1 day' - g * interval '1 second' AS t FROM generate_series(1, 100000) AS g) AS s`,
     );
     await make(500, "queued", 0);
@@ -247,9 +302,15 @@ describe("plans with many finished jobs", () => {
 
   it("a prune reads its own index, never a scan of the jobs table", async () => {
     await fillWithFinishedJobs();
-    const onJobs = (await explain(bindQueries(test.schema).jobPruneFinished.text, [7 * DAY_MS, 1_000])).filter((node) => node["Relation Name"] === "jobs");
-    expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
-    expect(onJobs.map((node) => node["Index Name"])).toContain("jobs_finished_prune_idx");
+    for (const except of [[], ["k1", "k2"]]) {
+      const onJobs = (await explain(bindQueries(test.schema).jobPruneFinished.text, [7 * DAY_MS, 1_000, except])).filter((node) => node["Relation Name"] === "jobs");
+      expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
+      expect(onJobs.map((node) => node["Index Name"])).toContain("jobs_finished_prune_idx");
+    }
+    // A kind with an age of its own: only that kind's rows, through their own index.
+    const ofKind = (await explain(bindQueries(test.schema).jobPruneFinishedOfKind.text, [DAY_MS, 1_000, "k1"])).filter((node) => node["Relation Name"] === "jobs");
+    expect(ofKind.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(ofKind)).toEqual([]);
+    expect(ofKind.map((node) => node["Index Name"])).toContain("jobs_finished_by_kind_idx");
   });
 });
 

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { defineJob } from "../packages/core/src/index.js";
 import { ROUTINES } from "../packages/core/src/store/routines/index.js";
+import { loadMigrations } from "../packages/core/src/store/migrate.js";
 import { REPO_ROOT } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { dumpSchema } from "./helpers/schema-dump.js";
@@ -101,7 +102,7 @@ describe(`upgrading a database migrated by ${OLD_BUILD}`, () => {
     const oldExecution = new Map(before.map((row: { id: string; current_execution_id: string }) => [row.id, row.current_execution_id]));
 
     const result = await conveyor.migrate();
-    expect(result.applied).toEqual([20]);
+    expect(result.applied).toEqual(loadMigrations().filter((m) => m.version > 19).map((m) => m.version));
     expect(result.routines.sort()).toEqual(ROUTINES.map((routine) => routine.name).sort());
     await expect(await dumpSchema(conveyor.pool, test.schema)).toMatchFileSnapshot("../packages/core/src/store/schema.sql");
     expect((await conveyor.migrate()).routines).toEqual([]);

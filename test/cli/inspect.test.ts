@@ -145,6 +145,14 @@ describe("conveyor jobs", () => {
     expect(result.stderr).toMatch(/100% 2,501 jobs/);
     expect((await countRows(test.conveyor, "jobs", "queue = 'bulk'")) - before).toBe(2_500);
 
+    // A two-line file ends within a second: no rate, which would only be noise.
+    const short = join(scratch, "two.ndjson");
+    writeFileSync(short, `${lines.slice(0, 2).join("\n")}\n`);
+    const two = await cli("jobs", "enqueue", "--file", short, "--queue", "bulk");
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.stderr).toMatch(/100% 2 jobs\n/);
+    expect(two.stderr).not.toMatch(/\/s/);
+
     // stdin, and --json.
     const piped = await runCli(["jobs", "enqueue", "--file", "-", "--json", "--schema", schema], { input: `${lines.slice(0, 3).join("\n")}\n` });
     expect(JSON.parse(piped.stdout)).toMatchObject({ enqueued: 3, existing: 0, lines: 3 });

@@ -57,7 +57,7 @@ describe("conveyor queues key-limit and friends", () => {
       [["queues", "key-limit", "q", "--rate", "5/1", "--throttle", "10"], /throttleMs is exclusive with rateLimit/],
       [["queues", "key-limit", "q", "--key", "", "--concurrency", "1"], /key must be a string of 1 to 256/],
       [["queues", "key-limit", "bad name", "--concurrency", "1"], /queue must be 1-128 characters/],
-      [["queues", "key-limit-delete", "q"], /queue "q" has no key limits to delete/],
+      [["queues", "key-limit-delete", "q", "--key", "nobody"], /key "nobody" has no limits of its own in queue "q"/],
       [["queues", "keys", "q", "--limit", "0"], /limit must be an integer from 1 to 100/],
       [["queues", "key", "q"], /missing required argument 'key'/],
     ];

@@ -52,6 +52,8 @@ describe("limits per key over HTTP", () => {
     expect(again.detail).toBe('key "nobody" has no limits of its own in queue "webhooks"');
     expect((await call(test.app, { method: "DELETE", url: "/v1/queues/webhooks/key-limits", key: test.keys.admin })).statusCode).toBe(204);
     expect(await test.conveyor.keyLimits.list("webhooks")).toEqual([]);
+    // Idempotent: deleting the key limits of a queue that has none is done already.
+    expect((await call(test.app, { method: "DELETE", url: "/v1/queues/webhooks/key-limits", key: test.keys.admin })).statusCode).toBe(204);
   });
 
   it("tells why a key's jobs are not running, and lists the keys with the most jobs waiting", async () => {
@@ -99,15 +101,13 @@ describe("limits per key over HTTP", () => {
     expectProblem(await call(test.app, { url: `/v1/queues/guarded/keys/${"k".repeat(257)}`, key: test.keys.admin }), 400, "INVALID_PARAMETER");
     const badKey = await call(test.app, { method: "POST", url: "/v1/jobs", key: test.keys.admin, body: { kind: "item", payload: { n: 1 }, limitKey: "" } });
     expectProblem(badKey, 422, "VALIDATION");
-    // Queue limits and key limits are exclusive: 409, nothing written.
-    await test.conveyor.queues.setLimits("capped", { concurrency: 1 });
-    const conflict = expectProblem(
-      await call(test.app, { method: "PATCH", url: "/v1/queues/capped/key-limits", key: test.keys.admin, body: { concurrency: 1 } }),
-      409,
-      "CONFLICT",
-    );
-    expect(conflict.detail).toBe('queue "capped" has queue limits; remove them before setting limits per key');
     expect(await test.conveyor.keyLimits.list()).toEqual([]);
+    // Queue limits and key limits combine on one queue.
+    await test.conveyor.queues.setLimits("capped", { concurrency: 1 });
+    const both = await call(test.app, { method: "PATCH", url: "/v1/queues/capped/key-limits", key: test.keys.admin, body: { concurrency: 1 } });
+    expect(both.statusCode, both.body).toBe(200);
+    await test.conveyor.keyLimits.delete("capped");
+    await test.conveyor.queues.deleteSettings("capped");
   });
 
   it("reports the jobs held back by key limits and the keys at their limit on /metrics", async () => {

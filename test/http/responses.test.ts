@@ -372,7 +372,8 @@ const CASES: Record<Operation, () => Promise<Sent[]>> = {
     await call(test.app, { method: "PATCH", url: "/v1/queues/unkeyed/key-limits", key: admin(), body: { concurrency: 1 } });
     return run("delete /v1/queues/{name}/key-limits", [
       { url: "/v1/queues/unkeyed/key-limits", key: admin() },
-      { url: "/v1/queues/unkeyed/key-limits", key: admin() },
+      { url: "/v1/queues/unkeyed/key-limits", key: admin() }, // none left: still 204
+      { url: "/v1/queues/unkeyed/key-limits", key: acme() },
     ]);
   },
   "get /v1/queues/{name}/keys": async () => {

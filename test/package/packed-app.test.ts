@@ -210,6 +210,13 @@ describe("the packed core package alone in a fresh app", () => {
       timeout: 60_000,
     });
     expect(stdout).toContain("To: ada@example.com\nSubject: Hi");
+    // The handler's log line: one of each key (a key given again beside the
+    // logger's own would be written twice, and JSON readers keep only one).
+    const sent = stdout.split("\n").find((line) => line.startsWith("{") && JSON.parse(line).msg === "sent");
+    expect(sent, stdout).toBeDefined();
+    const keys = [...sent!.matchAll(/[{,]"([^"]+)":/g)].map((match) => match[1]);
+    expect(keys.filter((key, index) => keys.indexOf(key) !== index), sent).toEqual([]);
+    expect(JSON.parse(sent!)).toMatchObject({ attempt: 1, kind: "email.send", to: "ada@example.com" });
     const rows = await onDatabase(url, (client) =>
       client.query<{ kind: string; status: string; result: { sentAt: string } }>(`SELECT kind, status, result FROM ${DEFAULT_SCHEMA}.jobs`),
     );

@@ -45,6 +45,7 @@ export type { KeyLimitsControl } from "./client/key-limits.js";
 export type { Queues } from "./client/queues.js";
 export type { QueueOverview, QueueOverviewItem } from "./client/queue-overview.js";
 export type { Throughput, ThroughputMinute } from "./client/throughput.js";
+export type { WaitForOptions } from "./client/wait-for.js";
 export { defineJob } from "./core/define-job.js";
 export type {
   AnyJobDefinition,
@@ -60,12 +61,15 @@ export type {
 export { flowJob } from "./client/enqueue-flow.js";
 export type {
   BatchInput,
+  BatchMember,
   EnqueuedBatch,
   EnqueuedFlow,
   FlowDependency,
   FlowInput,
   FlowJob,
   FlowJobOptions,
+  FlowJobs,
+  PayloadFor,
 } from "./client/enqueue-flow.js";
 export { BATCH_CALLBACK_WHENS, DEPENDENCY_POLICIES } from "./core/flows.js";
 export type {
@@ -87,7 +91,7 @@ export type { CronMissed, CronOption, CronSchedule, ResolvedCronSchedule } from 
 export type { CronMissedPolicy, CronScheduleInfo } from "./core/cron.js";
 export type { ConveyorOptions, ResolvedConveyorOptions, TracingOptions } from "./client/options.js";
 export type { TraceContext } from "./core/trace-context.js";
-export type { PruneOptions, PruneResult } from "./core/retention.js";
+export type { KindRetention, PruneOptions, PruneResult, ResolvedKindRetention } from "./core/retention.js";
 export type { BackoffPolicy, ResolvedBackoff } from "./core/backoff.js";
 export { retryDelayMs, resolveBackoff } from "./core/backoff.js";
 /** The defaults and limits of every option a user sets (internal tuning constants are not exported). */
@@ -108,6 +112,8 @@ export {
   SchemaTooNewError,
   SchemaTooOldError,
   SearchTimeoutError,
+  WaitAbortedError,
+  WaitTimeoutError,
   UniqueJobConflictError,
   ValidationError,
 } from "./core/errors.js";

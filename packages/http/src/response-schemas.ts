@@ -25,7 +25,7 @@ const statusEstimated = z
   .object(
     Object.fromEntries(JOB_STATUSES.map((status) => [status, z.boolean()])) as Record<(typeof JOB_STATUSES)[number], z.ZodBoolean>,
   )
-  .describe("per state, true when its count is the planner's estimate (above the exact-count limit, and always for succeeded and cancelled)");
+  .describe("per state, true when its count is the planner's estimate: only above the exact-count limit (a state with no jobs is 0, never estimated)");
 
 const queueCounts = statusCountsShape.describe(
   "jobs by state: exact up to exactCountLimit (1,000) jobs of the queue in the state, estimated beyond (see estimated)",

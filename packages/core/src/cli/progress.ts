@@ -1,3 +1,5 @@
+import { PROGRESS_RATE_MIN_MS } from "../core/defaults.js";
+
 /**
  * Progress for long CLI operations, on stderr so stdout stays the result.
  * On a terminal: one bar redrawn in place at most 10 times a second. Piped
@@ -45,14 +47,15 @@ export class ProgressBar {
     if (this.tty) this.stream.write("\r\u001b[K");
   }
 
+  /** The bar's text; the rate only once `PROGRESS_RATE_MIN_MS` (1 s) has passed, when it means something. */
   line(done: number, count: number): string {
-    const seconds = Math.max(0.001, (Date.now() - this.started) / 1000);
-    const rate = `${Math.round(count / seconds).toLocaleString("en-US")}/s`;
+    const elapsedMs = Date.now() - this.started;
+    const rate = elapsedMs >= PROGRESS_RATE_MIN_MS ? ` ${Math.round(count / (elapsedMs / 1000)).toLocaleString("en-US")}/s` : "";
     const jobs = `${count.toLocaleString("en-US")} jobs`;
-    if (this.total === null || this.total === 0) return `${this.label} ${jobs} ${rate}`;
+    if (this.total === null || this.total === 0) return `${this.label} ${jobs}${rate}`;
     const fraction = Math.min(1, done / this.total);
     const width = 30;
     const filled = Math.round(fraction * width);
-    return `${this.label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${jobs} ${rate}`;
+    return `${this.label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${jobs}${rate}`;
   }
 }

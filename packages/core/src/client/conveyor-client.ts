@@ -35,6 +35,7 @@ import { Queues } from "./queues.js";
 import { checkId, type TenantScope } from "./scope.js";
 import { Throughput } from "./throughput.js";
 import { waitForDatabase } from "../store/database-wait.js";
+import { JobEndWaiter, type WaitForOptions } from "./wait-for.js";
 
 export type { TenantScope } from "./scope.js";
 export type { EnqueueManyItem } from "./job-enqueuer.js";
@@ -95,6 +96,7 @@ export class ConveyorClient {
    */
   protected readonly context: ClientContext;
   private readonly enqueuer: JobEnqueuer;
+  private readonly waiter: JobEndWaiter;
 
   constructor(options: ConveyorOptions) {
     const resolved = resolveConveyorOptions(options);
@@ -118,6 +120,7 @@ export class ConveyorClient {
     this.apiKeys = new ApiKeys(store.apiKeys);
     this.throughput = new Throughput(reader.stats);
     this.queueOverview = new QueueOverview(reader, this.options);
+    this.waiter = new JobEndWaiter(store, resolved.listenConnection, this.options.logger);
   }
 
   /** The connection pool (`options.pool`): pass it, or a client from it, as `tx` to enqueue inside your transaction. */
@@ -181,9 +184,13 @@ export class ConveyorClient {
    * own), each chunk validated while the one before it is being inserted.
    * COPY_MIN_ROWS jobs or more without keys, outside a caller's `tx`, are
    * streamed by COPY instead. The choice is made in insert-strategy.ts.
+   * Each item's payload is typed by its `job` when that is a definition.
    */
-  enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
-    return this.enqueuer.enqueueMany(items, options);
+  enqueueMany<M extends ReadonlyArray<AnyJobDefinition | string>>(
+    items: { readonly [K in keyof M]: EnqueueManyItem<M[K]> },
+    options: { tx?: Queryable } = {},
+  ): Promise<EnqueuedJob[]> {
+    return this.enqueuer.enqueueMany(items as unknown as readonly EnqueueManyItem[], options);
   }
 
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
@@ -192,6 +199,30 @@ export class ConveyorClient {
     const job = await this.context.reader.jobs.jobGet(id, scope.tenant ?? null);
     if (!job) return null;
     return { ...job, executions: await this.context.reader.jobs.executionListByJob(id) };
+  }
+
+  /**
+   * Wait for a job to end (succeeded, cancelled or dead) and return it, as
+   * `getJob` reads it then. Woken at the commit of the end by a
+   * notification (LISTEN on a connection of its own while waits run), and
+   * reading the job every `WAIT_POLL_INTERVAL_MS` (1 s) as the fallback.
+   * Reads the primary, never the read replica. Waiting changes nothing
+   * about the job.
+   *
+   * Throws `NotFoundError` when there is no such job (or it is another
+   * tenant's, with `tenant`), or it is deleted while waited for;
+   * `WaitTimeoutError` (code `WAIT_TIMEOUT`) when it has not ended within
+   * `timeoutMs`; `WaitAbortedError` (code `WAIT_ABORTED`) when `signal`
+   * aborts; `ValidationError` for an id that is not a UUID or a bad
+   * `timeoutMs`.
+   *
+   * @example
+   * const { id } = await conveyor.enqueue(sendEmail, payload);
+   * const job = await conveyor.waitFor(id, { timeoutMs: 30_000 });
+   * console.log(job.status, job.result);
+   */
+  waitFor(id: string, options: WaitForOptions = {}): Promise<JobWithExecutions> {
+    return this.waiter.waitFor(id, options);
   }
 
   /**
@@ -275,13 +306,14 @@ export class ConveyorClient {
    * days), with their executions, in batches of `batchSize` rows (default
    * 1,000), each its own short statement. Safe to run from many processes at
    * once: rows another prune holds are skipped, never waited for. Workers do
-   * this on their own (worker option `retention`).
+   * this on their own (worker option `retention`). A registered kind whose
+   * definition sets `retention` is pruned by its own ages instead.
    *
    * @example
    * const { jobs, deadLetters } = await conveyor.prune({ finishedMs: 24 * 60 * 60 * 1000 });
    */
   async prune(options: PruneOptions = {}): Promise<PruneResult> {
-    return pruneInBatches(this.context.store.retention, resolvePruneOptions(options), options.signal);
+    return pruneInBatches(this.context.store.retention, resolvePruneOptions(options), this.options.jobs.values(), options.signal);
   }
 
   /** Workers that reported in recently, with the jobs each is running. */
@@ -307,6 +339,7 @@ export class ConveyorClient {
     const closing = (async () => {
       // Bulk actions stop between batches and are let go of, for another process to resume.
       await this.context.bulkActions.close();
+      await this.waiter.close();
       // Wake-ups of jobs already enqueued go out first: a short-lived process
       // (a script, `conveyor enqueue`) must not leave its jobs to the next poll.
       await this.context.store.jobs.drainWakeUps();

@@ -35,16 +35,6 @@ export async function countJobs(search: JobSearchStore, filter: JobFilterValues,
 /** A queue's jobs by state, without the age of its oldest ready job. */
 export type QueueCounts = Omit<QueueStats, "oldestReadyAgeMs">;
 
-const ALL_ESTIMATED: StatusEstimated = {
-  waiting: true,
-  queued: true,
-  running: true,
-  retrying: true,
-  succeeded: true,
-  cancelled: true,
-  dead: true,
-};
-
 /** No count estimated: every state counted exactly. */
 export const NONE_ESTIMATED: StatusEstimated = {
   waiting: false,
@@ -74,13 +64,15 @@ export function queueCountLimits(options: { exactCountLimit: number; searchTimeo
 /**
  * Per queue, its jobs by state (for `tenant`, or all when null), by name.
  * A jobs table of at most `limits.table` rows is counted through, every
- * state exactly. A larger one: unfinished and dead jobs are counted
- * through their partial indexes reading at most `limits.perQueue` + 1
- * rows per state; succeeded and cancelled jobs, and the other states with
- * more rows than that, are the planner's estimates. When counting does not
- * finish within the time bound, every state is estimated. For a tenant,
- * only queues where it has jobs counted, or that the statistics name for
- * it, are listed.
+ * state exactly. A larger one: every state of every queue is counted
+ * through an index reading at most `limits.perQueue` + 1 rows, exactly
+ * when it holds at most `limits.perQueue`; only a state with more is the
+ * planner's estimate, never below what was counted. When counting does
+ * not finish within the time bound, every state is estimated, except that
+ * a state with no jobs is 0. So no count shown is one the exact count
+ * would deny: a state the store has no job in is never shown above 0.
+ * For a tenant, only queues where it has jobs counted, or that the
+ * statistics name for it, are listed.
  */
 export async function readQueueCounts(store: QueueStore, tenant: string | null, limits: QueueCountLimits): Promise<QueueCounts[]> {
   const { perQueue: limit, timeoutMs } = limits;
@@ -92,23 +84,23 @@ export async function readQueueCounts(store: QueueStore, tenant: string | null, 
   } catch (error) {
     if (!(error instanceof SearchTimeoutError)) throw error;
     const estimates = await store.queueEstimates(tenant, timeoutMs);
-    return estimates.map(({ queue, counts }) => ({ queue, counts, estimated: { ...ALL_ESTIMATED } }));
+    return estimates.map(({ queue, counts }) => ({
+      queue,
+      counts,
+      estimated: Object.fromEntries(JOB_STATUSES.map((status) => [status, counts[status] > 0])) as StatusEstimated,
+    }));
   }
   const items: QueueCounts[] = [];
   for (const row of rows) {
     const counts = {} as StatusCounts;
-    const estimated = { ...ALL_ESTIMATED };
+    const estimated = { ...NONE_ESTIMATED };
     let counted = 0;
     for (const status of JOB_STATUSES) {
-      if (status === "succeeded" || status === "cancelled") {
-        counts[status] = row.estimates[status];
-        continue;
-      }
-      const { read, matched, estimate } = row.reads[status];
+      const { counted: read, estimate } = row.reads[status];
       const exact = read <= limit || estimate === null;
-      counts[status] = exact ? matched : Math.max(estimate, matched);
+      counts[status] = exact ? read : Math.max(estimate, read);
       estimated[status] = !exact;
-      counted += matched;
+      counted += read;
     }
     if (tenant !== null && counted === 0 && !row.inStatistics) continue;
     items.push({ queue: row.queue, counts, estimated });

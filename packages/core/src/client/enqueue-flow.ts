@@ -31,7 +31,7 @@ import type { EnqueuedJob } from "./enqueued-job.js";
 import type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob } from "./flow-input.js";
 
 export { flowJob } from "./flow-input.js";
-export type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob, FlowJobOptions } from "./flow-input.js";
+export type { BatchInput, BatchMember, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob, FlowJobOptions, FlowJobs, PayloadFor } from "./flow-input.js";
 
 /** How many times a graph insert that lost a deadlock is run again. */
 const DEADLOCK_ROUNDS = 3;

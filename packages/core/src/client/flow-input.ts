@@ -30,12 +30,20 @@ export type FlowDependency =
 /** Options of one job in a flow or batch. Tenant, idempotency and transaction are the flow's. */
 export type FlowJobOptions = Pick<EnqueueOptions, "runAt" | "delayMs" | "priority" | "queue" | "maxAttempts" | "limitKey">;
 
-/** One job of a flow: what to run, and what it waits for. */
-export interface FlowJob extends FlowJobOptions {
+/**
+ * The payload a job given as `J` takes: a definition's payload input type,
+ * so that a payload written beside its definition is type-checked as
+ * `enqueue` checks it; anything for a kind given by name (checked by its
+ * schema when enqueued), and for `AnyJobDefinition` (whose schema is any).
+ */
+export type PayloadFor<J> = J extends AnyJobDefinition ? (0 extends 1 & PayloadInput<J> ? unknown : PayloadInput<J>) : unknown;
+
+/** One job of a flow: what to run, and what it waits for. `J`: the job as given, which types the payload. */
+export interface FlowJob<J extends AnyJobDefinition | string = AnyJobDefinition | string> extends FlowJobOptions {
   /** The job definition, or its kind name. */
-  job: AnyJobDefinition | string;
-  /** The payload, validated by the kind's schema. */
-  payload: unknown;
+  job: J;
+  /** The payload, validated by the kind's schema (typed by the definition). */
+  payload: PayloadFor<J>;
   /** What it waits for. Default: nothing (it is ready at once). */
   dependsOn?: readonly FlowDependency[];
   /**
@@ -50,10 +58,13 @@ export function flowJob<D extends AnyJobDefinition>(job: D, payload: PayloadInpu
   return { job, payload, ...options };
 }
 
-/** A graph of jobs to enqueue in one call. */
-export interface FlowInput {
+/** The jobs given as the values of `J`, by name: each one's payload typed by its own job. */
+export type FlowJobs<J extends Readonly<Record<string, AnyJobDefinition | string>>> = { readonly [K in keyof J]: FlowJob<J[K]> };
+
+/** A graph of jobs to enqueue in one call. `J`: each job as given, by name (inferred), which types its payload. */
+export interface FlowInput<J extends Readonly<Record<string, AnyJobDefinition | string>> = Record<string, AnyJobDefinition | string>> {
   /** The jobs by name (1 to 255 characters each), at most `MAX_FLOW_JOBS` (100,000). */
-  jobs: Readonly<Record<string, FlowJob>>;
+  jobs: FlowJobs<J>;
   /** A label for people (shown by the API, CLI and dashboard). Default: none. */
   name?: string;
   /** The same key (per tenant) with the same request returns the flow it first created; a different request is refused with `FlowIdempotencyConflictError`. */
@@ -76,17 +87,25 @@ export interface EnqueuedFlow {
   jobs: Record<string, Job>;
 }
 
-/** A set of jobs and the callback that runs once every one of them has ended. */
-export interface BatchInput {
+/** One member of a batch (or item of `enqueueMany`'s kind): a job and its payload, typed by the job as given (`J`). */
+export type BatchMember<J extends AnyJobDefinition | string = AnyJobDefinition | string> = {
+  /** The member's job definition, or its kind name. */
+  job: J;
+  /** Its payload, validated by the kind's schema (typed by the definition). */
+  payload: PayloadFor<J>;
+} & FlowJobOptions;
+
+/**
+ * A set of jobs and the callback that runs once every one of them has
+ * ended. `M`: the members' jobs as given, `C`: the callback's (inferred),
+ * which type their payloads.
+ */
+export interface BatchInput<
+  M extends ReadonlyArray<AnyJobDefinition | string> = ReadonlyArray<AnyJobDefinition | string>,
+  C extends AnyJobDefinition | string = AnyJobDefinition | string,
+> {
   /** The members, at most `MAX_FLOW_JOBS - 1`. */
-  jobs: ReadonlyArray<
-    {
-      /** The member's job definition, or its kind name. */
-      job: AnyJobDefinition | string;
-      /** Its payload, validated by the kind's schema. */
-      payload: unknown;
-    } & FlowJobOptions
-  >;
+  jobs: { readonly [K in keyof M]: BatchMember<M[K]> };
   /**
    * The callback job, made `waiting` with the batch and released exactly
    * once, when every member has ended, as `when` says (default `"always"`).
@@ -95,9 +114,9 @@ export interface BatchInput {
    */
   callback: {
     /** The callback's job definition, or its kind name. */
-    job: AnyJobDefinition | string;
-    /** Its payload, validated by the kind's schema. */
-    payload: unknown;
+    job: C;
+    /** Its payload, validated by the kind's schema (typed by the definition). */
+    payload: PayloadFor<C>;
     /** Which endings of the members release it: always, only if all succeeded, or only if one failed. */
     when?: BatchCallbackWhen;
   } & FlowJobOptions;

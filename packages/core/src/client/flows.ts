@@ -1,4 +1,5 @@
 import { NotFoundError, ValidationError } from "../core/errors.js";
+import type { AnyJobDefinition } from "../core/define-job.js";
 import type { FlowCancelResult, FlowDetail, FlowInfo, JobDependencies } from "../core/flows.js";
 import type { Page } from "../core/model.js";
 import type { Store } from "../store/store.js";
@@ -49,8 +50,8 @@ export class Flows {
    * the statement that ends the last one releases it, in the same
    * transaction. 10,000 jobs in one call are fine (at most `MAX_FLOW_JOBS`).
    */
-  enqueue(flow: FlowInput): Promise<EnqueuedFlow> {
-    return this.graphs.enqueueFlow(flow);
+  enqueue<J extends Readonly<Record<string, AnyJobDefinition | string>>>(flow: FlowInput<J>): Promise<EnqueuedFlow> {
+    return this.graphs.enqueueFlow(flow as unknown as FlowInput);
   }
 
   /**
@@ -59,8 +60,8 @@ export class Flows {
    * `succeeded` or `failed`; otherwise it is cancelled). The callback's
    * handler reads the counts and failed members with `ctx.dependencySummary()`.
    */
-  enqueueBatch(batch: BatchInput): Promise<EnqueuedBatch> {
-    return this.graphs.enqueueBatch(batch);
+  enqueueBatch<M extends ReadonlyArray<AnyJobDefinition | string>, C extends AnyJobDefinition | string>(batch: BatchInput<M, C>): Promise<EnqueuedBatch> {
+    return this.graphs.enqueueBatch(batch as unknown as BatchInput);
   }
 
   /** A flow or batch with every job in it and what each depends on; null when there is none (for this tenant). */

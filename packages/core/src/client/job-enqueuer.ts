@@ -10,14 +10,18 @@ import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./e
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import type { GraphEnqueuer } from "./enqueue-flow.js";
+import type { PayloadFor } from "./flow-input.js";
 import { chooseInsertStrategy } from "./insert-strategy.js";
 
-/** One entry of `enqueueMany` (dependencies are `enqueue`'s and `flows.enqueue`'s). */
-export type EnqueueManyItem = {
+/**
+ * One entry of `enqueueMany` (dependencies are `enqueue`'s and
+ * `flows.enqueue`'s). `J`: the job as given, which types the payload.
+ */
+export type EnqueueManyItem<J extends AnyJobDefinition | string = AnyJobDefinition | string> = {
   /** The job definition, or its kind name. */
-  job: AnyJobDefinition | string;
-  /** The payload, validated by the kind's schema. */
-  payload: unknown;
+  job: J;
+  /** The payload, validated by the kind's schema (typed by the definition, as `enqueue` types it). */
+  payload: PayloadFor<J>;
 } & Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">;
 
 /**

@@ -1,5 +1,5 @@
 import { DEFAULT_TOP_KEYS, MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "../core/defaults.js";
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { KeyHeldBack, KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
 import { checkLimitKey, checkName } from "../core/validate.js";
 import type { KeyLimitStore, KeyStatusRow } from "../store/key-limit-store.js";
@@ -76,8 +76,9 @@ export class KeyLimitsControl {
    * `options.key` this sets the queue's default for every key; with it,
    * that key's override (which replaces the default for the key). An
    * omitted field keeps its value; null removes that limit. Takes effect at
-   * the workers' next claim. Default: no key limits. A queue with queue
-   * limits (`queues.setLimits`) is refused (ConflictError).
+   * the workers' next claim. Default: no key limits. A queue may have
+   * queue limits (`queues.setLimits`) too: a job is then claimed only when
+   * both its key's limits and the queue's allow it.
    *
    * @example
    * await conveyor.keyLimits.set("webhooks", { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
@@ -98,31 +99,26 @@ export class KeyLimitsControl {
         ? { set: false, value: null }
         : { set: true, value: checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT) };
     const rate = resolveRate(limits);
-    // A queue is claimed either within its queue limits or within its key
-    // limits, not both (the claims are separate functions).
-    const queueSettings = (await this.db.queueSettings.queueSettingsList()).find((settings) => settings.queue === queue);
-    if (queueSettings !== undefined && (queueSettings.concurrency !== null || queueSettings.rateLimit !== null)) {
-      throw new ConflictError(`queue ${JSON.stringify(queue)} has queue limits; remove them before setting limits per key`);
-    }
     return this.store.keyLimitsSet(queue, key, concurrency, rate);
   }
 
   /**
-   * Delete one key's override (`options.key`), or every key limit of the
-   * queue (no key: its jobs are claimed without key limits again). Throws a
-   * NotFoundError when there was nothing to delete.
+   * Delete every key limit of the queue (no key: its jobs are claimed
+   * without key limits again), or one key's override (`options.key`).
+   * Deleting a queue's key limits is idempotent: a queue with none is left
+   * as it is, so a reset at startup can always run it; resolves true when
+   * there were some. Deleting an override that does not exist throws a
+   * NotFoundError (the key named is likely a mistake).
    */
-  async delete(queue: string, options: { key?: string } = {}): Promise<void> {
+  async delete(queue: string, options: { key?: string } = {}): Promise<boolean> {
     const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
     if (key !== null) checkLimitKey(key, "key");
-    if ((await this.store.keyLimitsDelete(queue, key)) === 0) {
-      throw new NotFoundError(
-        key === null
-          ? `queue ${JSON.stringify(queue)} has no key limits to delete`
-          : `key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`,
-      );
+    const deleted = await this.store.keyLimitsDelete(queue, key);
+    if (deleted === 0 && key !== null) {
+      throw new NotFoundError(`key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`);
     }
+    return deleted > 0;
   }
 
   /** The key limits of one queue (default: every queue): each queue's default (`key` null) first, then its overrides. */

@@ -1,6 +1,12 @@
 import { RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
-import { type PruneOptions, type PruneResult, resolveRetentionPolicy, type RetentionPolicy } from "../core/retention.js";
+import {
+  type PruneOptions,
+  type PruneResult,
+  type ResolvedKindRetention,
+  resolveRetentionPolicy,
+  type RetentionPolicy,
+} from "../core/retention.js";
 import type { RetentionStore } from "../store/retention-store.js";
 
 /** Check `prune` options, refusing a bad one with a ValidationError that names it. */
@@ -8,12 +14,25 @@ export function resolvePruneOptions(options: PruneOptions): RetentionPolicy {
   return resolveRetentionPolicy(options, "", (message, field) => new ValidationError(message, [{ path: field, message }]));
 }
 
+/** A job kind whose definition sets its own retention ages. */
+export interface KindAges {
+  kind: string;
+  retention: ResolvedKindRetention | null;
+}
+
 /**
  * Delete in batches until a batch comes back short, pausing between batches.
  * A short batch means nothing more is old enough, or the rest is locked by
- * another prune (SKIP LOCKED), which will delete it.
+ * another prune (SKIP LOCKED), which will delete it. A kind of `kinds`
+ * whose definition sets an age of its own is pruned by that age, in
+ * batches of its own, and left out of the pass by `policy`'s age.
  */
-export async function pruneInBatches(store: RetentionStore, policy: RetentionPolicy, signal?: AbortSignal): Promise<PruneResult> {
+export async function pruneInBatches(
+  store: RetentionStore,
+  policy: RetentionPolicy,
+  kinds: Iterable<KindAges> = [],
+  signal?: AbortSignal,
+): Promise<PruneResult> {
   const drain = async (deleteBatch: () => Promise<number>): Promise<number> => {
     let total = 0;
     while (!signal?.aborted) {
@@ -24,8 +43,16 @@ export async function pruneInBatches(store: RetentionStore, policy: RetentionPol
     }
     return total;
   };
-  const jobs = await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize));
-  const deadLetters = await drain(() => store.deadLetterPrune(policy.deadLetterMs, policy.batchSize));
+  const finishedOwn: Array<[string, number]> = [];
+  const deadOwn: Array<[string, number]> = [];
+  for (const { kind, retention } of kinds) {
+    if (retention?.finishedMs != null) finishedOwn.push([kind, retention.finishedMs]);
+    if (retention?.deadLetterMs != null) deadOwn.push([kind, retention.deadLetterMs]);
+  }
+  let jobs = await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize, finishedOwn.map(([kind]) => kind)));
+  for (const [kind, ms] of finishedOwn) jobs += await drain(() => store.jobPruneFinishedOfKind(ms, policy.batchSize, kind));
+  let deadLetters = await drain(() => store.deadLetterPrune(policy.deadLetterMs, policy.batchSize, { except: deadOwn.map(([kind]) => kind) }));
+  for (const [kind, ms] of deadOwn) deadLetters += await drain(() => store.deadLetterPrune(ms, policy.batchSize, { only: kind }));
   const flows = await drain(() => store.flowPruneEmpty(policy.finishedMs, policy.batchSize));
   return { jobs, deadLetters, flows };
 }

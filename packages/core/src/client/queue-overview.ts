@@ -66,8 +66,8 @@ export class QueueOverview {
    * Jobs by status per queue, the age of each queue's oldest ready job, and
    * its settings. Counts are exact up to `QUEUE_EXACT_COUNT_LIMIT` (1,000)
    * jobs of a queue in a state (or the client's `exactCountLimit` when
-   * lower) and the planner's estimates beyond, and always for succeeded
-   * and cancelled; `estimated` says which. Across all tenants, queues
+   * lower) and the planner's estimates only beyond; a state with no jobs
+   * is 0, never estimated; `estimated` says which. Across all tenants, queues
    * that have settings or key limits but no jobs are listed too; a tenant
    * scope lists only queues holding its jobs. `oldestReadyAgeMs` is null
    * when none waits, or when it could not be read within `searchTimeoutMs`.

@@ -1,5 +1,5 @@
 import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
-import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
+import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { Store } from "../store/store.js";
@@ -45,8 +45,8 @@ export class Queues {
    * Limit a queue across all workers: `concurrency` caps its jobs running at
    * once; `rateLimit` allows `count` claims per fixed window of `intervalMs`.
    * An omitted field keeps its value; null removes that limit. Default: no
-   * limits. A queue with limits per key (`keyLimits.set`) is refused
-   * (ConflictError).
+   * limits. A queue may have limits per key (`keyLimits.set`) too: a job
+   * is then claimed only when both the queue's limits and its key's allow it.
    *
    * @example
    * await conveyor.queues.setLimits("mail", { concurrency: 3, rateLimit: { count: 100, intervalMs: 60_000 } });
@@ -70,10 +70,6 @@ export class Queues {
       if (count === null) refuse("rateLimit.count", "is required");
       if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
       rate = { set: true, count, intervalMs };
-    }
-    const limiting = concurrency.value !== null || rate.count !== null;
-    if (limiting && (await this.db.keyLimits.keyLimitsList(queue)).length > 0) {
-      throw new ConflictError(`queue ${JSON.stringify(queue)} has limits per key; remove them before setting queue limits`);
     }
     return this.store.queueSettingsSetLimits(queue, concurrency, rate);
   }

@@ -1,5 +1,6 @@
 import { DEFAULT_UNIQUE_ON_CONFLICT, DEFAULT_UNIQUE_STATES, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
+import { quoted } from "../core/validate.js";
 import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES, type UniqueConflictMode, type UniqueState } from "../core/unique.js";
 import type { UniqueInsert } from "../store/job-insert-row.js";
 
@@ -16,7 +17,7 @@ export function resolveUniqueOption(value: unknown, priorityGiven: boolean): Uni
   if (value === null || typeof value !== "object" || Array.isArray(value)) refuse("unique", "must be an object { key, states?, onConflict? }");
   const { key, states, onConflict } = value as Record<string, unknown>;
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_UNIQUE_KEY_LENGTH || key.includes("\u0000")) {
-    refuse("unique.key", `must be a non-empty string of at most ${MAX_UNIQUE_KEY_LENGTH} characters without NUL, got ${JSON.stringify(key)}`);
+    refuse("unique.key", `must be a non-empty string of at most ${MAX_UNIQUE_KEY_LENGTH} characters without NUL, got ${quoted(key)}`);
   }
   return { key, states: resolveStates(states), onConflict: resolveMode(onConflict), replacePriority: priorityGiven };
 }

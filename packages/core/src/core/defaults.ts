@@ -37,6 +37,28 @@ export const DEFAULT_BACKOFF_JITTER = 0.2;
 /** Per-attempt time limit; 0 means none. */
 export const DEFAULT_TIMEOUT_MS = 0;
 
+/**
+ * `waitFor`: how long it waits for a job to end before it throws
+ * `WaitTimeoutError`, 5 minutes. Longer waits pass their own `timeoutMs`
+ * (up to `MAX_WAIT_TIMEOUT_MS`).
+ */
+export const DEFAULT_WAIT_TIMEOUT_MS = 5 * 60 * 1000;
+/** `waitFor`: the longest `timeoutMs` accepted, 2,147,483,647 ms (about 24.8 days, the longest a Node.js timer waits). */
+export const MAX_WAIT_TIMEOUT_MS = 2_147_483_647;
+/**
+ * `waitFor`: how often it reads the job when no notification came, 1 s.
+ * A notification from the end's commit wakes it at once; reading is the
+ * fallback for a LISTEN connection that is down or unavailable (a
+ * transaction pooler without `listenConnectionString`).
+ */
+export const WAIT_POLL_INTERVAL_MS = 1_000;
+/**
+ * `waitFor`: its row in job_waits outlives its timer by 1 minute, so an
+ * end at the wait's last moment still notifies; a row left by a process
+ * that died is deleted by the next wait to start once this has passed.
+ */
+export const WAIT_ROW_MARGIN_MS = 60_000;
+
 /** Longest kind or queue name, 128 characters: identifiers people read in dashboards. */
 export const MAX_NAME_LENGTH = 128;
 /** Characters a kind or queue name may use: letters, digits and `_ . : - /`. */
@@ -45,8 +67,20 @@ export const NAME_PATTERN = /^[A-Za-z0-9_.:\-/]+$/;
 export const MAX_TENANT_LENGTH = 128;
 /** Longest idempotency key, 255 characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/**
+ * CLI progress (`conveyor jobs enqueue --file`, bulk actions) shows a rate
+ * only after this long, 1 s: over a shorter time a rate says nothing (two
+ * lines read in a millisecond are not 2,000 jobs a second).
+ */
+export const PROGRESS_RATE_MIN_MS = 1_000;
 /** Longest limit key, 256 characters (a host name fits; the jobs table checks the same bound). */
 export const MAX_LIMIT_KEY_LENGTH = 256;
+/**
+ * An error that quotes a refused value quotes at most its first 64
+ * characters, then says how long it was: a value sent by mistake (a whole
+ * payload as a key) would otherwise fill logs and API answers.
+ */
+export const MAX_QUOTED_VALUE_LENGTH = 64;
 
 /**
  * Run times: the earliest a job's run time may be, 2000-01-01T00:00:00Z in

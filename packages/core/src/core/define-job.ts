@@ -10,6 +10,7 @@ import {
 import { ConfigError } from "./errors.js";
 import type { RetryAfter } from "./errors.js";
 import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./schedules.js";
+import { type KindRetention, type ResolvedKindRetention, resolveKindRetention } from "./retention.js";
 import type { Queryable } from "./queryable.js";
 import type { DependencyOutcome, DependencySummary } from "./flows.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
@@ -152,6 +153,15 @@ export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
    * limits per key. An enqueue's own `limitKey` wins. Default: none.
    */
   limitKey?: (payload: StandardSchemaV1.InferOutput<S>) => string;
+  /**
+   * How long this kind's finished jobs and dead letters are kept, in place
+   * of the pruning worker's `retention` ages (and `prune()`'s) for this
+   * kind: e.g. `{ finishedMs: 60 * 60 * 1000 }` for a noisy kind, or 90 days
+   * for one kept for audits. Applied by every client that has the kind
+   * registered (`new Conveyor({ jobs })`); a prune by one that does not
+   * uses its own ages for it. Default: none (the pruner's ages).
+   */
+  retention?: KindRetention;
 }
 
 /** A validated, frozen job kind. Pass it to `new Conveyor({ jobs })` and to `enqueue`. */
@@ -176,6 +186,8 @@ export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R 
   readonly schedules: readonly ResolvedCronSchedule[];
   /** Derives a job's limit key from its parsed payload; null when the kind has none (the default). */
   readonly limitKey: ((payload: StandardSchemaV1.InferOutput<S>) => string) | null;
+  /** This kind's own retention ages; null when it keeps the pruner's (the default). */
+  readonly retention: ResolvedKindRetention | null;
 }
 
 /** Any job definition, whatever its payload type. */
@@ -240,6 +252,7 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
     priority,
     schedules: resolveSchedules(input.cron, { kind: input.kind, schema: input.schema, queue, priority }),
     limitKey: input.limitKey ?? null,
+    retention: resolveKindRetention(input.retention, `${where}: retention.`, (message) => new ConfigError(message)),
   });
 }
 

@@ -18,6 +18,8 @@ export type ConveyorErrorCode =
   | "SCHEMA_TOO_NEW"
   | "SCHEMA_TOO_OLD"
   | "SEARCH_TIMEOUT"
+  | "WAIT_TIMEOUT"
+  | "WAIT_ABORTED"
   | "EMBEDDED_POSTGRES";
 
 /** Base class of every error Conveyor raises on purpose. */
@@ -165,6 +167,31 @@ export class SearchTimeoutError extends ConveyorError {
       options,
     );
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/** `waitFor` gave up: the job had not ended within `timeoutMs`. The job itself is untouched and may still end. */
+export class WaitTimeoutError extends ConveyorError {
+  /** The job waited for. */
+  readonly jobId: string;
+  /** How long it was waited for, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(jobId: string, timeoutMs: number) {
+    super("WAIT_TIMEOUT", `job ${jobId} did not end within ${timeoutMs} ms; it is left as it is and may still end`);
+    this.jobId = jobId;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** `waitFor` stopped because its `signal` aborted (the abort's reason is the `cause`). The job itself is untouched. */
+export class WaitAbortedError extends ConveyorError {
+  /** The job waited for. */
+  readonly jobId: string;
+
+  constructor(jobId: string, options?: { cause?: unknown }) {
+    super("WAIT_ABORTED", `the wait for job ${jobId} was aborted; the job is left as it is`, options);
+    this.jobId = jobId;
   }
 }
 

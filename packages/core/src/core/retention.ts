@@ -47,6 +47,52 @@ export interface RetentionPolicy {
   readonly batchSize: number;
 }
 
+/**
+ * How long one job kind's rows are kept (`defineJob({ retention })`), in
+ * place of the pruning worker's (or `prune()`'s) ages for that kind.
+ */
+export interface KindRetention {
+  /**
+   * Delete this kind's succeeded and cancelled jobs finished longer ago
+   * than this, 0 to `MAX_RETENTION_AGE_MS`. Unset: the pruning worker's
+   * (or `prune()`'s) `finishedMs`, by default:
+   * @defaultValue `DEFAULT_RETENTION_FINISHED_MS` (7 days)
+   */
+  finishedMs?: number;
+  /**
+   * Delete this kind's dead letters (with their dead jobs) older than this,
+   * 0 to `MAX_RETENTION_AGE_MS`. Unset: the pruning worker's (or
+   * `prune()`'s) `deadLetterMs`, by default:
+   * @defaultValue `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days)
+   */
+  deadLetterMs?: number;
+}
+
+/** A kind's retention, checked: null where the kind keeps the pruner's age. */
+export interface ResolvedKindRetention {
+  /** As `KindRetention.finishedMs`; null: the pruner's. */
+  readonly finishedMs: number | null;
+  /** As `KindRetention.deadLetterMs`; null: the pruner's. */
+  readonly deadLetterMs: number | null;
+}
+
+/** Check a definition's `retention`, naming the field as `${prefix}${field}`; null when it sets none. */
+export function resolveKindRetention(input: KindRetention | undefined, prefix: string, refuse: RefuseField): ResolvedKindRetention | null {
+  if (input === undefined) return null;
+  if (typeof input !== "object" || input === null) throw refuse(`${prefix.slice(0, -1)} must be an object { finishedMs?, deadLetterMs? }, got ${String(input)}`, prefix.slice(0, -1));
+  const unknown = Object.keys(input).filter((field) => field !== "finishedMs" && field !== "deadLetterMs");
+  if (unknown.length > 0) throw refuse(`${prefix}${unknown[0]} is not a retention setting of a job kind (known: finishedMs, deadLetterMs)`, `${prefix}${unknown[0]}`);
+  const age = (value: number | undefined, field: string): number | null => {
+    if (value === undefined) return null;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_RETENTION_AGE_MS) {
+      throw refuse(`${prefix}${field} must be a number of ms from 0 to ${MAX_RETENTION_AGE_MS}, got ${String(value)}`, `${prefix}${field}`);
+    }
+    return value;
+  };
+  const resolved = { finishedMs: age(input.finishedMs, "finishedMs"), deadLetterMs: age(input.deadLetterMs, "deadLetterMs") };
+  return resolved.finishedMs === null && resolved.deadLetterMs === null ? null : Object.freeze(resolved);
+}
+
 /** Builds the error for a refused field; the caller picks the type (ValidationError for calls, ConfigError for options). */
 export type RefuseField = (message: string, field: string) => Error;
 

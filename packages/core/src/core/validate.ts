@@ -6,6 +6,7 @@ import {
   MAX_MAX_ATTEMPTS,
   MAX_NAME_LENGTH,
   MAX_PRIORITY,
+  MAX_QUOTED_VALUE_LENGTH,
   MAX_RUN_AT_MS,
   MAX_TENANT_LENGTH,
   MIN_PRIORITY,
@@ -15,6 +16,18 @@ import {
 import { ConfigError, ValidationError, type ValidationIssue } from "./errors.js";
 
 type ErrorClass = new (message: string) => Error;
+
+/**
+ * A refused value as an error message quotes it: JSON, cut after
+ * `MAX_QUOTED_VALUE_LENGTH` (64) characters, with the length it had.
+ */
+export function quoted(value: unknown): string {
+  const isString = typeof value === "string";
+  const text = isString ? value : (JSON.stringify(value) ?? String(value));
+  if (text.length <= MAX_QUOTED_VALUE_LENGTH) return isString ? JSON.stringify(text) : text;
+  const cut = text.slice(0, MAX_QUOTED_VALUE_LENGTH);
+  return `${isString ? JSON.stringify(cut) : cut}… (${text.length} characters)`;
+}
 
 function refuse(ErrorType: ErrorClass | typeof ValidationError, message: string, path: string): never {
   if (ErrorType === ValidationError) throw new ValidationError(message, [{ path, message }]);
@@ -26,7 +39,7 @@ export function checkName(value: unknown, field: string, ErrorType: ErrorClass =
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(value)) {
     refuse(
       ErrorType,
-      `${field} must be 1-${MAX_NAME_LENGTH} characters of letters, digits and _ . : - /, got ${JSON.stringify(value)}`,
+      `${field} must be 1-${MAX_NAME_LENGTH} characters of letters, digits and _ . : - /, got ${quoted(value)}`,
       field,
     );
   }
@@ -59,7 +72,7 @@ export function checkIdempotencyKey(value: unknown, field = "idempotencyKey"): a
 /** A limit key: 1 to MAX_LIMIT_KEY_LENGTH characters, no control characters. */
 export function checkLimitKey(value: unknown, field = "limitKey", ErrorType: ErrorClass = ValidationError): asserts value is string {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_LIMIT_KEY_LENGTH || /[\u0000-\u001f]/.test(value)) {
-    refuse(ErrorType, `${field} must be a string of 1 to ${MAX_LIMIT_KEY_LENGTH} characters without control characters, got ${JSON.stringify(value)}`, field);
+    refuse(ErrorType, `${field} must be a string of 1 to ${MAX_LIMIT_KEY_LENGTH} characters without control characters, got ${quoted(value)}`, field);
   }
 }
 

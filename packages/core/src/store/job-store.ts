@@ -274,6 +274,16 @@ export class JobStore {
     return rows.map((row) => ({ job: rowToJob(row), key: row.requested_key }));
   }
 
+  /** Record a wait for job `id`'s end, for at most `ms` (routines/jobs-notify-ended.ts NOTIFYs its end). */
+  async jobWaitAdd(id: string, waiter: string, ms: number): Promise<void> {
+    await this.run(this.q.jobWaitAdd, [id, waiter, ms]);
+  }
+
+  /** Forget a wait recorded by jobWaitAdd. */
+  async jobWaitRemove(id: string, waiter: string): Promise<void> {
+    await this.run(this.q.jobWaitRemove, [id, waiter]);
+  }
+
   async jobGet(id: string, tenant: string | null, db?: Queryable): Promise<Job | null> {
     const { rows } = await this.run(this.q.jobGet, [id, tenant], db);
     return rows[0] ? rowToJob(rows[0]) : null;

@@ -20,6 +20,7 @@ import * as stats from "./sql/stats.js";
 import * as tenantIndex from "./sql/tenant-index.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as unique from "./sql/unique.js";
+import * as waits from "./sql/waits.js";
 import * as workers from "./sql/workers.js";
 
 const SOURCES = {
@@ -44,6 +45,7 @@ const SOURCES = {
   ...tenantIndex,
   ...keyLimits,
   ...bulkActions,
+  ...waits,
 } as const;
 
 type QueryName = {

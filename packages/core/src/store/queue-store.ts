@@ -1,16 +1,15 @@
 import type { WorkerInfo } from "../core/model.js";
-import type { JobStatus } from "../core/states.js";
+import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { boundedRead } from "./bounded-read.js";
 import type { Pool } from "./db.js";
 import { runQuery } from "./run-query.js";
 import type { Queries } from "./queries.js";
 import { rowToWorker } from "./rows.js";
 
-/** One unfinished state of a queue as read: rows read (up to the limit), those of the tenant among them, and the estimate when the limit was reached. */
+/** One state of a queue as read: the rows counted (up to the limit), and the planner's estimate when the limit was reached. */
 export interface StateRead {
-  read: number;
-  matched: number;
-  /** The planner's estimate; null when every row was read. */
+  counted: number;
+  /** The planner's estimate; null when fewer rows than the limit were counted. */
   estimate: number | null;
 }
 
@@ -19,10 +18,7 @@ export interface QueueCountRow {
   queue: string;
   /** The statistics name this queue for the tenant (always false for all tenants). */
   inStatistics: boolean;
-  /** Ready jobs are read together; `queued` and `retrying` share `read`. */
-  reads: Record<"waiting" | "queued" | "retrying" | "running" | "dead", StateRead>;
-  /** The planner's estimates of succeeded and cancelled jobs. */
-  estimates: Record<"succeeded" | "cancelled", number>;
+  reads: Record<JobStatus, StateRead>;
 }
 
 /** The first ready job of one queue and priority whose run time has come. */
@@ -58,28 +54,19 @@ export class QueueStore {
     this.schema = schema;
   }
 
-  /** Per queue: unfinished and dead jobs counted reading at most `readLimit` rows per state, estimates where that was not enough and for succeeded and cancelled; `tenant` null for every tenant. */
+  /** Per queue and state: jobs counted reading at most `readLimit` index entries, the planner's estimate where that was not enough; `tenant` null for every tenant. */
   async queueCounts(tenant: string | null, readLimit: number, timeoutMs: number): Promise<QueueCountRow[]> {
     const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCounts, [tenant, readLimit, this.schema]));
-    return rows.map((row) => {
-      const state = (read: unknown, matched: unknown, estimate: unknown): StateRead => ({
-        read: int(read),
-        matched: int(matched),
-        estimate: estimate === null ? null : int(estimate),
-      });
-      return {
-        queue: row.queue,
-        inStatistics: row.in_statistics,
-        reads: {
-          waiting: state(row.waiting_read, row.waiting, row.waiting_estimate),
-          queued: state(row.ready_read, row.queued, row.queued_estimate),
-          retrying: state(row.ready_read, row.retrying, row.retrying_estimate),
-          running: state(row.running_read, row.running, row.running_estimate),
-          dead: state(row.dead_read, row.dead, row.dead_estimate),
-        },
-        estimates: { succeeded: int(row.succeeded_estimate), cancelled: int(row.cancelled_estimate) },
-      };
-    });
+    return rows.map((row) => ({
+      queue: row.queue,
+      inStatistics: row.in_statistics,
+      reads: Object.fromEntries(
+        JOB_STATUSES.map((status) => {
+          const estimate = row[`${status}_estimate`];
+          return [status, { counted: int(row[status]), estimate: estimate === null ? null : int(estimate) }];
+        }),
+      ) as Record<JobStatus, StateRead>,
+    }));
   }
 
   /** Per queue, every state counted exactly, when the jobs table holds at most `tableLimit` rows; else null (and only that many rows were read). */
@@ -102,20 +89,12 @@ export class QueueStore {
       }));
   }
 
-  /** Per queue: the planner's estimate of every state, counting nothing (for all tenants, or the queues the statistics name for `tenant`). */
+  /** Per queue: the planner's estimate of every state, counting nothing but whether the state has jobs (0 when it has none); for all tenants, or the queues the statistics name for `tenant`. */
   async queueEstimates(tenant: string | null, timeoutMs: number): Promise<Array<{ queue: string; counts: Record<JobStatus, number> }>> {
     const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema]));
     return rows.map((row) => ({
       queue: row.queue,
-      counts: {
-        waiting: int(row.waiting_estimate),
-        queued: int(row.queued_estimate),
-        running: int(row.running_estimate),
-        retrying: int(row.retrying_estimate),
-        succeeded: int(row.succeeded_estimate),
-        cancelled: int(row.cancelled_estimate),
-        dead: int(row.dead_estimate),
-      },
+      counts: Object.fromEntries(JOB_STATUSES.map((status) => [status, int(row[`${status}_estimate`])])) as Record<JobStatus, number>,
     }));
   }
 

@@ -12,9 +12,15 @@ export class RetentionStore {
     this.q = queries;
   }
 
-  /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago; returns how many. */
-  async jobPruneFinished(olderThanMs: number, limit: number): Promise<number> {
-    const { rows } = await runQuery(this.pool, this.q.jobPruneFinished, [olderThanMs, limit]);
+  /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago, but none of the kinds `except`; returns how many. */
+  async jobPruneFinished(olderThanMs: number, limit: number, except: readonly string[] = []): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.jobPruneFinished, [olderThanMs, limit, except]);
+    return rows[0].count;
+  }
+
+  /** Delete up to `limit` succeeded/cancelled jobs of `kind` finished more than `olderThanMs` ago; returns how many. */
+  async jobPruneFinishedOfKind(olderThanMs: number, limit: number, kind: string): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.jobPruneFinishedOfKind, [olderThanMs, limit, kind]);
     return rows[0].count;
   }
 
@@ -24,9 +30,13 @@ export class RetentionStore {
     return rows[0].count;
   }
 
-  /** Delete up to `limit` dead letters older than `olderThanMs` with their jobs; returns how many. */
-  async deadLetterPrune(olderThanMs: number, limit: number): Promise<number> {
-    const { rows } = await runQuery(this.pool, this.q.deadLetterPrune, [olderThanMs, limit]);
+  /**
+   * Delete up to `limit` dead letters older than `olderThanMs` with their
+   * jobs: of `kinds.only` alone, else of every kind but `kinds.except`;
+   * returns how many.
+   */
+  async deadLetterPrune(olderThanMs: number, limit: number, kinds: { only?: string; except?: readonly string[] } = {}): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.deadLetterPrune, [olderThanMs, limit, kinds.only ?? null, kinds.except ?? []]);
     return rows[0].count;
   }
 }

@@ -152,6 +152,13 @@ CREATE TABLE conveyor.job_executions (
   CONSTRAINT job_executions_pkey PRIMARY KEY (id)
 ) WITH (fillfactor=100);
 
+CREATE TABLE conveyor.job_waits (
+  job_id uuid NOT NULL,
+  waiter uuid NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT job_waits_pkey PRIMARY KEY (job_id, waiter)
+);
+
 CREATE TABLE conveyor.jobs (
   id uuid NOT NULL,
   tenant text NOT NULL,
@@ -289,8 +296,11 @@ CREATE UNIQUE INDEX flows_idempotency_key_idx ON conveyor.flows USING btree (ten
 CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
 CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
 CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
+CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
+CREATE INDEX jobs_by_queue_status_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
+CREATE INDEX jobs_finished_by_kind_idx ON conveyor.jobs USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
 CREATE INDEX jobs_finished_prune_idx ON conveyor.jobs USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
 CREATE UNIQUE INDEX jobs_idempotency_key_idx ON conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
@@ -339,6 +349,7 @@ UNION ALL
 -- FUNCTION conveyor.jobs_delete_executions() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_cancel() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_notify_ended() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ready() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_requeued() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_release_dependents() RETURNS trigger LANGUAGE plpgsql
@@ -349,6 +360,7 @@ UNION ALL
 CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
 CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
 CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
+CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) AND (old.status <> ALL (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_ended();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
 CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
 CREATE TRIGGER jobs_release_dependents AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_dependents();

@@ -35,7 +35,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         security: BEARER_SECURITY,
         params: routeSchema(queueParams),
         body: routeSchema(keyLimitsBody),
-        response: { ...limitsResponse, ...problemResponses(400, 401, 403, 409, 415, 422, 503) },
+        response: { ...limitsResponse, ...problemResponses(400, 401, 403, 415, 422, 503) },
       },
     },
     async (request) => {
@@ -88,7 +88,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         summary: "delete every key limit of a queue, default and overrides (admin keys only); its jobs are untouched",
         security: BEARER_SECURITY,
         params: routeSchema(queueParams),
-        response: { 204: { description: "deleted", type: "null" }, ...problemResponses(400, 401, 403, 404, 503) },
+        response: { 204: { description: "deleted", type: "null" }, ...problemResponses(400, 401, 403, 503) },
       },
     },
     async (request, reply) => {
@@ -149,7 +149,7 @@ export function keyLimitRoutes(app: FastifyInstance, { conveyor }: RouteContext)
         security: BEARER_SECURITY,
         params: routeSchema(keyParams),
         body: routeSchema(keyLimitsBody),
-        response: { ...limitsResponse, ...problemResponses(400, 401, 403, 409, 415, 422, 503) },
+        response: { ...limitsResponse, ...problemResponses(400, 401, 403, 415, 422, 503) },
       },
     },
     async (request) => {

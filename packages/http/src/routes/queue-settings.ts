@@ -78,7 +78,7 @@ export function queueSettingsRoutes(app: FastifyInstance, { conveyor }: RouteCon
         security: BEARER_SECURITY,
         params,
         body: routeSchema(queueLimitsBody),
-        response: { ...ok("the queue's settings"), ...problemResponses(400, 401, 403, 409, 415, 422, 503) },
+        response: { ...ok("the queue's settings"), ...problemResponses(400, 401, 403, 415, 422, 503) },
       },
     },
     async (request) => {

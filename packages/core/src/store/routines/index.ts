@@ -11,6 +11,7 @@ import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
 import { jobsEstimate } from "./jobs-estimate.js";
 import { jobsNotifyCancel } from "./jobs-notify-cancel.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
+import { jobsNotifyEnded } from "./jobs-notify-ended.js";
 import { jobsNotifyRequeued } from "./jobs-notify-requeued.js";
 import { jobsReleaseDependents } from "./jobs-release-dependents.js";
 import { jobsReleaseRecorded } from "./jobs-release-recorded.js";
@@ -32,6 +33,7 @@ export const ROUTINES: readonly Routine[] = [
   jobsNotifyReady,
   jobsNotifyRequeued,
   jobsNotifyCancel,
+  jobsNotifyEnded,
   jobsReleaseUniqueKey,
   jobsDeleteExecutions,
   jobsDeleteDependencies,

@@ -33,6 +33,14 @@ import type { Routine } from "./routine.js";
  * Jobs without a key in a key-limited queue are not limited by key; they
  * are found among the first 100 ready jobs of the queue, and only when the
  * keys did not fill the claim.
+ * A queue that also has queue limits (a concurrency cap or a rate window
+ * of its own) is claimed within both: first its settings row is locked, as
+ * job_claim_from_limited_queue locks it, so that every claim of the queue
+ * queues on that one lock; a later statement (its snapshot taken after the
+ * lock) counts the queue's running jobs and its window, and the claim takes
+ * at most what is left of them (v_limit), and counts what it took into the
+ * queue's window in the same statement as the claim. A job is claimed only
+ * if both its key's limits and its queue's allow it.
  * Each row also carries next_key, the last key claimed from in walk order:
  * the worker's cursor for its next claim of this queue (when nothing was
  * claimed, a single row of nulls carries the last key walked).
@@ -50,11 +58,38 @@ LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   v_keys text[];
   v_locked text[];
+  v_limit integer := p_limit;
+  v_queue_limited boolean;
+  v_window_new boolean := false;
 BEGIN
   PERFORM set_config('lock_timeout', p_lock_timeout_ms || 'ms', true);
   IF NOT EXISTS (SELECT 1 FROM {{schema}}.key_limits AS d WHERE d.queue = p_queue AND d.limit_key = '')
      OR EXISTS (SELECT 1 FROM {{schema}}.queue_settings AS s WHERE s.name = p_queue AND s.paused) THEN
     RETURN;
+  END IF;
+  -- Queue limits as well: wait for the queue's lock, then count its room.
+  PERFORM 1 FROM {{schema}}.queue_settings AS s
+  WHERE s.name = p_queue AND (s.concurrency_limit IS NOT NULL OR s.rate_limit IS NOT NULL)
+  FOR UPDATE;
+  v_queue_limited := FOUND;
+  IF v_queue_limited THEN
+    SELECT greatest(0, least(p_limit,
+             coalesce(s.concurrency_limit
+                      - (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = 'running' AND r.queue = p_queue), p_limit),
+             CASE WHEN s.rate_limit IS NULL THEN p_limit
+                  WHEN w.window_new THEN s.rate_limit
+                  ELSE s.rate_limit - s.window_count END)),
+           w.window_new
+      INTO v_limit, v_window_new
+      FROM {{schema}}.queue_settings AS s
+      CROSS JOIN LATERAL (
+        SELECT s.rate_limit IS NOT NULL AND (s.window_started_at IS NULL
+          OR s.window_started_at + s.rate_interval_ms * interval '1 millisecond' <= clock_timestamp()) AS window_new
+      ) AS w
+      WHERE s.name = p_queue;
+    IF v_limit = 0 THEN
+      RETURN;
+    END IF;
   END IF;
   v_keys := ARRAY(SELECT k FROM {{schema}}.job_limit_keys_ready(p_queue, coalesce(p_after_key, ''), NULL, p_walk) AS k);
   IF cardinality(v_keys) < p_walk AND p_after_key IS NOT NULL THEN
@@ -83,9 +118,9 @@ BEGIN
       FROM limits AS l LEFT JOIN {{schema}}.key_limit_state AS s ON s.queue = p_queue AND s.limit_key = l.limit_key
     ), room AS (
       SELECT w.limit_key, w.ord, w.running, w.rate_limit, w.window_new,
-             greatest(0, least(p_limit::int,
-               coalesce(w.concurrency_limit - w.running, p_limit::int),
-               CASE WHEN w.rate_limit IS NULL THEN p_limit::int
+             greatest(0, least(v_limit::int,
+               coalesce(w.concurrency_limit - w.running, v_limit::int),
+               CASE WHEN w.rate_limit IS NULL THEN v_limit::int
                     WHEN w.window_new THEN w.rate_limit
                     ELSE w.rate_limit - w.window_count END)) AS n
       FROM windows AS w
@@ -101,7 +136,7 @@ BEGIN
         WHERE j.status IN (${READY}) AND j.queue = p_queue AND j.limit_key = room.limit_key
           AND j.run_at <= (SELECT at FROM claim_time) AND j.kind = ANY(p_kinds::text[])
         ORDER BY j.priority, j.run_at, j.id
-        LIMIT least(room.n, ceil(p_limit::float8 / greatest(1, cardinality(v_locked::text[])))::int)
+        LIMIT least(room.n, ceil(v_limit::float8 / greatest(1, cardinality(v_locked::text[])))::int)
         FOR UPDATE SKIP LOCKED
       ) AS c
     ), unkeyed AS (
@@ -113,9 +148,9 @@ BEGIN
         ORDER BY j.priority, j.run_at, j.id
         LIMIT 100
       ) AS h
-      WHERE h.limit_key IS NULL AND (SELECT count(*) FROM keyed) < p_limit
+      WHERE h.limit_key IS NULL AND (SELECT count(*) FROM keyed) < v_limit
     ), chosen AS (
-      SELECT c.id, c.locked FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) AS c ORDER BY c.position, c.ord LIMIT p_limit
+      SELECT c.id, c.locked FROM (SELECT * FROM keyed UNION ALL SELECT * FROM unkeyed) AS c ORDER BY c.position, c.ord LIMIT v_limit
     ), claimable AS (
       SELECT ch.id FROM chosen AS ch WHERE ch.locked
       UNION ALL
@@ -136,6 +171,12 @@ BEGIN
       ON CONFLICT (queue, limit_key) DO UPDATE SET
         window_started_at = coalesce(EXCLUDED.window_started_at, s.window_started_at),
         window_count = CASE WHEN EXCLUDED.window_started_at IS NULL THEN s.window_count ELSE 0 END + EXCLUDED.window_count
+    ), queue_counted AS (
+      -- The queue's own window, under the queue's lock taken above.
+      UPDATE {{schema}}.queue_settings AS s SET
+        window_started_at = CASE WHEN v_window_new THEN (SELECT at FROM claim_time) ELSE s.window_started_at END,
+        window_count = CASE WHEN v_window_new THEN 0 ELSE s.window_count END + (SELECT count(*)::int FROM claimed)
+      WHERE v_queue_limited AND s.name = p_queue AND s.rate_limit IS NOT NULL AND EXISTS (SELECT 1 FROM claimed)
     )
     SELECT ${CLAIMED_COLUMNS},
            (SELECT w.k FROM unnest(v_keys::text[]) WITH ORDINALITY AS w(k, ord)

@@ -6,7 +6,8 @@ import type { Routine } from "./routine.js";
  * Claim from one limited queue: lock its settings row, then claim within its
  * concurrency cap and rate window (the window is counted in the same
  * statement). A paused queue, or one whose limits were removed, yields
- * nothing.
+ * nothing; so does a queue with limits per key, which job_claim_by_key
+ * claims within both its key limits and these.
  *
  * A cap is exact because its claims queue on one lock (the queue's settings
  * row here, every capped tenant's in job_claim_fair) and count the running
@@ -43,6 +44,7 @@ BEGIN
                OR s.window_started_at + s.rate_interval_ms * interval '1 millisecond' <= (SELECT at FROM claim_time)) AS window_new
       FROM {{schema}}.queue_settings AS s
       WHERE s.name = $4 AND NOT s.paused AND (s.concurrency_limit IS NOT NULL OR s.rate_limit IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM {{schema}}.key_limits AS d WHERE d.queue = $4 AND d.limit_key = '')
     ), allowance AS (
       SELECT greatest(0, least(
         $2::int,

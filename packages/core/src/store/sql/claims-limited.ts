@@ -18,14 +18,16 @@ import { CLAIMED_COLUMNS } from "./claim-fragments.js";
 
 /**
  * What a worker needs to choose its claims: the queues that are limited but
- * not paused (claimed one by one with jobClaimFromLimitedQueue), whether
- * any tenant has a concurrency cap (then the tenant-aware claim is used),
- * and the queues with key limits (claimed one by one with jobClaimByKey).
+ * not paused and have no key limits (claimed one by one with
+ * jobClaimFromLimitedQueue), whether any tenant has a concurrency cap (then
+ * the tenant-aware claim is used), and the queues with key limits (claimed
+ * one by one with jobClaimByKey, within their queue limits too).
  * No parameters.
  */
 export const claimRestrictions = `
-SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM {{schema}}.queue_settings
-                 WHERE NOT paused AND (concurrency_limit IS NOT NULL OR rate_limit IS NOT NULL)), '{}') AS limited_queues,
+SELECT coalesce((SELECT array_agg(s.name ORDER BY s.name) FROM {{schema}}.queue_settings AS s
+                 WHERE NOT s.paused AND (s.concurrency_limit IS NOT NULL OR s.rate_limit IS NOT NULL)
+                   AND NOT EXISTS (SELECT 1 FROM {{schema}}.key_limits AS d WHERE d.queue = s.name AND d.limit_key = '')), '{}') AS limited_queues,
        EXISTS (SELECT 1 FROM {{schema}}.tenant_settings WHERE concurrency_limit IS NOT NULL) AS tenant_caps,
        coalesce((SELECT array_agg(queue ORDER BY queue) FROM {{schema}}.key_limits WHERE limit_key = ''), '{}') AS key_limited_queues`;
 

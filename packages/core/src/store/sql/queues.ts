@@ -1,11 +1,12 @@
+import { JOB_STATUSES, type JobStatus, READY_STATUSES } from "../../core/states.js";
 import { READY } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
-// path, and none reads the jobs table through: unfinished and dead jobs are
-// counted through their partial indexes up to a limit, everything beyond
-// (and succeeded and cancelled jobs, which no partial index holds) comes
-// from the planner's estimates (routines/jobs-estimate.ts). The workers
-// with what they run are in workers.ts.
+// path, and none reads the jobs table through: every state of a queue is
+// counted up to a limit (through jobs_by_queue_status_tenant_idx, and
+// jobs_ready_by_queue_idx for ready jobs), and only a state with more rows
+// than that is the planner's estimate (routines/jobs-estimate.ts). The
+// workers with what they run are in workers.ts.
 
 /**
  * The queues to report: those with ready, waiting or dead jobs (one index
@@ -49,55 +50,54 @@ WITH RECURSIVE ready_queues AS (
   UNION SELECT queue FROM tenant_queues
 )`;
 
-/** The planner's estimates of a queue's succeeded and cancelled jobs ($1 tenant|null; `q` the queue row). */
-const FINISHED_ESTIMATES = `
-  {{schema}}.jobs_estimate('succeeded', q.queue, $1) AS succeeded_estimate,
-  {{schema}}.jobs_estimate('cancelled', q.queue, $1) AS cancelled_estimate`;
+/** The states counted through jobs_by_queue_status_tenant_idx: every state but the ready ones. */
+const INDEXED_STATES = JOB_STATUSES.filter((status) => !READY_STATUSES.includes(status));
 
 /**
- * Per queue: its unfinished and dead jobs counted through their partial
- * indexes, reading at most $2 rows per state (waiting, ready, running,
- * dead), and the planner's estimates where that was not enough and for
- * succeeded and cancelled jobs.
- * `*_read` is how many rows were read; when it reached $2 the count is
- * partial and the estimate stands instead. Ready jobs are read together
- * (queued and retrying share jobs_ready_by_queue_idx). With a tenant, the
- * rows read are the queue's, whoever they belong to, and those of the
- * tenant are counted: the cost stays bounded by $2 however small the
- * tenant is in a shared queue. `in_statistics`: the statistics name the
- * queue for the tenant.
- * $1 tenant|null, $2 rows read at most per queue and state, $3 schema name
+ * The jobs of queue `q.queue` in `status` (for tenant $1, or all when
+ * null), counted up to $2, through an index whose predicate the literal
+ * status implies. `extra`: a further condition on `j`.
+ */
+const countUpTo = (status: JobStatus, extra = "") => `CASE WHEN $1::text IS NULL
+    THEN (SELECT count(*)::int FROM (SELECT 1 FROM {{schema}}.jobs AS j
+          WHERE j.queue = q.queue AND j.status = '${status}'${extra} LIMIT $2) AS x)
+    ELSE (SELECT count(*)::int FROM (SELECT 1 FROM {{schema}}.jobs AS j
+          WHERE j.queue = q.queue AND j.status = '${status}' AND j.tenant = $1${extra} LIMIT $2) AS x)
+  END`;
+
+/**
+ * Per queue: its jobs in each state, counted up to $2 (`<state>`), and the
+ * planner's estimate only where $2 were counted (`<state>_estimate`: the
+ * count is then a lower bound). Waiting, running, succeeded, cancelled and
+ * dead jobs are counted through jobs_by_queue_status_tenant_idx; for a
+ * tenant, its own entries, so the cost stays bounded by $2 however small
+ * the tenant is in a shared queue, and a state where it has no jobs is 0.
+ * Ready jobs are read together, at most $2 of the queue through
+ * jobs_ready_by_queue_idx (the claim's index); when that read was not all
+ * of them and a ready state (or the tenant) was not seen $2 times in it,
+ * that state is counted again on its own up to $2, so that it too is
+ * exact up to the limit (that recount reads the queue's ready jobs until
+ * it has counted $2 or read them all: it runs only for a queue with more
+ * than $2 ready jobs where a state, or the tenant, is rare among them). `in_statistics`: the statistics name the queue
+ * for the tenant.
+ * $1 tenant|null, $2 rows counted at most per queue and state, $3 schema name
  */
 export const queueCounts = `${queueNames("$3")}
 SELECT q.queue,
        EXISTS (SELECT 1 FROM tenant_queues AS t WHERE t.queue = q.queue) AS in_statistics,
-       w.waiting_read, w.waiting, r.ready_read, r.queued, r.retrying, n.running_read, n.running, d.dead_read, d.dead,
-       CASE WHEN w.waiting_read >= $2 THEN {{schema}}.jobs_estimate('waiting', q.queue, $1) END AS waiting_estimate,
-       CASE WHEN r.ready_read >= $2 THEN {{schema}}.jobs_estimate('queued', q.queue, $1) END AS queued_estimate,
-       CASE WHEN r.ready_read >= $2 THEN {{schema}}.jobs_estimate('retrying', q.queue, $1) END AS retrying_estimate,
-       CASE WHEN n.running_read >= $2 THEN {{schema}}.jobs_estimate('running', q.queue, $1) END AS running_estimate,
-       CASE WHEN d.dead_read >= $2 THEN {{schema}}.jobs_estimate('dead', q.queue, $1) END AS dead_estimate,
-       ${FINISHED_ESTIMATES}
+       ${JOB_STATUSES.map((status) => `c.${status}`).join(", ")},
+       ${JOB_STATUSES.map((status) => `CASE WHEN c.${status} >= $2 THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) END AS ${status}_estimate`).join(",\n       ")}
 FROM queue_names AS q
 CROSS JOIN LATERAL (
-  SELECT count(*)::int AS waiting_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS waiting
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'waiting' AND j.queue = q.queue LIMIT $2) AS x
-) AS w
-CROSS JOIN LATERAL (
   SELECT count(*)::int AS ready_read,
-         (count(*) FILTER (WHERE x.status = 'queued' AND ($1::text IS NULL OR x.tenant = $1)))::int AS queued,
-         (count(*) FILTER (WHERE x.status = 'retrying' AND ($1::text IS NULL OR x.tenant = $1)))::int AS retrying
+         ${READY_STATUSES.map((status) => `(count(*) FILTER (WHERE x.status = '${status}' AND ($1::text IS NULL OR x.tenant = $1)))::int AS ${status}`).join(",\n         ")}
   FROM (SELECT j.tenant, j.status FROM {{schema}}.jobs AS j
         WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT $2) AS x
 ) AS r
 CROSS JOIN LATERAL (
-  SELECT count(*)::int AS running_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS running
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'running' AND j.queue = q.queue LIMIT $2) AS x
-) AS n
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS dead_read, (count(*) FILTER (WHERE $1::text IS NULL OR x.tenant = $1))::int AS dead
-  FROM (SELECT j.tenant FROM {{schema}}.jobs AS j WHERE j.status = 'dead' AND j.queue = q.queue LIMIT $2) AS x
-) AS d
+  SELECT ${INDEXED_STATES.map((status) => `${countUpTo(status)} AS ${status}`).join(",\n         ")},
+         ${READY_STATUSES.map((status) => `CASE WHEN r.ready_read < $2 OR r.${status} >= $2 THEN r.${status} ELSE ${countUpTo(status, ` AND j.status IN (${READY})`)} END AS ${status}`).join(",\n         ")}
+) AS c
 ORDER BY q.queue`;
 
 /**
@@ -130,21 +130,29 @@ LEFT JOIN (
 ) AS c ON true
 ORDER BY c.queue`;
 
+/** Whether queue `q.queue` has jobs in `status` (of tenant $1 when not null): one index probe. */
+const hasJobs = (status: JobStatus) => `CASE WHEN $1::text IS NULL
+    THEN EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}')
+    ELSE EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}' AND j.tenant = $1)
+  END`;
+
 /**
- * The same queues with every state estimated and nothing counted: what
+ * The same queues with every state estimated, nothing counted: what
  * queueCounts falls back to when it did not finish within the time bound.
- * With a tenant, only the queues the statistics name for it.
+ * A state with no jobs is 0, never the planner's floor of 1: one probe of
+ * jobs_by_queue_status_tenant_idx per state, and one of
+ * jobs_ready_by_queue_idx for both ready states (a queue with no ready job
+ * at all). With a tenant, only the queues the statistics name for it.
  * $1 tenant|null, $2 schema name
  */
 export const queueEstimates = `${queueNames("$2")}
 SELECT q.queue,
-       {{schema}}.jobs_estimate('waiting', q.queue, $1) AS waiting_estimate,
-       {{schema}}.jobs_estimate('queued', q.queue, $1) AS queued_estimate,
-       {{schema}}.jobs_estimate('retrying', q.queue, $1) AS retrying_estimate,
-       {{schema}}.jobs_estimate('running', q.queue, $1) AS running_estimate,
-       {{schema}}.jobs_estimate('dead', q.queue, $1) AS dead_estimate,
-       ${FINISHED_ESTIMATES}
+       ${INDEXED_STATES.map((status) => `CASE WHEN ${hasJobs(status)} THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) ELSE 0 END AS ${status}_estimate`).join(",\n       ")},
+       ${READY_STATUSES.map((status) => `CASE WHEN r.any_ready THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) ELSE 0 END AS ${status}_estimate`).join(",\n       ")}
 FROM queue_names AS q
+CROSS JOIN LATERAL (
+  SELECT EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.status IN (${READY}) AND j.queue = q.queue) AS any_ready
+) AS r
 WHERE $1::text IS NULL OR q.queue IN (SELECT queue FROM tenant_queues)
 ORDER BY q.queue`;
 

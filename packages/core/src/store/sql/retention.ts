@@ -33,14 +33,36 @@
 
 /**
  * Delete up to $2 succeeded or cancelled jobs that finished more than $1 ms
- * ago (by the database clock), oldest first, with their executions; returns
- * how many.
- * $1 age ms float8, $2 limit
+ * ago (by the database clock), oldest first, with their executions, except
+ * jobs of the kinds $3 (those with an age of their own, pruned by
+ * jobPruneFinishedOfKind); returns how many.
+ * $1 age ms float8, $2 limit, $3 kinds left out text[]
  */
 export const jobPruneFinished = `
 WITH target AS (
   SELECT id FROM {{schema}}.jobs
   WHERE status IN ('succeeded', 'cancelled')
+    AND finished_at < now() - $1::float8 * interval '1 millisecond'
+    AND kind <> ALL($3::text[])
+  ORDER BY finished_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), pruned AS (
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+)
+SELECT count(*)::int AS count FROM pruned`;
+
+/**
+ * Delete up to $2 succeeded or cancelled jobs of kind $3 that finished more
+ * than $1 ms ago, oldest first, with their executions, through
+ * jobs_finished_by_kind_idx (only that kind's rows past its age are read);
+ * returns how many.
+ * $1 age ms float8, $2 limit, $3 kind
+ */
+export const jobPruneFinishedOfKind = `
+WITH target AS (
+  SELECT id FROM {{schema}}.jobs
+  WHERE status IN ('succeeded', 'cancelled') AND kind = $3
     AND finished_at < now() - $1::float8 * interval '1 millisecond'
   ORDER BY finished_at
   LIMIT $2
@@ -74,12 +96,15 @@ SELECT count(*)::int AS count FROM pruned`;
  * their dead jobs and executions; returns how many. The entry is locked first
  * (a requeue or purge holding it is skipped), then its job (anyone writing it
  * is skipped too); deleting the job takes the entry with it by cascade.
- * $1 age ms float8, $2 limit
+ * $3 null: every kind but those of $4 (kinds with an age of their own);
+ * else only kind $3.
+ * $1 age ms float8, $2 limit, $3 kind|null, $4 kinds left out text[]
  */
 export const deadLetterPrune = `
 WITH entry AS (
   SELECT job_id FROM {{schema}}.dead_letter_jobs
   WHERE dead_at < now() - $1::float8 * interval '1 millisecond'
+    AND CASE WHEN $3::text IS NULL THEN kind <> ALL($4::text[]) ELSE kind = $3 END
   ORDER BY dead_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED

@@ -1,0 +1,25 @@
+import { TERMINAL } from "../sql/status-sets.js";
+import type { Routine } from "./routine.js";
+
+/**
+ * NOTIFY `<schema>:ended` with a job's id when it reaches a terminal state
+ * and a client waits for it (a row in job_waits): the notification goes
+ * out at the commit of the end, and never for an end that rolls back. A
+ * transaction that ends only jobs nobody waits for reads one index entry
+ * per end and calls no NOTIFY.
+ */
+export const jobsNotifyEnded: Routine = {
+  name: "jobs_notify_ended",
+  sql: `
+CREATE OR REPLACE FUNCTION {{schema}}.jobs_notify_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM {{schema}}.job_waits WHERE job_id = NEW.id) THEN
+    PERFORM pg_notify(TG_TABLE_SCHEMA || ':ended', NEW.id::text);
+  END IF;
+  RETURN NULL;
+END
+$$;
+CREATE OR REPLACE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON {{schema}}.jobs
+  FOR EACH ROW WHEN (NEW.status IN (${TERMINAL}) AND OLD.status NOT IN (${TERMINAL}))
+  EXECUTE FUNCTION {{schema}}.jobs_notify_ended();`,
+};

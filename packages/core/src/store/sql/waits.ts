@@ -1,0 +1,19 @@
+// Waits for a job's end (client/wait-for.ts): a row per wait, which the
+// trigger jobs_notify_ended reads (routines/jobs-notify-ended.ts).
+
+/**
+ * Start a wait: record it until $3 ms from now, and delete the waits whose
+ * time has passed (left by processes that died).
+ * $1 job id, $2 waiter id, $3 ms the wait may last at most
+ */
+export const jobWaitAdd = `
+WITH expired AS (
+  DELETE FROM {{schema}}.job_waits WHERE expires_at < now()
+)
+INSERT INTO {{schema}}.job_waits (job_id, waiter, expires_at)
+VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+ON CONFLICT (job_id, waiter) DO UPDATE SET expires_at = EXCLUDED.expires_at`;
+
+/** End a wait. $1 job id, $2 waiter id */
+export const jobWaitRemove = `
+DELETE FROM {{schema}}.job_waits WHERE job_id = $1 AND waiter = $2`;
