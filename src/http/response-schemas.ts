@@ -147,6 +147,13 @@ const problem = z
   .describe("RFC 9457 problem details");
 
 /** Response schemas by name, for the routes' `response` maps. */
+/** `GET /v1/me`: the API key a request is made with, and what it may do. */
+const currentKey = z.object({
+  keyId: z.uuid().describe("the API key's id"),
+  tenant: z.string().describe("its tenant: a tenant key reads and acts for this tenant only; an admin key's default tenant for writes"),
+  admin: z.boolean().describe("true: an admin key, which sees every tenant and may use the admin-only routes (queue settings, limits per key, prune)"),
+});
+
 export const responseSchemas = {
   job: responseSchema(job),
   jobWithExecutions: responseSchema(job.extend({ executions: z.array(executionShape) })),
@@ -210,6 +217,7 @@ export const responseSchemas = {
   topKeys: responseSchema(z.object({ items: z.array(keyLoadShape) })),
   keyStatus: responseSchema(keyStatusShape),
   schedules: responseSchema(z.object({ items: z.array(scheduleShape) })),
+  currentKey: responseSchema(currentKey),
 };
 
 /** The body of `GET /v1/overview` before its times become text (the serializer does the rest). */
