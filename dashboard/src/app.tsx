@@ -7,8 +7,10 @@ import { JobPage } from "./components/job.js";
 import { Jobs } from "./components/jobs.js";
 import { Overview } from "./components/overview.js";
 import { SignIn } from "./components/sign-in.js";
+import { usePoll } from "./poll.js";
 import { href, useRoute } from "./router.js";
 import { forgetKey, loadKey, saveKey } from "./session.js";
+import type { CurrentKey } from "./types.js";
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => loadKey());
@@ -25,6 +27,10 @@ export function App() {
         : null,
     [key],
   );
+
+  // What the key may do, read once per sign-in: pages offer admin-only routes to admin keys only.
+  const me = usePoll<CurrentKey | null>(async () => (api ? api.get<CurrentKey>("/v1/me") : null), null, [api]);
+  const admin = me.data ? me.data.admin : null;
 
   if (!api || !key) {
     return (
@@ -49,7 +55,7 @@ export function App() {
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else if (section === "bulk-actions" && id) page = <BulkActionPage key={id} api={api} id={id} />;
   else if (section === "bulk-actions") page = <BulkActions api={api} route={route} />;
-  else page = <Overview api={api} />;
+  else page = <Overview api={api} admin={admin} />;
 
   const link = (to: string, label: string, active: boolean) => (
     <a href={href(to)} class={active ? "active" : undefined} aria-current={active ? "page" : undefined}>

@@ -73,6 +73,9 @@ export type BulkActionStarted = Accepted<paths["/v1/bulk-actions"]["post"]>;
 /** `GET /v1/bulk-actions`: a page of operations, newest first. */
 export type BulkActionPage = Ok<paths["/v1/bulk-actions"]["get"]>;
 
+/** `GET /v1/me`: the signed-in key's id, tenant and whether it is an admin key. */
+export type CurrentKey = Ok<paths["/v1/me"]["get"]>;
+
 /** `GET /v1/workers`. */
 export type WorkerList = Ok<paths["/v1/workers"]["get"]>;
 export type WorkerJson = WorkerList["items"][number];

@@ -13,17 +13,9 @@ export interface KeyLimitedQueue {
   top: KeyLoadJson[];
 }
 
-/**
- * The key-limited queues with their busiest keys, or null when this key may
- * not read them (tenant keys: the routes are admin only).
- */
-export async function loadKeyLimitedQueues(api: Api): Promise<KeyLimitedQueue[] | null> {
-  let limits: KeyLimitList;
-  try {
-    limits = await api.get<KeyLimitList>("/v1/key-limits");
-  } catch {
-    return null;
-  }
+/** The key-limited queues with their busiest keys (admin keys only: callers check the key's role first). */
+export async function loadKeyLimitedQueues(api: Api): Promise<KeyLimitedQueue[]> {
+  const limits = await api.get<KeyLimitList>("/v1/key-limits");
   const defaults = limits.items.filter((item) => item.key === null);
   return Promise.all(
     defaults.map(async (item) => ({
@@ -59,7 +51,7 @@ export function KeyLimitTables({ queues }: { queues: KeyLimitedQueue[] }) {
             <p class="muted">No job with a key is waiting.</p>
           ) : (
             <div class="table-wrap">
-              <table class="data">
+              <table class="data stack">
                 <thead>
                   <tr>
                     <th>Key</th>
@@ -71,12 +63,16 @@ export function KeyLimitTables({ queues }: { queues: KeyLimitedQueue[] }) {
                 <tbody>
                   {entry.top.map((key) => (
                     <tr key={key.key} data-key={key.key}>
-                      <td>
+                      <td data-label="Key">
                         <code>{key.key}</code>
                       </td>
-                      <td class="num">{key.waiting}</td>
-                      <td class="num">{key.running}</td>
-                      <td>
+                      <td class="num" data-label="Waiting">
+                        {key.waiting}
+                      </td>
+                      <td class="num" data-label="Running">
+                        {key.running}
+                      </td>
+                      <td data-label="Limits">
                         {describe(key)}
                         {key.source === "override" ? <span class="muted"> (override)</span> : null}
                         {key.concurrencyLimit !== null && key.running >= key.concurrencyLimit ? <span class="muted"> · at its limit</span> : null}

@@ -41,7 +41,7 @@ interface Slow {
   /** Each queue's limits, by name. */
   limits: Map<string, QueueStatsJson>;
   minutes: Throughput["minutes"];
-  /** null: this key may not read limits per key (tenant keys). */
+  /** null: this key may not read limits per key (tenant keys), or its role is not known yet. */
   keyLimited: KeyLimitedQueue[] | null;
 }
 
@@ -53,7 +53,7 @@ interface Slow {
  * and their load; jobs per minute over the hour. A part the server could not
  * read in time is marked, not shown as empty.
  */
-export function Overview({ api }: { api: Api }) {
+export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
   const glance = usePoll<Glance>(
     async () => {
       const [overview, workers] = await Promise.all([api.get<OverviewJson>("/v1/overview"), api.get<WorkerList>("/v1/workers")]);
@@ -67,12 +67,13 @@ export function Overview({ api }: { api: Api }) {
       const [queues, throughput, keyLimited] = await Promise.all([
         api.get<QueueList>("/v1/queues"),
         api.get<Throughput>("/v1/stats/throughput"),
-        loadKeyLimitedQueues(api),
+        // Admin-only routes: a tenant key (or one not yet known) never calls them.
+        admin === true ? loadKeyLimitedQueues(api) : Promise.resolve(null),
       ]);
       return { limits: new Map(queues.items.map((queue) => [queue.queue, queue])), minutes: throughput.minutes, keyLimited };
     },
     SLOW_REFRESH_MS,
-    [api],
+    [api, admin],
   );
   const data = glance.data;
   const overview = data?.overview;
