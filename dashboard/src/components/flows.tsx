@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { flowLevels } from "../../../src/wire/flow-levels.js";
 import { type Api, ApiError, query } from "../api.js";
-import { ago, formatTime, shortId } from "../format.js";
+import { ago, formatNumber, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import { type FlowDetail, type FlowNodeJson, type FlowPage, JOB_STATUSES } from "../types.js";
@@ -78,8 +78,10 @@ export function FlowPage({ api, id }: { api: Api; id: string }) {
   const { data: flow, error, updatedAt, refresh } = usePoll(() => api.get<FlowDetail>(`/v1/flows/${encodeURIComponent(id)}`), REFRESH_MS, [api, id]);
   const [action, setAction] = useState<{ kind: "ok" | "error"; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState(false);
 
   const cancel = async () => {
+    setConfirming(false);
     setBusy(true);
     try {
       const { body } = await api.post<{ cancelled: number; cancelRequested: number }>(`/v1/flows/${encodeURIComponent(id)}/cancel`);
@@ -121,11 +123,20 @@ export function FlowPage({ api, id }: { api: Api; id: string }) {
       </header>
       <Problem error={error} />
       {action ? <Notice kind={action.kind}>{action.text}</Notice> : null}
-      {unfinished ? (
-        <button type="button" class="danger" disabled={busy} onClick={cancel}>
-          Cancel flow
+      {unfinished && !confirming ? (
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={() => {
+            setAction(null);
+            setConfirming(true);
+          }}
+        >
+          Cancel flow…
         </button>
       ) : null}
+      {unfinished && confirming ? <CancelFlowConfirm flow={flow} busy={busy} onConfirm={cancel} onClose={() => setConfirming(false)} /> : null}
       <Facts
         items={[
           ["Id", <code>{flow.id}</code>],
@@ -144,6 +155,38 @@ export function FlowPage({ api, id }: { api: Api; id: string }) {
       />
       <h2>Graph</h2>
       <FlowGraph jobs={flow.jobs} />
+    </section>
+  );
+}
+
+/**
+ * The confirmation before a flow is cancelled: how many jobs it cancels (by
+ * state, from the flow's live counts) and that running ones are asked to
+ * stop. Nothing is sent until it is confirmed.
+ */
+function CancelFlowConfirm({ flow, busy, onConfirm, onClose }: { flow: FlowDetail; busy: boolean; onConfirm: () => void; onClose: () => void }) {
+  const states = JOB_STATUSES.filter((status) => UNFINISHED.has(status) && flow.counts[status] > 0);
+  const total = states.reduce((sum, status) => sum + flow.counts[status], 0);
+  const running = flow.counts.running;
+  const jobs = (n: number) => `${formatNumber(n)} job${n === 1 ? "" : "s"}`;
+  return (
+    <section class="panel bulk-dialog" data-testid="cancel-flow-confirm" role="dialog" aria-label="Cancel this flow?">
+      <h2>Cancel this flow?</h2>
+      <p data-testid="cancel-flow-count">
+        This cancels its <strong>{jobs(total)}</strong> that have not ended: {states.map((status) => `${formatNumber(flow.counts[status])} ${status}`).join(", ")}.
+      </p>
+      <p class="muted">
+        {running > 0 ? `The ${jobs(running)} running are asked to stop at their worker's next heartbeat. ` : ""}
+        Jobs that waited on a cancelled one follow their policy; jobs that have ended stay as they are. This cannot be undone.
+      </p>
+      <div class="actions">
+        <button type="button" class="danger" disabled={busy} onClick={onConfirm}>
+          Cancel {jobs(total)}
+        </button>
+        <button type="button" class="secondary" onClick={onClose}>
+          Keep them
+        </button>
+      </div>
     </section>
   );
 }
