@@ -1,0 +1,287 @@
+/**
+ * The dashboard at its edges, in real headless Chromium (as
+ * browser.test.ts: an API server on a real port, this file's own schema),
+ * at 1280 px and, where layout matters, 390 px: a tenant key's overview
+ * calling only the routes the key may use, cancelling a flow only after a
+ * confirmation that counts its jobs, the top errors and keys readable on a
+ * phone, a bulk action that ended short saying what happened to the rest,
+ * and "More filters" kept open while any of them is set.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type ApiServer, startApiServer } from "../../src/http/server.js";
+import { defineJob, PermanentError } from "../../src/index.js";
+import { jobsIn, tune } from "../bulk-actions-support.js";
+import { runUntilFinished, silent } from "../cli/support.js";
+import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
+import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
+
+const available = chromiumAvailable("the dashboard edge tests");
+
+/** A message long enough, with a token without spaces, to overflow a phone's width unless it wraps. */
+const LONG_ERROR =
+  "certificate chain for https://payments.gateway.example.com/v2/charges/ch_3NfQ9x2eZvKYlo2C0a1b2c3d4e5f6g7h8i9j0 could not be verified";
+const LONG_KEY = "tenant-4711.webhooks.customer-endpoint.eu-central-1.hooks.example.com";
+
+const flaky = defineJob({
+  kind: "invoice.send",
+  schema: z.object({ n: z.number().int() }),
+  maxAttempts: 1,
+  handler: () => {
+    throw new PermanentError(LONG_ERROR);
+  },
+});
+const item = defineJob({ kind: "item", schema: z.object({ n: z.number().int() }), handler: async () => {} });
+const step = defineJob({ kind: "step", schema: z.object({ n: z.number() }), handler: async () => {} });
+
+let test: TestConveyor;
+let server: ApiServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const keys = { admin: "", acme: "" };
+const browserErrors: string[] = [];
+
+async function api(method: string, path: string, body?: unknown, key = keys.admin): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function screenshot(name: string, on: Page = page): Promise<void> {
+  await on.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });
+
+async function signIn(on: Page, key: string): Promise<void> {
+  await on.goto(`${server.url}/`);
+  const signOut = on.getByRole("button", { name: "Sign out" });
+  if (await signOut.isVisible()) await signOut.click();
+  await on.getByLabel("API key").fill(key);
+  await on.getByRole("button", { name: "Sign in" }).click();
+  await signOut.waitFor();
+}
+
+/** A 390 × 844 phone page, signed in with `key`. */
+async function phone(key: string): Promise<{ narrow: BrowserContext; phonePage: Page }> {
+  const narrow = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const phonePage = await narrow.newPage();
+  phonePage.setDefaultTimeout(20_000);
+  phonePage.on("pageerror", (error) => browserErrors.push(error.message));
+  await signIn(phonePage, key);
+  return { narrow, phonePage };
+}
+
+/**
+ * Every cell of the tables under `selector` whose content runs past the
+ * cell or past the screen: "row/cell: why". Empty when all of it is
+ * readable in place.
+ */
+function overflowingCells(on: Page, selector: string): Promise<string[]> {
+  return on.locator(selector).evaluateAll((tables) => {
+    const width = document.documentElement.clientWidth;
+    const found: string[] = [];
+    tables.forEach((table, t) => {
+      table.querySelectorAll("td").forEach((cell, c) => {
+        const box = cell.getBoundingClientRect();
+        if (box.right > width + 0.5 || box.left < -0.5) found.push(`${t}/${c}: cell spans ${box.left}..${box.right} of ${width}`);
+        if (cell.scrollWidth > cell.clientWidth + 1) found.push(`${t}/${c}: content ${cell.scrollWidth} wider than its cell ${cell.clientWidth}`);
+        for (const inner of Array.from(cell.querySelectorAll("*"))) {
+          const own = inner.getBoundingClientRect();
+          if (own.right > Math.min(box.right, width) + 0.5) found.push(`${t}/${c}: ${inner.tagName} ends at ${own.right}, past ${Math.min(box.right, width)}`);
+        }
+      });
+    });
+    return found;
+  });
+}
+
+describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
+  beforeAll(async () => {
+    mkdirSync(DASHBOARD_ARTIFACTS, { recursive: true });
+    test = await createTestConveyor({ jobs: [flaky, item, step], logger: silent });
+    keys.admin = (await test.conveyor.apiKeys.create({ admin: true, name: "edge test" })).key;
+    keys.acme = (await test.conveyor.apiKeys.create({ tenant: "acme" })).key;
+    // Two failures with a long message, for the top errors (one of them acme's).
+    await test.conveyor.enqueueMany([
+      { job: "invoice.send", payload: { n: 1 } },
+      { job: "invoice.send", payload: { n: 2 }, tenant: "acme" },
+    ]);
+    await runUntilFinished(test.conveyor, ["invoice.send"]);
+    server = await startApiServer(test.conveyor, { port: 0, logger: silent });
+    ({ browser, context, page } = await openBrowserPage(browserErrors));
+    await signIn(page, keys.admin);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await server?.close();
+    await test?.cleanup();
+  });
+
+  it("calls only the routes a tenant key may use on its overview, and shows an admin key its limits per key", async () => {
+    expect((await api("PATCH", "/v1/queues/keyed/key-limits", { concurrency: 2 })).status).toBe(200);
+    await test.conveyor.enqueueMany([{ job: "item", payload: { n: 1 }, queue: "keyed", limitKey: LONG_KEY, delayMs: 3_600_000 }]);
+
+    const tenantPage = await context.newPage();
+    tenantPage.setDefaultTimeout(20_000);
+    tenantPage.on("pageerror", (error) => browserErrors.push(error.message));
+    const refused: string[] = [];
+    const consoleErrors: string[] = [];
+    const calls: string[] = [];
+    tenantPage.on("response", (response) => {
+      if (response.status() >= 400) refused.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    tenantPage.on("request", (request) => calls.push(new URL(request.url()).pathname));
+    tenantPage.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text());
+    });
+    try {
+      await signIn(tenantPage, keys.acme);
+      await tenantPage.goto(`${server.url}/#/`);
+      await tenantPage.getByTestId("top-errors").locator("tbody tr").first().waitFor();
+      // Past two rounds of the slow refresh (5 s), which is where limits per key are read.
+      await tenantPage.waitForTimeout(11_000);
+      expect(refused).toEqual([]);
+      expect(consoleErrors).toEqual([]);
+      expect(calls.filter((path) => path.includes("key-limits") || path.includes("/keys"))).toEqual([]);
+      expect(calls).toContain("/v1/me");
+      expect(await tenantPage.getByTestId("key-limits").count()).toBe(0);
+      await screenshot("60-tenant-overview", tenantPage);
+    } finally {
+      await tenantPage.close();
+    }
+
+    // The admin key reads them, and sees them.
+    await page.goto(`${server.url}/#/`);
+    await poll(() => page.locator(`[data-testid=key-limits][data-queue=keyed] tr[data-key="${LONG_KEY}"] td`).first().textContent()).toBe(LONG_KEY);
+  });
+
+  it("cancels a flow only after a confirmation that says how many jobs it cancels", async () => {
+    const created = await api("POST", "/v1/flows", {
+      name: "order 2002",
+      jobs: {
+        charge: { kind: "step", payload: { n: 1 }, delayMs: 600_000 },
+        reserve: { kind: "step", payload: { n: 2 }, delayMs: 600_000 },
+        ship: { kind: "step", payload: { n: 3 }, dependsOn: ["charge", "reserve"] },
+      },
+    });
+    expect(created.status).toBe(201);
+    const flowId: string = created.json.id;
+    const statuses = async () => (await api("GET", `/v1/flows/${flowId}`)).json.jobs.map((entry: any) => entry.job.status).sort();
+
+    await page.goto(`${server.url}/#/flows/${flowId}`);
+    await page.getByTestId("flow-page").waitFor();
+    await page.getByRole("button", { name: "Cancel flow…" }).click();
+    const confirm = page.getByTestId("cancel-flow-confirm");
+    await poll(() => confirm.getByTestId("cancel-flow-count").textContent()).toBe(
+      "This cancels its 3 jobs that have not ended: 1 waiting, 2 queued.",
+    );
+    await screenshot("61-cancel-flow-confirm");
+    // Nothing is cancelled by opening it, nor by keeping them.
+    await confirm.getByRole("button", { name: "Keep them" }).click();
+    expect(await confirm.count()).toBe(0);
+    expect(await statuses()).toEqual(["queued", "queued", "waiting"]);
+
+    await page.getByRole("button", { name: "Cancel flow…" }).click();
+    await page.getByTestId("cancel-flow-confirm").getByRole("button", { name: "Cancel 3 jobs" }).click();
+    await poll(() => page.getByRole("status").first().textContent()).toBe("Cancelled 3 job(s).");
+    expect(await statuses()).toEqual(["cancelled", "cancelled", "cancelled"]);
+
+    // At 390 px the confirmation fits the screen.
+    const other = await api("POST", "/v1/flows", { jobs: { a: { kind: "step", payload: { n: 1 }, delayMs: 600_000 } } });
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/flows/${other.json.id}`);
+      await phonePage.getByRole("button", { name: "Cancel flow…" }).click();
+      await phonePage.getByTestId("cancel-flow-confirm").waitFor();
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot("62-narrow-cancel-flow-confirm", phonePage);
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it("shows the top errors and the busiest keys readable at 390 px: nothing runs past its cell or the screen", async () => {
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/`);
+      await phonePage.getByTestId("top-errors").locator("tbody tr").first().waitFor();
+      await phonePage.locator(`[data-testid=key-limits] tr[data-key="${LONG_KEY}"]`).waitFor();
+      await phonePage.waitForLoadState("networkidle");
+      expect(await overflowingCells(phonePage, "[data-testid=top-errors] table")).toEqual([]);
+      expect(await overflowingCells(phonePage, "[data-testid=key-limits] table")).toEqual([]);
+      // Each value keeps its label beside it.
+      const label = await phonePage
+        .getByTestId("top-errors")
+        .locator("td[data-label=Attempts]")
+        .first()
+        .evaluate((cell) => getComputedStyle(cell, "::before").content);
+      expect(label).toBe('"Attempts"');
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot("63-narrow-overview-tables", phonePage);
+    } finally {
+      await narrow.close();
+    }
+    // At 1280 px they stay tables, one row per error.
+    await page.goto(`${server.url}/#/`);
+    const head = page.getByTestId("top-errors").locator("thead");
+    await head.waitFor();
+    expect(await head.isVisible()).toBe(true);
+    expect(await overflowingCells(page, "[data-testid=top-errors] table")).toEqual([]);
+  });
+
+  it("says what happened to the jobs a bulk action did not touch, instead of a short count", async () => {
+    // A cancel over 30 queued jobs, walked 5 at a time; meanwhile a caller cancels the last 20 itself.
+    tune(test.conveyor, { batchSize: 5, pauseMs: 300 });
+    const ids = await jobsIn(test.conveyor, "queued", 30, { kind: "item", queue: "exports" });
+    const started = await api("POST", "/v1/bulk-actions", { action: "cancel", filter: { queue: "exports" } });
+    expect(started.status).toBe(202);
+    await Promise.all(ids.slice(10).map((id) => test.conveyor.cancel(id)));
+    await poll(async () => (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json.status).toBe("succeeded");
+    const ended = (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json;
+    expect({ total: ended.total, touched: ended.touched }).toEqual({ total: 30, touched: 10 });
+
+    await page.goto(`${server.url}/#/bulk-actions`);
+    const row = page.locator(`[data-testid=bulk-actions] tr[data-operation-id="${started.json.id}"]`);
+    await poll(() => row.getByTestId("touched").textContent()).toBe("10 cancelled, 20 already moved on");
+    expect(await row.getByTestId("touched").getAttribute("title")).toBe(
+      "10 cancelled; the other 20 were no longer waiting, queued, retrying or running when it reached them " +
+        "(run by workers, or changed by other actions or callers meanwhile): nothing failed.",
+    );
+    await screenshot("64-bulk-history-short");
+    await row.getByRole("link").first().click();
+    await poll(() => page.getByTestId("bulk-rest").textContent()).toMatch(/^10 cancelled; the other 20 were no longer waiting, queued, retrying or running/);
+    tune(test.conveyor, { batchSize: 1000, pauseMs: 0 });
+  });
+
+  it("keeps 'More filters' open whenever one of them is set, also after moving between searches", async () => {
+    await page.goto(`${server.url}/#/jobs`);
+    await page.getByTestId("match-count").waitFor();
+    const details = page.locator("details.more-filters");
+    expect(await details.getAttribute("open")).toBeNull();
+    // Another search, in the same page (a link, a pasted URL, Back): its error text must show.
+    await page.evaluate(() => {
+      window.location.hash = "#/jobs?error=certificate";
+    });
+    await poll(() => details.getAttribute("open")).not.toBeNull();
+    expect(await page.getByLabel("Error text").inputValue()).toBe("certificate");
+    expect(await page.getByTestId("more-filters-set").textContent()).toBe(" (1 set: Error text)");
+    await page.goBack();
+    await poll(() => page.evaluate(() => window.location.hash)).toBe("#/jobs");
+    await page.goForward();
+    await poll(() => page.getByLabel("Error text").inputValue()).toBe("certificate");
+    expect(await details.getAttribute("open")).not.toBeNull();
+    await screenshot("65-more-filters-kept-open");
+    expect(browserErrors).toEqual([]);
+  });
+});
