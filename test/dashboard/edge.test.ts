@@ -264,6 +264,86 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     tune(test.conveyor, { batchSize: 1000, pauseMs: 0 });
   });
 
+  it("cancels the rows ticked on the Jobs page after a confirmation; the head's box ticks the whole page", async () => {
+    const queued = await jobsIn(test.conveyor, "queued", 4, { kind: "item", queue: "picked" });
+    const [running] = await jobsIn(test.conveyor, "running", 1, { kind: "item", queue: "picked" });
+    const [ended] = await jobsIn(test.conveyor, "succeeded", 1, { kind: "item", queue: "picked" });
+    const statusOf = async (id: string) => (await api("GET", `/v1/jobs/${id}`)).json.status as string;
+    await page.goto(`${server.url}/#/jobs?queue=picked`);
+    await poll(() => page.locator("[data-testid=jobs] tbody tr").count()).toBe(6);
+
+    await page.getByLabel(`select job ${queued[0]}`).check();
+    await poll(() => page.getByTestId("selected-count").textContent()).toBe("1 selected");
+    await page.getByLabel("select every job on this page").check();
+    await poll(() => page.getByTestId("selected-count").textContent()).toBe("6 selected");
+    // It stays ticked through the list's refreshes.
+    await page.waitForTimeout(2_500);
+    expect(await page.getByTestId("selected-count").textContent()).toBe("6 selected");
+
+    await page.getByRole("button", { name: "Cancel selected" }).click();
+    const confirm = page.getByTestId("selection-confirm");
+    expect(await confirm.getByTestId("selection-confirm-count").textContent()).toBe(
+      "This cancels 5 jobs of the 6 selected; the running one is asked to stop at its worker's next heartbeat; 1 job already ended and is left as it is.",
+    );
+    // Nothing happens until it is confirmed.
+    expect(await statusOf(queued[0]!)).toBe("queued");
+    await screenshot("66-selection-confirm");
+    await confirm.getByRole("button", { name: "Cancel 5 jobs" }).click();
+    await poll(() => page.getByTestId("selection-outcome").textContent()).toBe("Cancelled 4 jobs; 1 job running asked to stop.");
+    expect(await Promise.all(queued.map(statusOf))).toEqual(["cancelled", "cancelled", "cancelled", "cancelled"]);
+    const stopping = (await api("GET", `/v1/jobs/${running}`)).json;
+    expect({ status: stopping.status, cancelRequested: stopping.cancelRequested }).toEqual({ status: "running", cancelRequested: true });
+    expect(await statusOf(ended!)).toBe("succeeded");
+    expect(await page.getByTestId("selection-bar").count()).toBe(0);
+    await poll(() => page.locator("[data-testid=jobs] tbody [data-testid=status]").allTextContents()).toEqual(
+      expect.arrayContaining(["cancelled", "cancelled", "cancelled", "cancelled", "running", "succeeded"]),
+    );
+
+    // At 390 px: the bar and the confirmation fit the screen.
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/jobs?queue=picked`);
+      await phonePage.getByLabel("select every job on this page").check();
+      await phonePage.getByRole("button", { name: "Cancel selected" }).click();
+      await phonePage.getByTestId("selection-confirm").waitFor();
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot("67-narrow-selection", phonePage);
+      await phonePage.getByRole("button", { name: "Keep them" }).click();
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it("shows each job's priority, and tells scheduled jobs from queued ones with their run time", async () => {
+    const later = await api("POST", "/v1/jobs", { kind: "item", queue: "timed", payload: { n: 1 }, priority: -5, delayMs: 3_600_000 });
+    const now = await api("POST", "/v1/jobs", { kind: "item", queue: "timed", payload: { n: 2 }, priority: 3 });
+    expect([later.status, now.status]).toEqual([201, 201]);
+    await page.goto(`${server.url}/#/jobs?queue=timed`);
+    const scheduledRow = page.locator(`tr[data-job-id="${later.json.id}"]`);
+    const dueRow = page.locator(`tr[data-job-id="${now.json.id}"]`);
+    await scheduledRow.waitFor();
+    expect(await page.locator("[data-testid=jobs] thead th").allTextContents()).toContain("Priority");
+    expect(await scheduledRow.getByTestId("priority").textContent()).toBe("-5");
+    expect(await dueRow.getByTestId("priority").textContent()).toBe("3");
+    expect(await scheduledRow.getByTestId("status").textContent()).toBe("queued");
+    expect(await scheduledRow.getByTestId("scheduled").textContent()).toBe("scheduled");
+    expect(await scheduledRow.getByTestId("run-at").textContent()).toMatch(/^runs in (59 min \d+ s|1 h 0 min)$/);
+    const runAt = new Date(later.json.runAt);
+    const pad = (n: number) => String(n).padStart(2, "0");
+    // The run time in full, in the browser's zone (its seconds are the same in every zone).
+    expect(await scheduledRow.getByTestId("run-at").getAttribute("title")).toMatch(
+      new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:${pad(runAt.getUTCSeconds())} UTC`),
+    );
+    expect(await dueRow.getByTestId("scheduled").count()).toBe(0);
+    expect(await dueRow.getByTestId("run-at").count()).toBe(0);
+    await screenshot("68-jobs-priority-scheduled");
+
+    // The job's own page says so too.
+    await scheduledRow.getByRole("link").click();
+    await page.getByTestId("job-page").waitFor();
+    expect(await page.locator("[data-testid=job-page] [data-testid=scheduled]").textContent()).toBe("scheduled");
+  });
+
   it("keeps 'More filters' open whenever one of them is set, also after moving between searches", async () => {
     await page.goto(`${server.url}/#/jobs`);
     await page.getByTestId("match-count").waitFor();
