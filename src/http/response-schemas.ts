@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEPENDENCY_POLICIES, type DependencyPolicy } from "../core/flows.js";
 import { JOB_STATUSES } from "../core/states.js";
 import { bulkActionShape } from "../wire/bulk-action-json.js";
-import { flowDetailShape, flowShape, statusCountsShape } from "../wire/flow-json.js";
+import { flowDetailShape, flowSummaryShape, statusCountsShape } from "../wire/flow-json.js";
 import { jobCountShape } from "../wire/job-count-json.js";
 import { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "../wire/key-limits-json.js";
 import { scheduleShape } from "../wire/schedule-json.js";
@@ -173,7 +173,7 @@ export const responseSchemas = {
   overview: responseSchema(overview),
   workers: responseSchema(z.object({ items: z.array(workerShape) })),
   problem: responseSchema(problem),
-  flowPage: responseSchema(page(flowShape)),
+  flowPage: responseSchema(page(flowSummaryShape)),
   flowDetail: responseSchema(flowDetailShape),
   flowCreated: responseSchema(
     z.object({
