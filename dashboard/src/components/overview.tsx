@@ -1,4 +1,5 @@
-import type { Api } from "../api.js";
+import { useState } from "preact/hooks";
+import { type Api, ApiError } from "../api.js";
 import { formatDuration, formatNumber, formatRate } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
@@ -94,7 +95,12 @@ export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
             </p>
           ) : null}
           <h2>Queues</h2>
-          <QueueTable overview={overview} limits={slow.data?.limits ?? null} windowText={windowText} />
+          <QueueTable
+            overview={overview}
+            limits={slow.data?.limits ?? null}
+            windowText={windowText}
+            control={admin === true ? { api, onChanged: () => void Promise.all([glance.refresh(), slow.refresh()]) } : null}
+          />
           <div class="glance">
             <div data-testid="oldest-ready" data-incomplete={incomplete.has("oldestReady") || undefined}>
               <h2>Oldest ready job</h2>
@@ -166,9 +172,42 @@ function Recent({ recent }: { recent: RecentOutcomesJson | null }) {
   );
 }
 
-function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; limits: Map<string, QueueStatsJson> | null; windowText: string }) {
+/** What an admin key may do to a queue from the table: pause or resume it. */
+interface QueueControl {
+  api: Api;
+  onChanged: () => void;
+}
+
+function QueueTable({
+  overview,
+  limits,
+  windowText,
+  control,
+}: {
+  overview: OverviewJson;
+  limits: Map<string, QueueStatsJson> | null;
+  windowText: string;
+  control: QueueControl | null;
+}) {
+  const [problem, setProblem] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
   if (overview.queues.length === 0) return <p class="muted">No jobs yet. Enqueue one through the API or `conveyor jobs enqueue`.</p>;
+  const toggle = async (queue: string, paused: boolean) => {
+    if (!control) return;
+    setBusy(queue);
+    setProblem(null);
+    try {
+      await control.api.post(`/v1/queues/${encodeURIComponent(queue)}/${paused ? "resume" : "pause"}`);
+    } catch (failure) {
+      setProblem(failure instanceof ApiError ? failure : new ApiError(0, "CLIENT", String(failure)));
+    } finally {
+      setBusy(null);
+      control.onChanged();
+    }
+  };
   return (
+    <>
+    <Problem error={problem} />
     <div class="table-wrap">
     <table class="data" data-testid="queues">
       <thead>
@@ -183,6 +222,7 @@ function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; 
           <th title={`attempts that ended in ${windowText}`}>Recent</th>
           <th class="num" title={`failed / ended in ${windowText}`}>Failure rate</th>
           <th>Limits</th>
+          {control ? <th>Pause</th> : null}
         </tr>
       </thead>
       <tbody>
@@ -206,11 +246,30 @@ function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; 
             <td data-testid="limits">
               <QueueLimits paused={queue.paused} queue={limits?.get(queue.queue) ?? null} />
             </td>
+            {control ? (
+              <td data-testid="queue-control">
+                <button
+                  type="button"
+                  class="secondary small"
+                  disabled={busy === queue.queue}
+                  aria-label={`${queue.paused ? "resume" : "pause"} queue ${queue.queue}`}
+                  title={
+                    queue.paused
+                      ? "let workers claim its jobs again (and wake idle ones)"
+                      : "stop workers claiming its jobs; they stay queued, and running ones finish"
+                  }
+                  onClick={() => void toggle(queue.queue, queue.paused)}
+                >
+                  {queue.paused ? "Resume" : "Pause"}
+                </button>
+              </td>
+            ) : null}
           </tr>
         ))}
       </tbody>
     </table>
     </div>
+    </>
   );
 }
 
