@@ -344,6 +344,141 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     expect(await page.locator("[data-testid=job-page] [data-testid=scheduled]").textContent()).toBe("scheduled");
   });
 
+  it("pauses and resumes a queue from the overview's queues, for admin keys only", async () => {
+    await jobsIn(test.conveyor, "queued", 1, { kind: "item", queue: "mail" });
+    const pausedOf = async () => (await api("GET", "/v1/queues")).json.items.find((queue: any) => queue.queue === "mail").paused as boolean;
+    await page.goto(`${server.url}/#/`);
+    const row = page.locator("[data-testid=queues] tr[data-queue=mail]");
+    await row.getByRole("button", { name: "pause queue mail" }).click();
+    await poll(pausedOf).toBe(true);
+    await poll(() => row.getByTestId("limits").textContent()).toBe("paused ");
+    await poll(() => row.getByTestId("queue-control").textContent()).toBe("Resume");
+    await screenshot("69-queue-paused");
+    await row.getByRole("button", { name: "resume queue mail" }).click();
+    await poll(pausedOf).toBe(false);
+    await poll(() => row.getByTestId("limits").textContent()).toBe("none");
+    await poll(() => row.getByTestId("queue-control").textContent()).toBe("Pause");
+
+    // A tenant key is not offered what the API would refuse it (403).
+    const tenantPage = await context.newPage();
+    try {
+      await signIn(tenantPage, keys.acme);
+      await tenantPage.goto(`${server.url}/#/`);
+      await tenantPage.getByTestId("queues").waitFor();
+      await tenantPage.waitForTimeout(500);
+      expect(await tenantPage.getByTestId("queue-control").count()).toBe(0);
+    } finally {
+      await tenantPage.close();
+    }
+  });
+
+  it("shows each flow's state on the flow list", async () => {
+    const make = async (name: string) =>
+      (
+        await api("POST", "/v1/flows", {
+          name,
+          jobs: { a: { kind: "step", payload: { n: 1 }, delayMs: 600_000 }, b: { kind: "step", payload: { n: 2 }, dependsOn: ["a"] } },
+        })
+      ).json;
+    const pending = await make("state pending");
+    const cancelled = await make("state cancelled");
+    expect((await api("POST", `/v1/flows/${cancelled.id}/cancel`)).status).toBe(200);
+    const done = await make("state succeeded");
+    // Both jobs of this one succeed: its first is made due, and a worker runs it and then the second.
+    await test.conveyor.pool.query(`UPDATE "${test.schema}".jobs SET run_at = now() WHERE id = $1`, [done.jobs.a.id]);
+    const worker = test.conveyor.worker({ kinds: ["step"], pollIntervalMs: 50, logger: silent });
+    await worker.start();
+    try {
+      await poll(async () => (await api("GET", `/v1/flows/${done.id}`)).json.counts.succeeded).toBe(2);
+    } finally {
+      await worker.stop();
+    }
+
+    await page.goto(`${server.url}/#/flows`);
+    const cells = (id: string) =>
+      Promise.all([
+        page.locator(`tr[data-flow-id="${id}"] [data-testid=flow-state]`).textContent(),
+        page.locator(`tr[data-flow-id="${id}"] [data-testid=flow-progress]`).textContent(),
+      ]);
+    await poll(() => cells(done.id)).toEqual(["succeeded", "2 / 2 ended"]);
+    expect(await cells(pending.id)).toEqual(["pending", "0 / 2 ended"]);
+    expect(await cells(cancelled.id)).toEqual(["cancelled", "2 / 2 ended"]);
+    expect(await page.locator(`tr[data-flow-id="${pending.id}"] [data-testid=flow-progress]`).getAttribute("title")).toBe("1 waiting, 1 queued");
+    await screenshot("70-flow-states");
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/flows`);
+      await phonePage.locator(`tr[data-flow-id="${done.id}"]`).waitFor();
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  it("draws a flow's graph as SVG: a row per level, an arrow from each job to each job waiting on it", async () => {
+    const created = await api("POST", "/v1/flows", {
+      name: "diamond",
+      jobs: {
+        fetch: { kind: "step", payload: { n: 1 }, delayMs: 600_000 },
+        resize: { kind: "step", payload: { n: 2 }, dependsOn: ["fetch"] },
+        scan: { kind: "step", payload: { n: 3 }, dependsOn: ["fetch"] },
+        publish: { kind: "step", payload: { n: 4 }, dependsOn: ["resize", "scan"] },
+      },
+    });
+    expect(created.status).toBe(201);
+    const check = async (on: Page) => {
+      await on.goto(`${server.url}/#/flows/${created.json.id}`);
+      const svg = on.locator("svg[data-testid=flow-graph]");
+      await svg.waitFor();
+      // Where each node is drawn and where each edge starts and ends, in the SVG's coordinates.
+      const drawn = await svg.evaluate((element) => {
+        const boxes: Record<string, { x: number; y: number; width: number; height: number }> = {};
+        for (const node of Array.from(element.querySelectorAll("[data-testid=flow-node]"))) {
+          const box = (node.querySelector("rect") as SVGRectElement).getBBox();
+          const [x, y] = (node.getAttribute("transform") ?? "").match(/-?[\d.]+/g)!.map(Number);
+          boxes[node.getAttribute("data-node")!] = { x: x! + box.x, y: y! + box.y, width: box.width, height: box.height };
+        }
+        const edges = Array.from(element.querySelectorAll("[data-testid=flow-edge]")).map((edge) => {
+          const path = edge as SVGPathElement;
+          const start = path.getPointAtLength(0);
+          const end = path.getPointAtLength(path.getTotalLength());
+          return { from: path.getAttribute("data-from")!, to: path.getAttribute("data-to")!, start: [start.x, start.y], end: [end.x, end.y] };
+        });
+        return { boxes, edges };
+      });
+      const { boxes, edges } = drawn;
+      expect(boxes.fetch!.y).toBeLessThan(boxes.resize!.y);
+      expect(boxes.resize!.y).toBe(boxes.scan!.y);
+      expect(boxes.scan!.y).toBeLessThan(boxes.publish!.y);
+      expect(edges.map((edge) => `${edge.from}->${edge.to}`).sort()).toEqual(["fetch->resize", "fetch->scan", "resize->publish", "scan->publish"]);
+      for (const edge of edges) {
+        const from = boxes[edge.from]!;
+        const to = boxes[edge.to]!;
+        // From the parent's bottom edge to the child's top edge.
+        expect(edge.start[1]).toBeCloseTo(from.y + from.height, 0);
+        expect(edge.start[0]).toBeGreaterThanOrEqual(from.x);
+        expect(edge.start[0]).toBeLessThanOrEqual(from.x + from.width);
+        expect(edge.end[1]).toBeCloseTo(to.y, 0);
+        expect(edge.end[0]).toBeGreaterThanOrEqual(to.x);
+        expect(edge.end[0]).toBeLessThanOrEqual(to.x + to.width);
+      }
+      expect(await on.locator("[data-node=publish] [data-testid=status]").textContent()).toBe("waiting");
+      expect(await on.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(on.viewportSize()!.width);
+    };
+    await check(page);
+    await screenshot("71-flow-graph");
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await check(phonePage);
+      await screenshot("72-narrow-flow-graph", phonePage);
+    } finally {
+      await narrow.close();
+    }
+    // A node opens its job.
+    await page.locator("[data-node=scan] a").click();
+    await poll(() => page.evaluate(() => window.location.hash)).toBe(`#/jobs/${created.json.jobs.scan.id}`);
+  });
+
   it("keeps 'More filters' open whenever one of them is set, also after moving between searches", async () => {
     await page.goto(`${server.url}/#/jobs`);
     await page.getByTestId("match-count").waitFor();
