@@ -5,6 +5,7 @@ import { DeadLetterPage, DeadLetters } from "./components/dead-letters.js";
 import { FlowPage, Flows } from "./components/flows.js";
 import { JobPage } from "./components/job.js";
 import { Jobs } from "./components/jobs.js";
+import { KeyLimitsPage } from "./components/key-limits.js";
 import { Overview } from "./components/overview.js";
 import { SignIn } from "./components/sign-in.js";
 import { usePoll } from "./poll.js";
@@ -55,6 +56,7 @@ export function App() {
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else if (section === "bulk-actions" && id) page = <BulkActionPage key={id} api={api} id={id} />;
   else if (section === "bulk-actions") page = <BulkActions api={api} route={route} />;
+  else if (section === "key-limits") page = <KeyLimitsPage api={api} admin={admin} />;
   else page = <Overview api={api} admin={admin} />;
 
   const link = (to: string, label: string, active: boolean) => (
@@ -71,6 +73,7 @@ export function App() {
         {link("/flows", "Flows", section === "flows")}
         {link("/dead-letters", "Dead letters", section === "dead-letters")}
         {link("/bulk-actions", "Bulk actions", section === "bulk-actions")}
+        {admin === true ? link("/key-limits", "Limits per key", section === "key-limits") : null}
         <span class="spacer" />
         <span class="muted key-hint" title="signed in with this API key">
           {key.slice(0, 12)}…

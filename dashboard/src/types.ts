@@ -48,6 +48,8 @@ export type KeyLimitJson = KeyLimitList["items"][number];
 /** `GET /v1/queues/{name}/keys`: the keys with the most jobs waiting. */
 export type TopKeys = Ok<paths["/v1/queues/{name}/keys"]["get"]>;
 export type KeyLoadJson = TopKeys["items"][number];
+/** `GET /v1/queues/{name}/keys/{key}`: what one key is doing and why its jobs wait. */
+export type KeyStatusJson = Ok<paths["/v1/queues/{name}/keys/{key}"]["get"]>;
 
 /** `GET /v1/overview`: the at-a-glance view, each part read under the search time bound. */
 export type OverviewJson = Ok<paths["/v1/overview"]["get"]>;

@@ -479,6 +479,55 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await poll(() => page.evaluate(() => window.location.hash)).toBe(`#/jobs/${created.json.jobs.scan.id}`);
   });
 
+  it("gives limits per key a page of their own: defaults, overrides, busiest keys and why a key waits", async () => {
+    expect((await api("PATCH", "/v1/queues/keyed/keys/hooks.fragile.example/limits", { concurrency: 1 })).status).toBe(200);
+    await page.goto(`${server.url}/#/`);
+    await page.getByRole("link", { name: "Limits per key", exact: true }).click();
+    const queue = page.locator("[data-testid=key-queue][data-queue=keyed]");
+    await poll(() => queue.getByTestId("key-default").textContent()).toMatch(/^Every key: 2 at once \(set .* ago\)$/);
+    expect(await queue.locator("[data-testid=key-overrides] tr[data-key='hooks.fragile.example'] td").allTextContents()).toEqual([
+      "hooks.fragile.example",
+      "1 at once",
+      expect.stringMatching(/ ago$/),
+    ]);
+    expect(await queue.locator(`[data-testid=key-limits] tr[data-key="${LONG_KEY}"] td`).allTextContents()).toEqual([LONG_KEY, "1", "0", "2 at once"]);
+    await queue.getByLabel("Why is a key waiting?").fill(LONG_KEY);
+    await queue.getByRole("button", { name: "Look up" }).click();
+    await poll(() => queue.getByTestId("key-status").locator("[data-testid=status]").textContent()).toBe("scheduled");
+    expect(await queue.getByTestId("key-reason").textContent()).not.toBe("");
+    await screenshot("73-key-limits-page");
+
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/key-limits`);
+      await phonePage.locator("[data-testid=key-overrides]").waitFor();
+      await phonePage.waitForLoadState("networkidle");
+      expect(await overflowingCells(phonePage, "[data-testid=key-limits-page] table")).toEqual([]);
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot("74-narrow-key-limits-page", phonePage);
+    } finally {
+      await narrow.close();
+    }
+
+    // A tenant key is not offered the page, and opening it calls nothing it may not.
+    const tenantPage = await context.newPage();
+    const refused: string[] = [];
+    tenantPage.on("response", (response) => {
+      if (response.status() >= 400) refused.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    try {
+      await signIn(tenantPage, keys.acme);
+      await tenantPage.waitForTimeout(500);
+      expect(await tenantPage.getByRole("link", { name: "Limits per key", exact: true }).count()).toBe(0);
+      await tenantPage.goto(`${server.url}/#/key-limits`);
+      await tenantPage.getByTestId("admin-only").waitFor();
+      await tenantPage.waitForTimeout(1_000);
+      expect(refused).toEqual([]);
+    } finally {
+      await tenantPage.close();
+    }
+  });
+
   it("keeps 'More filters' open whenever one of them is set, also after moving between searches", async () => {
     await page.goto(`${server.url}/#/jobs`);
     await page.getByTestId("match-count").waitFor();

@@ -121,7 +121,9 @@ export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
           </div>
           {slow.data?.keyLimited && slow.data.keyLimited.length > 0 ? (
             <>
-              <h2>Limits per key</h2>
+              <h2>
+                Limits per key <a class="h2-link" href={href("/key-limits")}>all keys and overrides →</a>
+              </h2>
               <KeyLimitTables queues={slow.data.keyLimited} />
             </>
           ) : null}
