@@ -85,16 +85,17 @@ async function phone(key: string): Promise<{ narrow: BrowserContext; phonePage: 
  * cell or past the screen: "row/cell: why". Empty when all of it is
  * readable in place.
  */
+// The functions passed to evaluate run in the page; the tests compile without the DOM's types, so they read it as `any`.
 function overflowingCells(on: Page, selector: string): Promise<string[]> {
-  return on.locator(selector).evaluateAll((tables) => {
-    const width = document.documentElement.clientWidth;
+  return on.locator(selector).evaluateAll((tables: any[]) => {
+    const width: number = (globalThis as any).document.documentElement.clientWidth;
     const found: string[] = [];
     tables.forEach((table, t) => {
-      table.querySelectorAll("td").forEach((cell, c) => {
+      table.querySelectorAll("td").forEach((cell: any, c: number) => {
         const box = cell.getBoundingClientRect();
         if (box.right > width + 0.5 || box.left < -0.5) found.push(`${t}/${c}: cell spans ${box.left}..${box.right} of ${width}`);
         if (cell.scrollWidth > cell.clientWidth + 1) found.push(`${t}/${c}: content ${cell.scrollWidth} wider than its cell ${cell.clientWidth}`);
-        for (const inner of Array.from(cell.querySelectorAll("*"))) {
+        for (const inner of Array.from<any>(cell.querySelectorAll("*"))) {
           const own = inner.getBoundingClientRect();
           if (own.right > Math.min(box.right, width) + 0.5) found.push(`${t}/${c}: ${inner.tagName} ends at ${own.right}, past ${Math.min(box.right, width)}`);
         }
@@ -225,7 +226,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
         .getByTestId("top-errors")
         .locator("td[data-label=Attempts]")
         .first()
-        .evaluate((cell) => getComputedStyle(cell, "::before").content);
+        .evaluate((cell) => (globalThis as any).getComputedStyle(cell, "::before").content as string);
       expect(label).toBe('"Attempts"');
       expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
       await screenshot("63-narrow-overview-tables", phonePage);
@@ -431,18 +432,17 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
       const svg = on.locator("svg[data-testid=flow-graph]");
       await svg.waitFor();
       // Where each node is drawn and where each edge starts and ends, in the SVG's coordinates.
-      const drawn = await svg.evaluate((element) => {
+      const drawn = await svg.evaluate((element: any) => {
         const boxes: Record<string, { x: number; y: number; width: number; height: number }> = {};
-        for (const node of Array.from(element.querySelectorAll("[data-testid=flow-node]"))) {
-          const box = (node.querySelector("rect") as SVGRectElement).getBBox();
+        for (const node of Array.from<any>(element.querySelectorAll("[data-testid=flow-node]"))) {
+          const box = node.querySelector("rect").getBBox();
           const [x, y] = (node.getAttribute("transform") ?? "").match(/-?[\d.]+/g)!.map(Number);
-          boxes[node.getAttribute("data-node")!] = { x: x! + box.x, y: y! + box.y, width: box.width, height: box.height };
+          boxes[node.getAttribute("data-node")] = { x: x! + box.x, y: y! + box.y, width: box.width, height: box.height };
         }
-        const edges = Array.from(element.querySelectorAll("[data-testid=flow-edge]")).map((edge) => {
-          const path = edge as SVGPathElement;
+        const edges = Array.from<any>(element.querySelectorAll("[data-testid=flow-edge]")).map((path) => {
           const start = path.getPointAtLength(0);
           const end = path.getPointAtLength(path.getTotalLength());
-          return { from: path.getAttribute("data-from")!, to: path.getAttribute("data-to")!, start: [start.x, start.y], end: [end.x, end.y] };
+          return { from: path.getAttribute("data-from") as string, to: path.getAttribute("data-to") as string, start: [start.x, start.y] as number[], end: [end.x, end.y] as number[] };
         });
         return { boxes, edges };
       });
@@ -476,7 +476,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     }
     // A node opens its job.
     await page.locator("[data-node=scan] a").click();
-    await poll(() => page.evaluate(() => window.location.hash)).toBe(`#/jobs/${created.json.jobs.scan.id}`);
+    await poll(() => page.evaluate<string>("window.location.hash")).toBe(`#/jobs/${created.json.jobs.scan.id}`);
   });
 
   it("gives limits per key a page of their own: defaults, overrides, busiest keys and why a key waits", async () => {
@@ -534,14 +534,12 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     const details = page.locator("details.more-filters");
     expect(await details.getAttribute("open")).toBeNull();
     // Another search, in the same page (a link, a pasted URL, Back): its error text must show.
-    await page.evaluate(() => {
-      window.location.hash = "#/jobs?error=certificate";
-    });
+    await page.evaluate("window.location.hash = '#/jobs?error=certificate'");
     await poll(() => details.getAttribute("open")).not.toBeNull();
     expect(await page.getByLabel("Error text").inputValue()).toBe("certificate");
     expect(await page.getByTestId("more-filters-set").textContent()).toBe(" (1 set: Error text)");
     await page.goBack();
-    await poll(() => page.evaluate(() => window.location.hash)).toBe("#/jobs");
+    await poll(() => page.evaluate<string>("window.location.hash")).toBe("#/jobs");
     await page.goForward();
     await poll(() => page.getByLabel("Error text").inputValue()).toBe("certificate");
     expect(await details.getAttribute("open")).not.toBeNull();
