@@ -528,6 +528,47 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     }
   });
 
+  it("keeps each row's name in view while a wide table scrolls sideways at 390 px", async () => {
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      // Where the naming cells of a table's first row are, before and after its box scrolls to the end.
+      const scrolled = async (table: string, cells: number) => {
+        const wrap = phonePage.locator(`${table}`).locator("xpath=..");
+        const lefts = () =>
+          phonePage.locator(`${table} tbody tr`).first().evaluate(
+            (row: any, count: number) => Array.from<any>(row.children).slice(0, count + 1).map((cell) => Math.round(cell.getBoundingClientRect().left)),
+            cells,
+          );
+        const before = await lefts();
+        const moved = await wrap.evaluate((box: any) => {
+          box.scrollLeft = box.scrollWidth;
+          return box.scrollLeft as number;
+        });
+        await phonePage.waitForTimeout(100);
+        return { before, after: await lefts(), moved };
+      };
+      await phonePage.goto(`${server.url}/#/`);
+      await phonePage.locator("[data-testid=queues] tbody tr").first().waitFor();
+      const queues = await scrolled("[data-testid=queues]", 1);
+      expect(queues.moved).toBeGreaterThan(100);
+      // The queue's name stays (within the table's 1 px border it no longer sits beside).
+      expect(Math.abs(queues.after[0]! - queues.before[0]!)).toBeLessThanOrEqual(1);
+      expect(queues.after[1]).toBeLessThan(queues.before[1]!); // the counts move under it
+
+      await phonePage.goto(`${server.url}/#/jobs`);
+      await phonePage.locator("[data-testid=jobs] tbody tr").first().waitFor();
+      const jobs = await scrolled("[data-testid=jobs]", 2);
+      expect(jobs.moved).toBeGreaterThan(100);
+      // The box and the job stay.
+      expect(Math.abs(jobs.after[0]! - jobs.before[0]!)).toBeLessThanOrEqual(1);
+      expect(Math.abs(jobs.after[1]! - jobs.before[1]!)).toBeLessThanOrEqual(1);
+      expect(jobs.after[2]).toBeLessThan(jobs.before[2]!);
+      await screenshot("75-narrow-jobs-scrolled", phonePage);
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it("keeps 'More filters' open whenever one of them is set, also after moving between searches", async () => {
     await page.goto(`${server.url}/#/jobs`);
     await page.getByTestId("match-count").waitFor();

@@ -123,7 +123,7 @@ function JobTable({ jobs, ticked, onTick }: { jobs: JobJson[]; ticked: ReadonlyS
   };
   return (
     <div class="table-wrap">
-    <table class="data" data-testid="jobs">
+    <table class="data sticky-2" data-testid="jobs">
       <thead>
         <tr>
           <th class="select">

@@ -211,7 +211,7 @@ function QueueTable({
     <>
     <Problem error={problem} />
     <div class="table-wrap">
-    <table class="data" data-testid="queues">
+    <table class="data sticky-1" data-testid="queues">
       <thead>
         <tr>
           <th>Queue</th>
