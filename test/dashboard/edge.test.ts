@@ -315,6 +315,44 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     }
   });
 
+  it("retries and purges the dead jobs ticked on the Jobs page, through their dead letters", async () => {
+    const dead = await jobsIn(test.conveyor, "dead", 3, { kind: "item", queue: "graveyard" });
+    const [alive] = await jobsIn(test.conveyor, "queued", 1, { kind: "item", queue: "graveyard" });
+    const statusOf = async (id: string) => {
+      const answer = await api("GET", `/v1/jobs/${id}`);
+      return answer.status === 404 ? "gone" : (answer.json.status as string);
+    };
+    await page.goto(`${server.url}/#/jobs?queue=graveyard`);
+    await poll(() => page.locator("[data-testid=jobs] tbody tr").count()).toBe(4);
+
+    // Retry two of the dead and the queued one: only the dead are requeued.
+    for (const id of [dead[0]!, dead[1]!, alive!]) await page.getByLabel(`select job ${id}`).check();
+    await page.getByRole("button", { name: "Retry selected" }).click();
+    expect(await page.getByTestId("selection-confirm-count").textContent()).toBe(
+      "This puts 2 jobs of the 3 selected back in their queues from the dead-letter queue, with fresh attempts and their history kept; the other 1 job, not dead, is left as it is.",
+    );
+    await page.getByTestId("selection-confirm").getByRole("button", { name: "Retry 2 jobs" }).click();
+    await poll(() => page.getByTestId("selection-outcome").textContent()).toBe("Requeued 2 jobs.");
+    expect([await statusOf(dead[0]!), await statusOf(dead[1]!), await statusOf(alive!)]).toEqual(["queued", "queued", "queued"]);
+    expect((await api("GET", "/v1/dead-letters?queue=graveyard")).json.items.map((entry: any) => entry.jobId)).toEqual([dead[2]]);
+
+    // Purge the last dead one: gone, with its dead letter.
+    await poll(() => page.locator(`tr[data-job-id="${dead[0]}"] [data-testid=status]`).textContent()).toBe("queued");
+    await page.getByLabel(`select job ${dead[2]}`).check();
+    expect(await page.getByRole("button", { name: "Retry selected" }).isEnabled()).toBe(true);
+    await page.getByRole("button", { name: "Purge selected" }).click();
+    expect(await page.getByTestId("selection-confirm-count").textContent()).toBe("This deletes 1 job of the 1 selected for good, with its history.");
+    await screenshot("76-selection-purge-confirm");
+    await page.getByTestId("selection-confirm").getByRole("button", { name: "Purge 1 job" }).click();
+    await poll(() => page.getByTestId("selection-outcome").textContent()).toBe("Purged 1 job.");
+    expect(await statusOf(dead[2]!)).toBe("gone");
+    expect((await api("GET", "/v1/dead-letters?queue=graveyard")).json.items).toEqual([]);
+    // Nothing dead is selected: retry and purge are not offered.
+    await page.getByLabel("select every job on this page").check();
+    expect(await page.getByRole("button", { name: "Purge selected" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Retry selected" }).isDisabled()).toBe(true);
+  });
+
   it("shows each job's priority, and tells scheduled jobs from queued ones with their run time", async () => {
     const later = await api("POST", "/v1/jobs", { kind: "item", queue: "timed", payload: { n: 1 }, priority: -5, delayMs: 3_600_000 });
     const now = await api("POST", "/v1/jobs", { kind: "item", queue: "timed", payload: { n: 2 }, priority: 3 });
