@@ -73,7 +73,7 @@ function BulkActionTable({ operations }: { operations: BulkActionJson[] }) {
               <td>
                 <Badge value={operation.status} />
               </td>
-              <td class="num" data-testid="touched" title={restText(operation) ?? undefined}>
+              <td class={restText(operation) ? "words" : "num"} data-testid="touched" title={restText(operation) ?? undefined}>
                 {touchedSummary(operation)}
               </td>
               <td>{operation.requestedBy ?? <span class="muted">unknown</span>}</td>
