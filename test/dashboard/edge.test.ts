@@ -243,7 +243,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
 
   it("says what happened to the jobs a bulk action did not touch, instead of a short count", async () => {
     // A cancel over 30 queued jobs, walked 5 at a time; meanwhile a caller cancels the last 20 itself.
-    tune(test.conveyor, { batchSize: 5, pauseMs: 300 });
+    tune(test.conveyor, { batchSize: 5, pauseMs: 1_000 }); // a second between batches: the caller's cancels land long before the third
     const ids = await jobsIn(test.conveyor, "queued", 30, { kind: "item", queue: "exports" });
     const started = await api("POST", "/v1/bulk-actions", { action: "cancel", filter: { queue: "exports" } });
     expect(started.status).toBe(202);
