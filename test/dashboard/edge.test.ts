@@ -381,6 +381,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await scheduledRow.getByRole("link").click();
     await page.getByTestId("job-page").waitFor();
     expect(await page.locator("[data-testid=job-page] [data-testid=scheduled]").textContent()).toBe("scheduled");
+    await screenshot("68b-job-scheduled");
   });
 
   it("pauses and resumes a queue from the overview's queues, for admin keys only", async () => {

@@ -58,8 +58,8 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
       <header class="page-head">
         <h1>
           {job.kind} <Badge value={job.status} />
+          <Due job={job} />
         </h1>
-        <Due job={job} />
         <Updated at={updatedAt} error={error} />
       </header>
       <Problem error={error} />
