@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, type EnqueuedFlow } from "../../packages/core/src/index.js";
-import { flowDetailJson, flowJson } from "../../packages/core/src/wire/flow-json.js";
+import { flowDetailJson, flowSummaryJson } from "../../packages/core/src/wire/flow-json.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { type CliResult, runCli, silent, stderrLines } from "./support.js";
 
@@ -43,7 +43,7 @@ describe("conveyor flows", () => {
     expect(lines).toHaveLength(3);
     expect(lines[2]).toMatch(new RegExp(`^${flow.id}\\s+flow\\s+order 1001\\s+acme\\s+\\d{4}-`));
     const page = JSON.parse(ok(await cli("flows", "list", "--json")));
-    expect(page).toEqual({ items: (await test.conveyor.flows.list()).items.map(flowJson), nextCursor: null });
+    expect(page).toEqual({ items: (await test.conveyor.flows.list()).items.map(flowSummaryJson), nextCursor: null });
     const batches = JSON.parse(ok(await cli("flows", "list", "--kind", "batch", "--json")));
     expect(batches.items.map((item: { kind: string }) => item.kind)).toEqual(["batch"]);
     const acme = JSON.parse(ok(await cli("flows", "list", "--tenant", "acme", "--json")));

@@ -254,7 +254,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.waitForURL((url) => url.hash.includes("tenant=acme"));
     const row = page.locator(`tr[data-job-id="${acme.json.id}"]`);
     await row.waitFor();
-    await poll(async () => new Set(await page.locator("[data-testid=jobs] tbody tr td:nth-child(4)").allTextContents())).toEqual(new Set(["acme"]));
+    await poll(async () => new Set(await page.locator("[data-testid=jobs] tbody tr td:nth-child(5)").allTextContents())).toEqual(new Set(["acme"]));
     expect(await row.getByTestId("last-error").textContent()).toBe("PermanentError: acme broke");
     await screenshot("09a-jobs-by-tenant");
   });
@@ -346,7 +346,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).waitFor(); // signed in, on the page it was showing
     await page.goto(`${server.url}/#/jobs`);
     await page.locator(`tr[data-job-id="${theirs.json.id}"]`).waitFor();
-    const tenants = await page.locator("[data-testid=jobs] tbody tr td:nth-child(4)").allTextContents();
+    const tenants = await page.locator("[data-testid=jobs] tbody tr td:nth-child(5)").allTextContents();
     expect(new Set(tenants)).toEqual(new Set(["acme"]));
     await screenshot("09-tenant-jobs");
     expect(browserErrors).toEqual([]);

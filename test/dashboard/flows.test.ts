@@ -84,7 +84,11 @@ describe.skipIf(!available)("the dashboard's flow pages in Chromium", () => {
     await poll(() => page.locator("[data-testid=flow-page] h1").textContent()).toContain("order 1001");
     await poll(graph).toEqual(["0:charge:queued", "0:reserve:queued", "1:ship:waiting", "2:notify:waiting"]);
     await poll(() => page.getByTestId("flow-counts").textContent()).toBe("2 waiting, 2 queued");
-    await poll(() => page.locator("[data-node=ship] .flow-waits").textContent()).toBe("waits for charge, reserve");
+    await poll(() => page.locator("[data-testid=flow-edge][data-to=ship]").evaluateAll((edges) => edges.map((edge) => edge.getAttribute("data-from")).sort())).toEqual([
+      "charge",
+      "reserve",
+    ]);
+    expect(await page.locator("[data-node=ship] title").textContent()).toBe("ship (step): waiting; waits for charge, reserve");
     await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, "20-flow.png"), fullPage: true });
 
     // charge cancelled: ship (policy fail) is dead-lettered, and notify after it; the page shows it at its next refresh.

@@ -27,6 +27,7 @@ const V1_ROUTES: Array<{ method: "GET" | "POST" | "DELETE"; url: string }> = [
   { method: "POST", url: "/v1/flows/0190f5c2-0000-7000-8000-000000000000/cancel" },
   { method: "GET", url: "/v1/queues" },
   { method: "GET", url: "/v1/workers" },
+  { method: "GET", url: "/v1/me" },
 ];
 
 describe("API keys", () => {
@@ -54,6 +55,15 @@ describe("API keys", () => {
       expect(expectProblem(response, 401, "UNAUTHORIZED").detail, authorization).toMatch(detail);
       expect(response.headers["www-authenticate"]).toMatch(/^Bearer realm="conveyor"/);
     }
+  });
+
+  it("are told apart by GET /v1/me: the key's id, its tenant and whether it is an admin key", async () => {
+    const acme = await call(test.app, { url: "/v1/me", key: test.keys.acme });
+    expect(acme.statusCode, acme.body).toBe(200);
+    expect(acme.json).toEqual({ keyId: expect.any(String), tenant: "acme", admin: false });
+    const admin = await call(test.app, { url: "/v1/me", key: test.keys.admin });
+    expect(admin.json).toMatchObject({ admin: true });
+    expect(admin.json.keyId).not.toBe(acme.json.keyId);
   });
 
   it("accept the scheme in any case", async () => {

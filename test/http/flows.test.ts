@@ -171,6 +171,9 @@ describe("GET /v1/flows/{id} and the tenant rules", () => {
     expect(byNode.d.job).toMatchObject({ id: created.jobs.d.id, status: "waiting" });
     // Admin keys see it too.
     expect((await get(`/v1/flows/${created.id}`, test.keys.admin)).statusCode).toBe(200);
+    // The list counts the same jobs, in the same statement as its rows.
+    const listed = (await get("/v1/flows?limit=1000")).json.items.find((item: any) => item.id === created.id);
+    expect(listed.counts).toEqual(flow.counts);
   });
 
   it("answers another tenant's flow with 404, exactly as a missing one, on read and cancel, and cancels nothing", async () => {
@@ -213,6 +216,8 @@ describe("GET /v1/flows", () => {
       expect(seen).toEqual([...made].reverse());
       const batches = await call(isolated.app, { url: "/v1/flows?kind=batch", key: isolated.keys.acme });
       expect(batches.json.items.map((flow: any) => [flow.id, flow.kind, flow.callbackJobId])).toEqual([[batch.json.id, "batch", batch.json.callback.id]]);
+      const batchDetail = await call(isolated.app, { url: `/v1/flows/${batch.json.id}`, key: isolated.keys.acme });
+      expect(batches.json.items[0].counts).toEqual(batchDetail.json.counts);
       expect((await call(isolated.app, { url: "/v1/flows", key: isolated.keys.admin })).json.items).toHaveLength(7);
       expect((await call(isolated.app, { url: "/v1/flows?tenant=globex", key: isolated.keys.admin })).json.items).toHaveLength(1);
       expectProblem(await call(isolated.app, { url: "/v1/flows?tenant=globex", key: isolated.keys.acme }), 403, "FORBIDDEN");

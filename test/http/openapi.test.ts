@@ -49,6 +49,7 @@ const OPERATIONS = [
   ["get", "/v1/queues/{name}/keys/{key}"],
   ["patch", "/v1/queues/{name}/keys/{key}/limits"],
   ["delete", "/v1/queues/{name}/keys/{key}/limits"],
+  ["get", "/v1/me"],
   ["get", "/v1/workers"],
   ["get", "/v1/overview"],
   ["get", "/v1/schedules"],

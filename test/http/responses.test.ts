@@ -401,6 +401,11 @@ const CASES: Record<Operation, () => Promise<Sent[]>> = {
     ]);
   },
 
+  "get /v1/me": async () => {
+    const sent = await run("get /v1/me", [{ url: "/v1/me", key: admin() }, { url: "/v1/me", key: acme() }, { url: "/v1/me" }]);
+    expect(sent.map((response) => (response.statusCode === 200 ? JSON.parse(response.body).admin : response.statusCode))).toEqual([true, false, 401]);
+    return sent;
+  },
   "get /v1/workers": () =>
     run("get /v1/workers", [
       { url: "/v1/workers", key: admin() },

@@ -82,6 +82,7 @@ export type {
   FlowDetail,
   FlowInfo,
   FlowMember,
+  FlowSummary,
   JobDependencies,
   JobDependency,
 } from "./core/flows.js";

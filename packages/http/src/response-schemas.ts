@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEPENDENCY_POLICIES, type DependencyPolicy } from "conveyor-jobs/internal/core/flows.js";
 import { JOB_STATUSES } from "conveyor-jobs/internal/core/states.js";
 import { bulkActionShape } from "conveyor-jobs/internal/wire/bulk-action-json.js";
-import { flowDetailShape, flowShape, statusCountsShape } from "conveyor-jobs/internal/wire/flow-json.js";
+import { flowDetailShape, flowSummaryShape, statusCountsShape } from "conveyor-jobs/internal/wire/flow-json.js";
 import { jobCountShape } from "conveyor-jobs/internal/wire/job-count-json.js";
 import { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "conveyor-jobs/internal/wire/key-limits-json.js";
 import { scheduleShape } from "conveyor-jobs/internal/wire/schedule-json.js";
@@ -147,6 +147,13 @@ const problem = z
   .describe("RFC 9457 problem details");
 
 /** Response schemas by name, for the routes' `response` maps. */
+/** `GET /v1/me`: the API key a request is made with, and what it may do. */
+const currentKey = z.object({
+  keyId: z.uuid().describe("the API key's id"),
+  tenant: z.string().describe("its tenant: a tenant key reads and acts for this tenant only; an admin key's default tenant for writes"),
+  admin: z.boolean().describe("true: an admin key, which sees every tenant and may use the admin-only routes (queue settings, limits per key, prune)"),
+});
+
 export const responseSchemas = {
   job: responseSchema(job),
   jobWithExecutions: responseSchema(job.extend({ executions: z.array(executionShape) })),
@@ -166,7 +173,7 @@ export const responseSchemas = {
   overview: responseSchema(overview),
   workers: responseSchema(z.object({ items: z.array(workerShape) })),
   problem: responseSchema(problem),
-  flowPage: responseSchema(page(flowShape)),
+  flowPage: responseSchema(page(flowSummaryShape)),
   flowDetail: responseSchema(flowDetailShape),
   flowCreated: responseSchema(
     z.object({
@@ -210,6 +217,7 @@ export const responseSchemas = {
   topKeys: responseSchema(z.object({ items: z.array(keyLoadShape) })),
   keyStatus: responseSchema(keyStatusShape),
   schedules: responseSchema(z.object({ items: z.array(scheduleShape) })),
+  currentKey: responseSchema(currentKey),
 };
 
 /** The body of `GET /v1/overview` before its times become text (the serializer does the rest). */

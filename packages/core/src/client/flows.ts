@@ -1,6 +1,7 @@
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
-import type { FlowCancelResult, FlowDetail, FlowInfo, JobDependencies } from "../core/flows.js";
+import type { FlowCancelResult, FlowDetail, FlowSummary, JobDependencies } from "../core/flows.js";
+import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import type { Page } from "../core/model.js";
 import type { Store } from "../store/store.js";
 import { decodeCursor } from "./cursor.js";
@@ -73,8 +74,11 @@ export class Flows {
     return { ...info, jobs: await this.reader.flows.flowJobList(id) };
   }
 
-  /** Flows and batches, newest first, with cursor pagination (`filter.limit` defaults to `DEFAULT_LIST_LIMIT`). */
-  async list(filter: ListFlowsFilter = {}): Promise<Page<FlowInfo>> {
+  /**
+   * Flows and batches, newest first, each with its jobs counted by status,
+   * with cursor pagination (`filter.limit` defaults to `DEFAULT_LIST_LIMIT`).
+   */
+  async list(filter: ListFlowsFilter = {}): Promise<Page<FlowSummary>> {
     if (filter.kind !== undefined && filter.kind !== "flow" && filter.kind !== "batch") {
       throw new ValidationError(`kind must be flow or batch; got ${JSON.stringify(filter.kind)}`, [{ path: "kind", message: "flow or batch" }]);
     }
@@ -86,7 +90,10 @@ export class Flows {
       limit: limit + 1,
     });
     return pageOf(
-      rows.map(({ requestHash: _hash, ...info }) => info),
+      rows.map(({ requestHash: _hash, counts, ...info }) => ({
+        ...info,
+        counts: Object.fromEntries(JOB_STATUSES.map((status) => [status, counts[status] ?? 0])) as Record<JobStatus, number>,
+      })),
       limit,
     );
   }

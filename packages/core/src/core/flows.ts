@@ -209,6 +209,12 @@ export interface FlowMember {
   dependsOn: string[];
 }
 
+/** A flow or batch as `flows.list` lists it: its row and its jobs counted by status. */
+export interface FlowSummary extends FlowInfo {
+  /** Its jobs by status, every status present (0 when none). */
+  counts: Record<JobStatus, number>;
+}
+
 /** A flow or batch with every job in it (`flows.get`). */
 export interface FlowDetail extends FlowInfo {
   /** Every job of the flow, with what each waits for. */

@@ -102,9 +102,15 @@ export class FlowStore {
     return rows[0] ? rowToFlow(rows[0]) : null;
   }
 
-  async flowList(filter: { tenant: string | null; kind: string | null; beforeId: string | null; limit: number }): Promise<FlowRow[]> {
+  /** Flows newest first, each with its jobs counted by status (only the statuses it has). */
+  async flowList(filter: {
+    tenant: string | null;
+    kind: string | null;
+    beforeId: string | null;
+    limit: number;
+  }): Promise<Array<FlowRow & { counts: Partial<Record<JobStatus, number>> }>> {
     const { rows } = await runQuery(this.pool, this.q.flowList, [filter.tenant, filter.kind, filter.beforeId, filter.limit]);
-    return rows.map(rowToFlow);
+    return rows.map((row) => ({ ...rowToFlow(row), counts: row.counts ?? {} }));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FlowInfo } from "../core/flows.js";
+import type { FlowInfo, FlowSummary } from "../core/flows.js";
 import type { Job } from "../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { isoOrNull, jobJson, jobShape, storedTime } from "./serialize.js";
@@ -27,6 +27,11 @@ export const statusCountsShape = z.object(
   Object.fromEntries(JOB_STATUSES.map((status) => [status, z.number().int()])) as Record<JobStatus, z.ZodNumber>,
 );
 
+/** A flow or batch as `GET /v1/flows` lists it: its row and its jobs counted by status. */
+export const flowSummaryShape = flowShape.extend({
+  counts: statusCountsShape.describe("the flow's jobs by status, every status present"),
+});
+
 /** A job of a flow: its name, what it waits for (with their names when in the flow), and the job. */
 export const flowNodeShape = z.object({
   node: z.string().describe("the job's name in the flow"),
@@ -44,6 +49,8 @@ export const flowDetailShape = flowShape.extend({
 
 /** A flow or batch without its jobs, as JSON. */
 export type FlowJson = z.output<typeof flowShape>;
+/** A flow or batch with its jobs counted by status, as JSON. */
+export type FlowSummaryJson = z.output<typeof flowSummaryShape>;
 /** A job of a flow with its dependencies, as JSON. */
 export type FlowNodeJson = z.output<typeof flowNodeShape>;
 /** A flow with its jobs and their counts by status, as JSON. */
@@ -63,6 +70,11 @@ export function flowJson(flow: FlowInfo): FlowJson {
     callbackJobId: flow.callbackJobId,
     createdAt: isoOrNull(flow.createdAt),
   };
+}
+
+/** A listed flow as JSON: its row and its counts by status. */
+export function flowSummaryJson(flow: FlowSummary): FlowSummaryJson {
+  return { ...flowJson(flow), counts: { ...flow.counts } };
 }
 
 /** Jobs counted by status, every status present (0 when none). */

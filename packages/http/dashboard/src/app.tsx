@@ -5,10 +5,13 @@ import { DeadLetterPage, DeadLetters } from "./components/dead-letters.js";
 import { FlowPage, Flows } from "./components/flows.js";
 import { JobPage } from "./components/job.js";
 import { Jobs } from "./components/jobs.js";
+import { KeyLimitsPage } from "./components/key-limits.js";
 import { Overview } from "./components/overview.js";
 import { SignIn } from "./components/sign-in.js";
+import { usePoll } from "./poll.js";
 import { href, useRoute } from "./router.js";
 import { forgetKey, loadKey, saveKey } from "./session.js";
+import type { CurrentKey } from "./types.js";
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => loadKey());
@@ -25,6 +28,10 @@ export function App() {
         : null,
     [key],
   );
+
+  // What the key may do, read once per sign-in: pages offer admin-only routes to admin keys only.
+  const me = usePoll<CurrentKey | null>(async () => (api ? api.get<CurrentKey>("/v1/me") : null), null, [api]);
+  const admin = me.data ? me.data.admin : null;
 
   if (!api || !key) {
     return (
@@ -49,7 +56,8 @@ export function App() {
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else if (section === "bulk-actions" && id) page = <BulkActionPage key={id} api={api} id={id} />;
   else if (section === "bulk-actions") page = <BulkActions api={api} route={route} />;
-  else page = <Overview api={api} />;
+  else if (section === "key-limits") page = <KeyLimitsPage api={api} admin={admin} />;
+  else page = <Overview api={api} admin={admin} />;
 
   const link = (to: string, label: string, active: boolean) => (
     <a href={href(to)} class={active ? "active" : undefined} aria-current={active ? "page" : undefined}>
@@ -65,6 +73,7 @@ export function App() {
         {link("/flows", "Flows", section === "flows")}
         {link("/dead-letters", "Dead letters", section === "dead-letters")}
         {link("/bulk-actions", "Bulk actions", section === "bulk-actions")}
+        {admin === true ? link("/key-limits", "Limits per key", section === "key-limits") : null}
         <span class="spacer" />
         <span class="muted key-hint" title="signed in with this API key">
           {key.slice(0, 12)}…

@@ -48,6 +48,8 @@ export type KeyLimitJson = KeyLimitList["items"][number];
 /** `GET /v1/queues/{name}/keys`: the keys with the most jobs waiting. */
 export type TopKeys = Ok<paths["/v1/queues/{name}/keys"]["get"]>;
 export type KeyLoadJson = TopKeys["items"][number];
+/** `GET /v1/queues/{name}/keys/{key}`: what one key is doing and why its jobs wait. */
+export type KeyStatusJson = Ok<paths["/v1/queues/{name}/keys/{key}"]["get"]>;
 
 /** `GET /v1/overview`: the at-a-glance view, each part read under the search time bound. */
 export type OverviewJson = Ok<paths["/v1/overview"]["get"]>;
@@ -72,6 +74,9 @@ export type BulkActionKind = BulkActionJson["action"];
 export type BulkActionStarted = Accepted<paths["/v1/bulk-actions"]["post"]>;
 /** `GET /v1/bulk-actions`: a page of operations, newest first. */
 export type BulkActionPage = Ok<paths["/v1/bulk-actions"]["get"]>;
+
+/** `GET /v1/me`: the signed-in key's id, tenant and whether it is an admin key. */
+export type CurrentKey = Ok<paths["/v1/me"]["get"]>;
 
 /** `GET /v1/workers`. */
 export type WorkerList = Ok<paths["/v1/workers"]["get"]>;

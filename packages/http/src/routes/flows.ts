@@ -5,7 +5,7 @@ import { FlowIdempotencyConflictError } from "conveyor-jobs/internal/core/errors
 import { traceContextFromHeaders } from "conveyor-jobs/internal/core/trace-context.js";
 import type { Job } from "conveyor-jobs/internal/core/model.js";
 import { type BatchFlowBody, batchFlowBody, type FlowBody, flowBody, type FlowJobItem } from "conveyor-jobs/internal/wire/flow-request.js";
-import { flowDetailJson, flowJson } from "conveyor-jobs/internal/wire/flow-json.js";
+import { flowDetailJson, flowSummaryJson } from "conveyor-jobs/internal/wire/flow-json.js";
 import { jobJson } from "conveyor-jobs/internal/wire/serialize.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
@@ -127,7 +127,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       schema: {
         tags,
         operationId: "listFlows",
-        summary: "list flows and batches, newest first, with cursor paging",
+        summary: "list flows and batches, newest first, each with its jobs counted by status, with cursor paging",
         security: BEARER_SECURITY,
         querystring: routeSchema(flowListQuery),
         response: { 200: jsonResponse("a page of flows", responseSchemas.flowPage), ...problemResponses(400, 401, 403, 503) },
@@ -136,7 +136,7 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
     async (request) => {
       const { tenant: requested, ...filter } = request.query;
       const page = await conveyor.flows.list({ ...filter, ...readScope(request, requested) });
-      return { items: page.items.map(flowJson), nextCursor: page.nextCursor };
+      return { items: page.items.map(flowSummaryJson), nextCursor: page.nextCursor };
     },
   );
 

@@ -7,10 +7,28 @@ import { tenantQuery } from "../schemas.js";
 import type { Overview } from "conveyor-jobs/internal/core/overview.js";
 import { isoOrNull, workerJson } from "conveyor-jobs/internal/wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
+import { principalOf } from "../auth.js";
 import { routeSchema } from "../validation.js";
 
-/** `GET /v1/overview`, `GET /v1/queues` and `GET /v1/workers`. */
+/** `GET /v1/me`, `GET /v1/overview`, `GET /v1/queues` and `GET /v1/workers`. */
 export function operationRoutes(app: FastifyInstance, { conveyor, overview }: RouteContext): void {
+  app.get(
+    "/me",
+    {
+      schema: {
+        tags: ["operations"],
+        operationId: "getCurrentKey",
+        summary: "the API key this request is made with: its id, its tenant and whether it is an admin key (what a client may show or call)",
+        security: BEARER_SECURITY,
+        response: { 200: jsonResponse("the calling key", responseSchemas.currentKey), ...problemResponses(401, 503) },
+      },
+    },
+    async (request) => {
+      const { keyId, tenant, admin } = principalOf(request);
+      return { keyId, tenant, admin };
+    },
+  );
+
   app.get<{ Querystring: z.output<typeof tenantQuery> }>(
     "/overview",
     {

@@ -2,7 +2,7 @@ import { type Command, Option } from "commander";
 import { DEFAULT_LIST_LIMIT, DEFAULT_SCHEMA, MAX_LIST_LIMIT } from "../../core/defaults.js";
 import { NotFoundError } from "../../core/errors.js";
 import { JOB_STATUSES } from "../../core/states.js";
-import { type FlowDetailJson, flowDetailJson, flowJson } from "../../wire/flow-json.js";
+import { type FlowDetailJson, flowDetailJson, flowSummaryJson } from "../../wire/flow-json.js";
 import { flowLevels } from "../../wire/flow-levels.js";
 import { listLimit, uuid } from "../arguments.js";
 import { withSession } from "../session.js";
@@ -27,7 +27,7 @@ export function registerFlows(program: Command): void {
     .action(async (options: { kind?: "flow" | "batch"; tenant?: string; limit: number; cursor?: string; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         const page = await conveyor.flows.list({ kind: options.kind, tenant: options.tenant ?? null, limit: options.limit, cursor: options.cursor });
-        if (options.json) return printJson({ items: page.items.map(flowJson), nextCursor: page.nextCursor });
+        if (options.json) return printJson({ items: page.items.map(flowSummaryJson), nextCursor: page.nextCursor });
         if (page.items.length === 0) {
           process.stdout.write("no flows\n");
           return;

@@ -39,9 +39,17 @@ SELECT ${FLOW_COLUMNS} FROM {{schema}}.flows WHERE tenant = $1 AND idempotency_k
 export const flowGet = `
 SELECT ${FLOW_COLUMNS} FROM {{schema}}.flows WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
 
-/** $1 tenant|null, $2 kind|null, $3 cursor id|null (exclusive), $4 limit — newest first */
+/**
+ * $1 tenant|null, $2 kind|null, $3 cursor id|null (exclusive), $4 limit — newest first, each with its
+ * jobs counted by status (\`counts\`: { status: n }, only the statuses it has; read through flow_jobs' (flow_id, node) index)
+ */
 export const flowList = `
-SELECT ${FLOW_COLUMNS} FROM {{schema}}.flows
+SELECT ${FLOW_COLUMNS},
+       (SELECT coalesce(jsonb_object_agg(s.status, s.n), '{}')
+        FROM (SELECT j.status, count(*)::int AS n
+              FROM {{schema}}.flow_jobs AS m JOIN {{schema}}.jobs AS j ON j.id = m.job_id
+              WHERE m.flow_id = f.id GROUP BY j.status) AS s) AS counts
+FROM {{schema}}.flows AS f
 WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::uuid IS NULL OR id < $3)
 ORDER BY id DESC
 LIMIT $4`;

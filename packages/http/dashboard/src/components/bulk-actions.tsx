@@ -5,7 +5,7 @@ import { usePoll } from "../poll.js";
 import { href, type Route } from "../router.js";
 import { describeSearch, searchOfFilter, setFields } from "../search.js";
 import type { BulkActionJson, BulkActionPage } from "../types.js";
-import { actionLabel, BulkProgress, useBulkAction } from "./bulk-progress.js";
+import { actionLabel, BulkProgress, restText, touchedSummary, useBulkAction } from "./bulk-progress.js";
 import { Badge, Facts, IdLink, JsonBlock, Problem, Updated } from "./common.js";
 
 /** While an operation on the page runs, the list moves; otherwise it changes only when someone starts one. */
@@ -73,9 +73,8 @@ function BulkActionTable({ operations }: { operations: BulkActionJson[] }) {
               <td>
                 <Badge value={operation.status} />
               </td>
-              <td class="num" data-testid="touched">
-                {formatNumber(operation.touched)}
-                {operation.total !== null ? ` / ${formatNumber(operation.total)}` : ""}
+              <td class={restText(operation) ? "words" : "num"} data-testid="touched" title={restText(operation) ?? undefined}>
+                {touchedSummary(operation)}
               </td>
               <td>{operation.requestedBy ?? <span class="muted">unknown</span>}</td>
               <td title={formatTime(operation.createdAt)}>{ago(operation.createdAt)}</td>

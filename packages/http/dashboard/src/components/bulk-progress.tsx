@@ -3,7 +3,7 @@ import { type Api, ApiError } from "../api.js";
 import { formatNumber } from "../format.js";
 import { type Polled, usePoll } from "../poll.js";
 import { href } from "../router.js";
-import type { BulkActionJson } from "../types.js";
+import { BULK_ACTION_STATES, type BulkActionJson } from "../types.js";
 import { Badge, Notice, Problem } from "./common.js";
 
 /** How often a running operation is read: each batch takes at least 50 ms and pauses after, so a second shows steady movement. */
@@ -29,6 +29,52 @@ export function actionLabel(operation: Pick<BulkActionJson, "action" | "priority
 export function progressText(operation: BulkActionJson): string {
   const total = operation.total === null ? "an unknown number of" : formatNumber(operation.total);
   return `${formatNumber(operation.touched)} of ${total} jobs`;
+}
+
+/** What an action did to a job, in the past tense: "retried", "moved". */
+const DONE: Record<BulkActionJson["action"], string> = {
+  retry: "retried",
+  cancel: "cancelled",
+  purge: "purged",
+  set_priority: "given the priority",
+  move: "moved",
+};
+
+/**
+ * Why an ended operation touched fewer jobs than its total, or null when
+ * there is nothing to explain. The total counts the jobs in the action's
+ * states when it started; a job that left them before the walk reached it
+ * (a worker ran it, another action or a caller changed it) is skipped, not
+ * failed: "500 cancelled; the other 2,500 were no longer waiting, queued,
+ * retrying or running when it reached them (…): nothing failed."
+ */
+export function restText(operation: BulkActionJson): string | null {
+  if (operation.status === "running" || operation.total === null || operation.touched >= operation.total) return null;
+  const rest = operation.total - operation.touched;
+  const done = `${formatNumber(operation.touched)} ${DONE[operation.action]}`;
+  if (operation.status === "succeeded") {
+    return (
+      `${done}; the other ${formatNumber(rest)} were no longer ${orList(BULK_ACTION_STATES[operation.action])} when it reached them ` +
+      "(run by workers, or changed by other actions or callers meanwhile): nothing failed."
+    );
+  }
+  if (operation.status === "cancelled") return `${done} before it was cancelled; the other ${formatNumber(rest)} were left as they were.`;
+  return `${done} before it failed; the other ${formatNumber(rest)} were left as they were.`;
+}
+
+/** "a, b or c". */
+function orList(items: readonly string[]): string {
+  return items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}
+
+/** The touched / total cell of the operations list: "120 / 120", or for a walk that ended short, what happened to the rest. */
+export function touchedSummary(operation: BulkActionJson): string {
+  const total = operation.total === null ? "" : ` / ${formatNumber(operation.total)}`;
+  if (operation.status === "running" || operation.total === null || operation.touched >= operation.total) return `${formatNumber(operation.touched)}${total}`;
+  const rest = formatNumber(operation.total - operation.touched);
+  const done = `${formatNumber(operation.touched)} ${DONE[operation.action]}`;
+  if (operation.status === "succeeded") return `${done}, ${rest} already moved on`;
+  return `${done}, ${rest} left as they were`;
 }
 
 /**
@@ -103,6 +149,11 @@ export function BulkProgress({ api, polled, onClose }: { api: Api; polled: Polle
           <ProgressBar operation={operation} />
           {operation.status === "running" && operation.cancelRequested ? <p class="muted">Cancel requested: it stops after the batch in progress.</p> : null}
           {operation.status === "cancelled" ? <p class="muted">Cancelled: the jobs it touched stay changed.</p> : null}
+          {restText(operation) ? (
+            <p class="muted" data-testid="bulk-rest">
+              {restText(operation)}
+            </p>
+          ) : null}
           {operation.error ? <p class="error-text">{operation.error}</p> : null}
           <div class="actions">
             {operation.status === "running" && !operation.cancelRequested ? (

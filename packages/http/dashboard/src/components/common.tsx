@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { ApiError } from "../api.js";
-import { formatClock, prettyJson, shortId } from "../format.js";
+import { formatClock, formatDuration, formatTime, prettyJson, shortId } from "../format.js";
 import { href } from "../router.js";
 import type { ErrorJson } from "../types.js";
 
@@ -82,5 +82,31 @@ export function IdLink({ path, id }: { path: string; id: string }) {
     <a href={href(`${path}/${id}`)}>
       <code>{shortId(id)}</code>
     </a>
+  );
+}
+
+/**
+ * When a job that waits for its time runs: a queued job whose run time is
+ * still ahead is scheduled (not yet claimable), a retrying one waits for its
+ * next attempt. Nothing for any other job, or one already due.
+ */
+export function Due({ job, now = Date.now() }: { job: { status: string; runAt: string | null }; now?: number }) {
+  if ((job.status !== "queued" && job.status !== "retrying") || !job.runAt) return null;
+  const wait = new Date(job.runAt).getTime() - now;
+  if (!(wait > 0)) return null;
+  return (
+    <>
+      {job.status === "queued" ? (
+        <>
+          {" "}
+          <span class="badge badge-scheduled" data-testid="scheduled">
+            scheduled
+          </span>
+        </>
+      ) : null}
+      <div class="muted due" data-testid="run-at" title={formatTime(job.runAt)}>
+        {job.status === "queued" ? "runs" : "next attempt"} in {formatDuration(wait)}
+      </div>
+    </>
   );
 }

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api.js";
 import { zoneOf } from "../format.js";
 import { href } from "../router.js";
@@ -24,7 +24,12 @@ export function JobFilters({
   onApply: (next: Search) => void;
 }) {
   const moreSet = MORE_FIELDS.filter((field) => search[field] !== "").length;
+  const moreKey = MORE_FIELDS.map((field) => search[field]).join("\u0000");
   const [open, setOpen] = useState(moreSet > 0);
+  // A search that sets any of these (a link, Back, a shared URL) opens the panel, so no active filter is hidden.
+  useEffect(() => {
+    if (moreSet > 0) setOpen(true);
+  }, [moreKey]);
   const apply = (change: Partial<Search>) => onApply({ ...search, ...change });
   const statuses = [...JOB_STATUSES, ...(search.status !== "" && !(JOB_STATUSES as readonly string[]).includes(search.status) ? [search.status] : [])];
   return (
@@ -72,9 +77,17 @@ export function JobFilters({
         ) : null}
       </form>
       <details class="more-filters" open={open} onToggle={(event) => setOpen(event.currentTarget.open)}>
-        <summary>More filters{moreSet > 0 ? ` (${moreSet} set)` : ""}</summary>
+        <summary>
+          More filters
+          {moreSet > 0 ? (
+            <span data-testid="more-filters-set">
+              {" "}
+              ({moreSet} set: {MORE_FIELDS.filter((field) => search[field] !== "").map((field) => FIELD_LABELS[field]).join(", ")})
+            </span>
+          ) : null}
+        </summary>
         {/* Keyed by the URL's values: a new search (a link, Back) starts the drafts over. */}
-        <MoreFilters key={MORE_FIELDS.map((field) => search[field]).join("\u0000")} search={search} onApply={onApply} />
+        <MoreFilters key={moreKey} search={search} onApply={onApply} />
       </details>
     </div>
   );

@@ -5,7 +5,7 @@ import { formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import type { JobWithExecutions } from "../types.js";
-import { Badge, Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Badge, Due, Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 import { JobOutput } from "./job-output.js";
 import { JobLinks } from "./job-links.js";
@@ -58,6 +58,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
       <header class="page-head">
         <h1>
           {job.kind} <Badge value={job.status} />
+          <Due job={job} />
         </h1>
         <Updated at={updatedAt} error={error} />
       </header>

@@ -7,8 +7,9 @@ import { checkSearch, isCostly, type Search, searchOf, setFields } from "../sear
 import type { BulkActionKind, JobCount, JobJson, JobPage, QueueList } from "../types.js";
 import { BulkBar, BulkDialog } from "./bulk-confirm.js";
 import { FollowBulkAction } from "./bulk-progress.js";
-import { Badge, IdLink, Problem, StoredError, Updated } from "./common.js";
+import { Badge, Due, IdLink, Problem, StoredError, Updated } from "./common.js";
 import { JobFilters } from "./job-filters.js";
+import { SelectionBar } from "./job-selection.js";
 import { ProgressHint } from "./job-output.js";
 
 const REFRESH_MS = 2_000;
@@ -46,6 +47,9 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
   );
   useEffect(() => setTimedOut(list.error?.code === "SEARCH_TIMEOUT"), [list.error]);
 
+  // Ticked rows, by id: a new search or page starts with none.
+  const [ticked, setTicked] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => setTicked(new Set()), [searchKey, cursor]);
   const [choosing, setChoosing] = useState<BulkActionKind | null>(null);
   const [running, setRunning] = useState<string | null>(null);
   const choices = useChoices(api);
@@ -89,7 +93,16 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
         />
       ) : null}
       {running ? <FollowBulkAction key={running} api={api} id={running} onEnd={refresh} onClose={() => setRunning(null)} /> : null}
-      {data ? <JobTable jobs={data.items} /> : null}
+      <SelectionBar
+        api={api}
+        selected={data ? data.items.filter((job) => ticked.has(job.id)) : []}
+        onClear={() => setTicked(new Set())}
+        onDone={() => {
+          setTicked(new Set());
+          refresh();
+        }}
+      />
+      {data ? <JobTable jobs={data.items} ticked={ticked} onTick={setTicked} /> : null}
       <nav class="pager">
         {cursor ? <a href={href("/jobs", fields)}>← Newest</a> : null}
         {data?.nextCursor ? <a href={href("/jobs", { ...fields, cursor: data.nextCursor })}>Older →</a> : null}
@@ -98,18 +111,36 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
   );
 }
 
-function JobTable({ jobs }: { jobs: JobJson[] }) {
+/** The jobs of a page, each with a box to tick it for the selection's actions; the head's box ticks the whole page. */
+function JobTable({ jobs, ticked, onTick }: { jobs: JobJson[]; ticked: ReadonlySet<string>; onTick: (next: ReadonlySet<string>) => void }) {
   if (jobs.length === 0) return <p class="muted">No jobs match.</p>;
+  const onPage = jobs.filter((job) => ticked.has(job.id)).length;
+  const tick = (id: string, on: boolean) => {
+    const next = new Set(ticked);
+    if (on) next.add(id);
+    else next.delete(id);
+    onTick(next);
+  };
   return (
     <div class="table-wrap">
-    <table class="data" data-testid="jobs">
+    <table class="data sticky-2" data-testid="jobs">
       <thead>
         <tr>
+          <th class="select">
+            <input
+              type="checkbox"
+              aria-label="select every job on this page"
+              checked={onPage === jobs.length}
+              indeterminate={onPage > 0 && onPage < jobs.length}
+              onChange={(event) => onTick(event.currentTarget.checked ? new Set(jobs.map((job) => job.id)) : new Set())}
+            />
+          </th>
           <th>Job</th>
           <th>Kind</th>
           <th>Queue</th>
           <th>Tenant</th>
           <th>Status</th>
+          <th class="num" title="lower runs first (-1000..1000)">Priority</th>
           <th class="num">Attempts</th>
           <th>Last error</th>
           <th>Created</th>
@@ -117,7 +148,15 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
       </thead>
       <tbody>
         {jobs.map((job) => (
-          <tr key={job.id} data-job-id={job.id}>
+          <tr key={job.id} data-job-id={job.id} class={ticked.has(job.id) ? "ticked" : undefined}>
+            <td class="select">
+              <input
+                type="checkbox"
+                aria-label={`select job ${job.id}`}
+                checked={ticked.has(job.id)}
+                onChange={(event) => tick(job.id, event.currentTarget.checked)}
+              />
+            </td>
             <td>
               <IdLink path="/jobs" id={job.id} />
             </td>
@@ -126,7 +165,11 @@ function JobTable({ jobs }: { jobs: JobJson[] }) {
             <td>{job.tenant}</td>
             <td>
               <Badge value={job.status} />
+              <Due job={job} />
               <ProgressHint job={job} />
+            </td>
+            <td class="num" data-testid="priority">
+              {job.priority}
             </td>
             <td class="num">
               {job.attempts} / {job.maxAttempts}

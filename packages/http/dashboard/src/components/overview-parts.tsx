@@ -102,9 +102,10 @@ export function KindTable({ kinds }: { kinds: OverviewKindJson[] }) {
 
 export function ErrorTable({ errors }: { errors: ErrorGroupJson[] }) {
   if (errors.length === 0) return <p class="muted">No attempt failed.</p>;
+  // "stack": on a narrow screen each error is a card of labelled lines (styles.css), so long messages wrap instead of scrolling.
   return (
     <div class="table-wrap">
-      <table class="data">
+      <table class="data stack">
         <thead>
           <tr>
             <th>Message</th>
@@ -116,7 +117,7 @@ export function ErrorTable({ errors }: { errors: ErrorGroupJson[] }) {
         <tbody>
           {errors.map((group) => (
             <tr key={group.message}>
-              <td class="message">
+              <td class="message" data-label="Message">
                 {errorSearchText(group.message) === "" ? (
                   <span class="muted">(no message)</span>
                 ) : (
@@ -125,9 +126,11 @@ export function ErrorTable({ errors }: { errors: ErrorGroupJson[] }) {
                   </a>
                 )}
               </td>
-              <td class="num">{formatNumber(group.count)}</td>
-              <td>{group.kinds.join(", ")}</td>
-              <td>{ago(group.lastSeenAt)}</td>
+              <td class="num" data-label="Attempts">
+                {formatNumber(group.count)}
+              </td>
+              <td data-label="Kinds">{group.kinds.join(", ")}</td>
+              <td data-label="Last seen">{ago(group.lastSeenAt)}</td>
             </tr>
           ))}
         </tbody>

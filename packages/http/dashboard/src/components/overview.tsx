@@ -1,4 +1,5 @@
-import type { Api } from "../api.js";
+import { useState } from "preact/hooks";
+import { type Api, ApiError } from "../api.js";
 import { formatDuration, formatNumber, formatRate } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
@@ -41,7 +42,7 @@ interface Slow {
   /** Each queue's limits, by name. */
   limits: Map<string, QueueStatsJson>;
   minutes: Throughput["minutes"];
-  /** null: this key may not read limits per key (tenant keys). */
+  /** null: this key may not read limits per key (tenant keys), or its role is not known yet. */
   keyLimited: KeyLimitedQueue[] | null;
 }
 
@@ -53,7 +54,7 @@ interface Slow {
  * and their load; jobs per minute over the hour. A part the server could not
  * read in time is marked, not shown as empty.
  */
-export function Overview({ api }: { api: Api }) {
+export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
   const glance = usePoll<Glance>(
     async () => {
       const [overview, workers] = await Promise.all([api.get<OverviewJson>("/v1/overview"), api.get<WorkerList>("/v1/workers")]);
@@ -67,12 +68,13 @@ export function Overview({ api }: { api: Api }) {
       const [queues, throughput, keyLimited] = await Promise.all([
         api.get<QueueList>("/v1/queues"),
         api.get<Throughput>("/v1/stats/throughput"),
-        loadKeyLimitedQueues(api),
+        // Admin-only routes: a tenant key (or one not yet known) never calls them.
+        admin === true ? loadKeyLimitedQueues(api) : Promise.resolve(null),
       ]);
       return { limits: new Map(queues.items.map((queue) => [queue.queue, queue])), minutes: throughput.minutes, keyLimited };
     },
     SLOW_REFRESH_MS,
-    [api],
+    [api, admin],
   );
   const data = glance.data;
   const overview = data?.overview;
@@ -93,7 +95,12 @@ export function Overview({ api }: { api: Api }) {
             </p>
           ) : null}
           <h2>Queues</h2>
-          <QueueTable overview={overview} limits={slow.data?.limits ?? null} windowText={windowText} />
+          <QueueTable
+            overview={overview}
+            limits={slow.data?.limits ?? null}
+            windowText={windowText}
+            control={admin === true ? { api, onChanged: () => void Promise.all([glance.refresh(), slow.refresh()]) } : null}
+          />
           <div class="glance">
             <div data-testid="oldest-ready" data-incomplete={incomplete.has("oldestReady") || undefined}>
               <h2>Oldest ready job</h2>
@@ -114,7 +121,9 @@ export function Overview({ api }: { api: Api }) {
           </div>
           {slow.data?.keyLimited && slow.data.keyLimited.length > 0 ? (
             <>
-              <h2>Limits per key</h2>
+              <h2>
+                Limits per key <a class="h2-link" href={href("/key-limits")}>all keys and overrides →</a>
+              </h2>
               <KeyLimitTables queues={slow.data.keyLimited} />
             </>
           ) : null}
@@ -165,11 +174,44 @@ function Recent({ recent }: { recent: RecentOutcomesJson | null }) {
   );
 }
 
-function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; limits: Map<string, QueueStatsJson> | null; windowText: string }) {
+/** What an admin key may do to a queue from the table: pause or resume it. */
+interface QueueControl {
+  api: Api;
+  onChanged: () => void;
+}
+
+function QueueTable({
+  overview,
+  limits,
+  windowText,
+  control,
+}: {
+  overview: OverviewJson;
+  limits: Map<string, QueueStatsJson> | null;
+  windowText: string;
+  control: QueueControl | null;
+}) {
+  const [problem, setProblem] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
   if (overview.queues.length === 0) return <p class="muted">No jobs yet. Enqueue one through the API or `conveyor jobs enqueue`.</p>;
+  const toggle = async (queue: string, paused: boolean) => {
+    if (!control) return;
+    setBusy(queue);
+    setProblem(null);
+    try {
+      await control.api.post(`/v1/queues/${encodeURIComponent(queue)}/${paused ? "resume" : "pause"}`);
+    } catch (failure) {
+      setProblem(failure instanceof ApiError ? failure : new ApiError(0, "CLIENT", String(failure)));
+    } finally {
+      setBusy(null);
+      control.onChanged();
+    }
+  };
   return (
+    <>
+    <Problem error={problem} />
     <div class="table-wrap">
-    <table class="data" data-testid="queues">
+    <table class="data sticky-1" data-testid="queues">
       <thead>
         <tr>
           <th>Queue</th>
@@ -182,6 +224,7 @@ function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; 
           <th title={`attempts that ended in ${windowText}`}>Recent</th>
           <th class="num" title={`failed / ended in ${windowText}`}>Failure rate</th>
           <th>Limits</th>
+          {control ? <th>Pause</th> : null}
         </tr>
       </thead>
       <tbody>
@@ -205,11 +248,30 @@ function QueueTable({ overview, limits, windowText }: { overview: OverviewJson; 
             <td data-testid="limits">
               <QueueLimits paused={queue.paused} queue={limits?.get(queue.queue) ?? null} />
             </td>
+            {control ? (
+              <td data-testid="queue-control">
+                <button
+                  type="button"
+                  class="secondary small"
+                  disabled={busy === queue.queue}
+                  aria-label={`${queue.paused ? "resume" : "pause"} queue ${queue.queue}`}
+                  title={
+                    queue.paused
+                      ? "let workers claim its jobs again (and wake idle ones)"
+                      : "stop workers claiming its jobs; they stay queued, and running ones finish"
+                  }
+                  onClick={() => void toggle(queue.queue, queue.paused)}
+                >
+                  {queue.paused ? "Resume" : "Pause"}
+                </button>
+              </td>
+            ) : null}
           </tr>
         ))}
       </tbody>
     </table>
     </div>
+    </>
   );
 }
 
