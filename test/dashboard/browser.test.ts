@@ -9,7 +9,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
+import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, saveScreenshot } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
 import { z } from "zod";
@@ -39,19 +39,9 @@ let page: Page;
 const keys = { admin: "", acme: "" };
 const browserErrors: string[] = [];
 
-async function api(method: string, path: string, body?: unknown, key = keys.admin): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, body?: unknown, key = keys.admin) => apiRequest(server.url, key, method, path, body);
 
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const screenshot = (name: string) => saveScreenshot(page, name);
 
 /** expect.poll with room for the dashboard's 2-second refresh on a loaded machine. */
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });

@@ -8,7 +8,6 @@
  * and "More filters" kept open while any of them is set.
  */
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -16,7 +15,7 @@ import { type ApiServer, startApiServer } from "../../packages/http/src/server.j
 import { defineJob, PermanentError } from "../../packages/core/src/index.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
 import { runUntilFinished, silent } from "../cli/support.js";
-import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
+import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, saveScreenshot } from "../helpers/browser.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 
 const available = chromiumAvailable("the dashboard edge tests");
@@ -45,19 +44,9 @@ let page: Page;
 const keys = { admin: "", acme: "" };
 const browserErrors: string[] = [];
 
-async function api(method: string, path: string, body?: unknown, key = keys.admin): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, body?: unknown, key = keys.admin) => apiRequest(server.url, key, method, path, body);
 
-async function screenshot(name: string, on: Page = page): Promise<void> {
-  await on.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const screenshot = (name: string, on: Page = page) => saveScreenshot(on, name);
 
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });
 

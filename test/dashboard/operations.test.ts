@@ -9,9 +9,8 @@
  * test-artifacts/dashboard/.
  */
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage } from "../helpers/browser.js";
+import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, saveScreenshot } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
@@ -50,19 +49,9 @@ const keys = { admin: "", adminId: "", acme: "" };
 const browserErrors: string[] = [];
 const ids = { customer42: [] as string[], broken43: "", flaky: [] as string[], stuck: "" };
 
-async function api(method: string, path: string, body?: unknown, key = keys.admin): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, body?: unknown, key = keys.admin) => apiRequest(server.url, key, method, path, body);
 
-async function screenshot(name: string, on: Page = page): Promise<void> {
-  await on.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const screenshot = (name: string, on: Page = page) => saveScreenshot(on, name);
 
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 });
 

@@ -42,3 +42,25 @@ export async function openBrowserPage(errors: string[], options: { timezoneId?: 
   page.on("dialog", (dialog) => void dialog.dismiss());
   return { browser, context, page };
 }
+
+/** An API answer as the browser suites read it: the status and the parsed body (undefined when empty). */
+export interface ApiAnswer {
+  status: number;
+  json: any;
+}
+
+/** One request to the API at `baseUrl` with `key` as its bearer token, `body` sent as JSON when given. */
+export async function apiRequest(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+}
+
+/** A full-page screenshot of `page` into DASHBOARD_ARTIFACTS, as `<name>.png`. */
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
+}
