@@ -47,6 +47,9 @@ describe("conveyor queues key-limit and friends", () => {
     expect(ok(await cli("queues", "key-limit-delete", "webhooks", "--key", "slow.example"))).toBe("queue webhooks, key slow.example: override deleted\n");
     expect(ok(await cli("queues", "key-limit-delete", "webhooks"))).toBe("queue webhooks: key limits deleted\n");
     expect(ok(await cli("queues", "key-limits", "webhooks"))).toBe("queue webhooks has no key limits\n");
+    // Idempotent, and says so: a reset at startup can always run it.
+    expect(ok(await cli("queues", "key-limit-delete", "webhooks"))).toBe("queue webhooks had no key limits: nothing to delete\n");
+    expect(JSON.parse(ok(await cli("queues", "key-limit-delete", "webhooks", "--json")))).toEqual({ queue: "webhooks", key: null, deleted: false });
   });
 
   it("refuses bad arguments with one line on stderr and a non-zero exit, changing nothing", async () => {

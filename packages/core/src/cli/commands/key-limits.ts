@@ -80,9 +80,10 @@ export function registerKeyLimits(queues: Command): void {
   ).action((queue: string, options: { key?: string }, command: Command) => {
     const { schema, json } = globals(command);
     return session(schema, async ({ conveyor }) => {
-      await conveyor.keyLimits.delete(queue, options.key === undefined ? {} : { key: options.key });
-      if (json) return printJson({ queue, key: options.key ?? null, deleted: true });
-      process.stdout.write(options.key === undefined ? `queue ${queue}: key limits deleted\n` : `queue ${queue}, key ${options.key}: override deleted\n`);
+      const deleted = await conveyor.keyLimits.delete(queue, options.key === undefined ? {} : { key: options.key });
+      if (json) return printJson({ queue, key: options.key ?? null, deleted });
+      if (options.key !== undefined) process.stdout.write(`queue ${queue}, key ${options.key}: override deleted\n`);
+      else process.stdout.write(deleted ? `queue ${queue}: key limits deleted\n` : `queue ${queue} had no key limits: nothing to delete\n`);
     });
   });
 
