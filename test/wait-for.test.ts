@@ -5,13 +5,14 @@
  * job nobody waits for; typed errors for a timeout, an abort, an unknown
  * job and bad input, none of which changes the job.
  */
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { NotFoundError, ValidationError, WaitAbortedError, WaitTimeoutError } from "../packages/core/src/core/errors.js";
 import { uuidv7 } from "../packages/core/src/core/ids.js";
 import { defineJob } from "../packages/core/src/index.js";
-import { connectTestClient, createTestConveyor, type TestConveyor } from "./helpers/database.js";
+import { connectTestClient, createTestConveyor, storeOf, type TestConveyor } from "./helpers/database.js";
 import { item } from "./helpers/jobs.js";
 import { waitFor as eventually } from "./helpers/wait-for.js";
 import { silent, sql } from "./worker/support.js";
@@ -80,7 +81,10 @@ describe("waitFor", () => {
   it("is notified at the commit of an end, never for a rollback or a job nobody waits for", async () => {
     const watched = await t.conveyor.enqueue(item, { n: 3 });
     const unwatched = await t.conveyor.enqueue(item, { n: 4 });
-    await sql(t.conveyor, "INSERT INTO {{schema}}.job_waits (job_id, waiter, expires_at) VALUES ($1, gen_random_uuid(), now() + interval '1 minute')", [watched.id]);
+    // The statement a wait starts with: its row in job_waits, and the job marked awaited.
+    await storeOf(t.conveyor).jobWaitAdd(watched.id, randomUUID(), 60_000);
+    const awaited = async (id: string) => (await sql(t.conveyor, "SELECT awaited FROM {{schema}}.jobs WHERE id = $1", [id])).rows[0].awaited;
+    expect([await awaited(watched.id), await awaited(unwatched.id)]).toEqual([true, false]);
     const writer = await connectTestClient();
     try {
       const end = `UPDATE "${t.schema}".jobs SET status = 'cancelled', finished_at = now() WHERE id = ANY($1::uuid[])`;

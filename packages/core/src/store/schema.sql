@@ -188,6 +188,7 @@ CREATE TABLE conveyor.jobs (
   has_dependents boolean NOT NULL DEFAULT false,
   trace_context jsonb,
   limit_key text,
+  awaited boolean NOT NULL DEFAULT false,
   CONSTRAINT jobs_attempts_nonnegative CHECK ((attempts >= 0)),
   CONSTRAINT jobs_attempts_within_max CHECK ((attempts <= max_attempts)),
   CONSTRAINT jobs_finished_iff_terminal CHECK (((status = ANY ('{succeeded,cancelled,dead}'::text[])) = (finished_at IS NOT NULL))),
@@ -360,7 +361,7 @@ UNION ALL
 CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
 CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
 CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
-CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) AND (old.status <> ALL (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_ended();
+CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.awaited AND (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) AND (old.status <> ALL (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_ended();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
 CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
 CREATE TRIGGER jobs_release_dependents AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_dependents();

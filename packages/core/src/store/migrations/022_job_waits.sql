@@ -11,3 +11,6 @@ CREATE TABLE IF NOT EXISTS {{schema}}.job_waits (
   CONSTRAINT job_waits_pkey PRIMARY KEY (job_id, waiter)
 );
 CREATE INDEX IF NOT EXISTS job_waits_expires_idx ON {{schema}}.job_waits (expires_at);
+-- Set on a job the first time a wait starts for it, and tested in the
+-- trigger's WHEN: an end nobody ever waited for fires no trigger at all.
+ALTER TABLE {{schema}}.jobs ADD COLUMN IF NOT EXISTS awaited boolean NOT NULL DEFAULT false;

@@ -4,9 +4,9 @@ import type { Routine } from "./routine.js";
 /**
  * NOTIFY `<schema>:ended` with a job's id when it reaches a terminal state
  * and a client waits for it (a row in job_waits): the notification goes
- * out at the commit of the end, and never for an end that rolls back. A
- * transaction that ends only jobs nobody waits for reads one index entry
- * per end and calls no NOTIFY.
+ * out at the commit of the end, and never for an end that rolls back. The
+ * trigger fires only for jobs a wait has marked (`awaited`), so the end of
+ * a job nobody waited for costs a column test, not a function call.
  */
 export const jobsNotifyEnded: Routine = {
   name: "jobs_notify_ended",
@@ -20,6 +20,6 @@ BEGIN
 END
 $$;
 CREATE OR REPLACE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON {{schema}}.jobs
-  FOR EACH ROW WHEN (NEW.status IN (${TERMINAL}) AND OLD.status NOT IN (${TERMINAL}))
+  FOR EACH ROW WHEN (NEW.awaited AND NEW.status IN (${TERMINAL}) AND OLD.status NOT IN (${TERMINAL}))
   EXECUTE FUNCTION {{schema}}.jobs_notify_ended();`,
 };

@@ -2,13 +2,17 @@
 // trigger jobs_notify_ended reads (routines/jobs-notify-ended.ts).
 
 /**
- * Start a wait: record it until $3 ms from now, and delete the waits whose
- * time has passed (left by processes that died).
+ * Start a wait: record it until $3 ms from now, mark the job awaited (so
+ * that its end fires jobs_notify_ended), and delete the waits whose time
+ * has passed (left by processes that died). The caller reads the job after
+ * this commits, so an end that commits first is seen by that read.
  * $1 job id, $2 waiter id, $3 ms the wait may last at most
  */
 export const jobWaitAdd = `
 WITH expired AS (
   DELETE FROM {{schema}}.job_waits WHERE expires_at < now()
+), flagged AS (
+  UPDATE {{schema}}.jobs SET awaited = true WHERE id = $1 AND NOT awaited
 )
 INSERT INTO {{schema}}.job_waits (job_id, waiter, expires_at)
 VALUES ($1, $2, now() + $3 * interval '1 millisecond')
