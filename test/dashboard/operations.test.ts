@@ -388,7 +388,8 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
       await estimating.close();
       await counting.cleanup();
     }
-  });
+    // A second client, server and page on a CI machine running other suites: two polls of 20 s each, with room to start them.
+  }, 120_000);
 
   it("fits the search with its filters open, a bulk action's progress, the overview and the bulk actions pages on a 390 px screen", async () => {
     tune(test.conveyor, { batchSize: 20, pauseMs: 100 });
