@@ -37,6 +37,7 @@ const DRAIN_BOUND_MS = 90_000;
 const ARGS = ["--concurrency", "4", "--lease-ms", String(LEASE_MS), "--heartbeat-ms", "500", "--reclaim-interval-ms", "500", "--poll-interval-ms", "100"];
 const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
 const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
+const LATE_CLAIM = "the claim was answered after the lease could have expired; not starting the job (the reclaim sweep returns it)";
 
 const file = proxiedChaosFile();
 
@@ -119,15 +120,19 @@ describe("chaos: one worker black-holed past its lease", () => {
     for (const w of workers) expect(w.exit, w.output()).toEqual({ code: 0, signal: null });
 
     // Every attempt A held when cut off ended in a fence: handlers still running were abandoned by
-    // A's lease keeper; completions already queued (a handler done, its write held) were refused late.
+    // A's lease keeper; completions already queued (a handler done, its write held) were refused late;
+    // a claim whose answer was held by the cut arrived past its lease, and its job never started.
     const lines = partitioned.logs();
+    const fences = [LOCAL_FENCE, DATABASE_FENCE, LATE_CLAIM];
     let localFences = 0;
     let databaseFences = 0;
+    let lateClaims = 0;
     for (const { id } of held) {
-      const fence = lines.find((line) => line.executionId === id && (line.msg === LOCAL_FENCE || line.msg === DATABASE_FENCE));
+      const fence = lines.find((line) => line.executionId === id && fences.includes(line.msg as string));
       expect(fence, `no fence logged for execution ${id}`).toBeDefined();
       if (fence!.msg === LOCAL_FENCE) localFences += 1;
-      else databaseFences += 1;
+      else if (fence!.msg === DATABASE_FENCE) databaseFences += 1;
+      else lateClaims += 1;
     }
     const sentinelFence = lines.find((line) => line.msg === LOCAL_FENCE && line.executionId === sentinelRun!.id);
     expect(sentinelFence?.reason).toBe("the lease expired: it could not be renewed in time");
@@ -154,6 +159,7 @@ describe("chaos: one worker black-holed past its lease", () => {
         `then black-holed ${BLACKHOLE_MS / 1000} s (lease ${LEASE_MS / 1000} s) holding ${held.length} jobs`,
       drainSeconds,
       `${localFences} attempts abandoned by its lease keeper, ${databaseFences} completions refused by the database, ` +
+        `${lateClaims} claims answered too late and not started, ` +
         `${stale.length} late side effects from it (held bytes delivered on heal), ${afterHeal} jobs done by it after the heal; ` +
         `longest overdue lease ${(maxOverdueMs / 1000).toFixed(1)} s`,
     );
