@@ -44,6 +44,9 @@ export async function jobsIn(conveyor: Conveyor, state: JobStatus, count: number
         [ids],
       );
       break;
+    case "sleeping":
+      await sql(conveyor, "UPDATE {{schema}}.jobs SET status = 'sleeping', run_at = now() + interval '1 hour' WHERE id = ANY($1)", [ids]);
+      break;
     default: {
       const outcome = { retrying: "failed", succeeded: "succeeded", cancelled: "cancelled", dead: "failed" }[state];
       await sql(

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../packages/core/src/store/sql/bulk-action-batches.js";
-import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, type JobStatus, NotFoundError, ValidationError } from "../packages/core/src/index.js";
+import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, JOB_STATUSES, type JobStatus, NotFoundError, ValidationError } from "../packages/core/src/index.js";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { scans } from "./helpers/query-plans.js";
@@ -43,7 +43,7 @@ beforeEach(async () => {
   await emptyTables(conveyor);
 });
 
-const ALL_STATES: JobStatus[] = ["waiting", "queued", "running", "retrying", "succeeded", "cancelled", "dead"];
+const ALL_STATES: readonly JobStatus[] = JOB_STATUSES;
 
 /** Three jobs in every state in queue "a", and the same in queue "b" (outside the filter). */
 async function everyState(): Promise<{ a: Record<JobStatus, string[]>; b: Record<JobStatus, string[]> }> {
@@ -89,9 +89,9 @@ describe("each action touches exactly the jobs its filter and states select", ()
     const { a } = await everyState();
     const before = await snapshot(conveyor);
     const ended = await act({ action: "cancel", filter: { queue: "a" } });
-    expect(ended).toMatchObject({ status: "succeeded", total: 12, touched: 12 });
-    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying, ...a.running].sort());
-    for (const id of [...a.waiting, ...a.queued, ...a.retrying]) expect(await jobRow(id)).toMatchObject({ status: "cancelled", cancel_requested: true });
+    expect(ended).toMatchObject({ status: "succeeded", total: 15, touched: 15 });
+    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping, ...a.running].sort());
+    for (const id of [...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping]) expect(await jobRow(id)).toMatchObject({ status: "cancelled", cancel_requested: true });
     for (const id of a.running) expect(await jobRow(id)).toMatchObject({ status: "running", cancel_requested: true, finished_at: null });
     // The same rule as the one-job cancel.
     const [single] = await jobsIn(conveyor, "queued", 1, { queue: "c" });
@@ -107,26 +107,26 @@ describe("each action touches exactly the jobs its filter and states select", ()
     expect(await countRows(conveyor, "jobs", "id = ANY($1)", [purged])).toBe(0);
     expect(await countRows(conveyor, "job_executions", "job_id = ANY($1)", [purged])).toBe(0);
     expect(await countRows(conveyor, "dead_letter_jobs", "job_id = ANY($1)", [purged])).toBe(0);
-    const kept = [...a.waiting, ...a.queued, ...a.running, ...a.retrying, ...Object.values(b).flat()];
+    const kept = [...a.waiting, ...a.queued, ...a.running, ...a.retrying, ...a.sleeping, ...Object.values(b).flat()];
     expect(await countRows(conveyor, "jobs", "id = ANY($1)", [kept])).toBe(kept.length);
   });
 
-  it("set_priority changes jobs that have not started", async () => {
+  it("set_priority changes jobs that are not running and have not ended", async () => {
     const { a } = await everyState();
     const before = await snapshot(conveyor);
     const ended = await act({ action: "set_priority", filter: { queue: "a" }, priority: -7 });
-    expect(ended).toMatchObject({ status: "succeeded", priority: -7, queue: null, total: 9, touched: 9 });
-    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying].sort());
-    for (const id of [...a.waiting, ...a.queued, ...a.retrying]) expect((await jobRow(id)).priority).toBe(-7);
+    expect(ended).toMatchObject({ status: "succeeded", priority: -7, queue: null, total: 12, touched: 12 });
+    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping].sort());
+    for (const id of [...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping]) expect((await jobRow(id)).priority).toBe(-7);
   });
 
-  it("move puts jobs that have not started in another queue", async () => {
+  it("move puts jobs that are not running and have not ended in another queue", async () => {
     const { a } = await everyState();
     const before = await snapshot(conveyor);
     const ended = await act({ action: "move", filter: { queue: "a" }, queue: "elsewhere" });
-    expect(ended).toMatchObject({ status: "succeeded", queue: "elsewhere", priority: null, total: 9, touched: 9 });
-    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying].sort());
-    for (const id of [...a.waiting, ...a.queued, ...a.retrying]) expect((await jobRow(id)).queue).toBe("elsewhere");
+    expect(ended).toMatchObject({ status: "succeeded", queue: "elsewhere", priority: null, total: 12, touched: 12 });
+    expect(changedIds(before, await snapshot(conveyor))).toEqual([...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping].sort());
+    for (const id of [...a.waiting, ...a.queued, ...a.retrying, ...a.sleeping]) expect((await jobRow(id)).queue).toBe("elsewhere");
   });
 
   it("narrows to the filter's states and its other fields (kind, tenant, payload)", async () => {

@@ -39,7 +39,7 @@ describe("conveyor.prune", () => {
     const dead = await make(2, "dead", 20 * DAY_MS);
     const kept = sorted(youngDone, unfinished, dead);
 
-    expect(await conveyor.prune()).toEqual({ jobs: 7, deadLetters: 0, flows: 0 });
+    expect(await conveyor.prune()).toEqual({ jobs: 7, deadLetters: 0, flows: 0, events: 0 });
 
     expect(await surviving(conveyor, "jobs", oldDone)).toEqual([]);
     expect(await surviving(conveyor, "job_executions", oldDone)).toEqual([]);
@@ -47,27 +47,27 @@ describe("conveyor.prune", () => {
     // Every kept job that had an attempt still has it (queued ones never ran; a running one's is on its row).
     expect(await surviving(conveyor, "job_attempts", kept)).toEqual(sorted(youngDone, started, dead));
     expect(await surviving(conveyor, "dead_letter_jobs", dead)).toEqual(sorted(dead));
-    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0, flows: 0 });
+    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0, flows: 0, events: 0 });
   });
 
   it("honours finishedMs: a shorter age takes the younger finished jobs too", async () => {
     const twoDays = await make(3, "succeeded", 2 * DAY_MS);
     const oneHour = await make(2, "succeeded", 60 * 60 * 1000);
-    expect(await conveyor.prune({ finishedMs: DAY_MS })).toEqual({ jobs: 3, deadLetters: 0, flows: 0 });
+    expect(await conveyor.prune({ finishedMs: DAY_MS })).toEqual({ jobs: 3, deadLetters: 0, flows: 0, events: 0 });
     expect(await surviving(conveyor, "jobs", sorted(twoDays, oneHour))).toEqual(sorted(oneHour));
-    expect(await conveyor.prune({ finishedMs: 0 })).toEqual({ jobs: 2, deadLetters: 0, flows: 0 });
+    expect(await conveyor.prune({ finishedMs: 0 })).toEqual({ jobs: 2, deadLetters: 0, flows: 0, events: 0 });
   });
 
   it("deletes dead letters after their own age, with their dead jobs and executions", async () => {
     const oldDead = await make(3, "dead", 31 * DAY_MS);
     const youngDead = await make(2, "dead", 10 * DAY_MS);
 
-    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 3, flows: 0 });
+    expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 3, flows: 0, events: 0 });
     for (const table of ["jobs", "job_executions", "dead_letter_jobs"] as const) {
       expect(await surviving(conveyor, table, oldDead), table).toEqual([]);
       expect(await surviving(conveyor, table, youngDead), table).toEqual(sorted(youngDead));
     }
-    expect(await conveyor.prune({ deadLetterMs: 5 * DAY_MS })).toEqual({ jobs: 0, deadLetters: 2, flows: 0 });
+    expect(await conveyor.prune({ deadLetterMs: 5 * DAY_MS })).toEqual({ jobs: 0, deadLetters: 2, flows: 0, events: 0 });
     expect(await surviving(conveyor, "jobs", youngDead)).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe("conveyor.prune", () => {
       [finished],
     );
     await sql(conveyor, "UPDATE {{schema}}.flows SET created_at = now() - interval '8 days'");
-    expect(await conveyor.prune()).toEqual({ jobs: 3, deadLetters: 0, flows: 1 });
+    expect(await conveyor.prune()).toEqual({ jobs: 3, deadLetters: 0, flows: 1, events: 0 });
     expect(await conveyor.flows.get(emptied.id)).toBeNull();
     expect((await conveyor.flows.get(partly.id))!.jobs.map((j) => j.node)).toEqual(["d"]);
   });
@@ -93,7 +93,7 @@ describe("conveyor.prune", () => {
 
     const result = await pruneInBatches(store, resolvePruneOptions({ batchSize: 4 }));
 
-    expect(result).toEqual({ jobs: 25, deadLetters: 8, flows: 0 });
+    expect(result).toEqual({ jobs: 25, deadLetters: 8, flows: 0, events: 0 });
     expect(store.finishedBatches).toEqual([4, 4, 4, 4, 4, 4, 1]);
     expect(store.deadLetterBatches).toEqual([4, 4, 0]);
     expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
@@ -105,7 +105,7 @@ describe("conveyor.prune", () => {
     const abort = new AbortController();
     store.afterFinishedBatch = () => abort.abort();
 
-    expect(await pruneInBatches(store, resolvePruneOptions({ batchSize: 5 }), [], abort.signal)).toEqual({ jobs: 5, deadLetters: 0, flows: 0 });
+    expect(await pruneInBatches(store, resolvePruneOptions({ batchSize: 5 }), [], abort.signal)).toEqual({ jobs: 5, deadLetters: 0, flows: 0, events: 0 });
     expect(store.finishedBatches).toEqual([5]);
     expect(store.deadLetterBatches).toEqual([]);
   });
@@ -133,13 +133,13 @@ describe("conveyor.prune", () => {
       await other.query("BEGIN");
       await other.query(`SELECT 1 FROM "${test.schema}".jobs WHERE id = $1 FOR UPDATE`, [held]);
       // Returns while the lock is held: a prune that waited would never get here.
-      expect(await conveyor.prune()).toEqual({ jobs: 4, deadLetters: 0, flows: 0 });
+      expect(await conveyor.prune()).toEqual({ jobs: 4, deadLetters: 0, flows: 0, events: 0 });
       expect(await surviving(conveyor, "jobs", sorted(rest))).toEqual([]);
       await other.query("COMMIT");
     } finally {
       other.release();
     }
-    expect(await conveyor.prune()).toEqual({ jobs: 1, deadLetters: 0, flows: 0 });
+    expect(await conveyor.prune()).toEqual({ jobs: 1, deadLetters: 0, flows: 0, events: 0 });
   });
 
   it("refuses bad options, naming the field", async () => {
@@ -183,7 +183,7 @@ describe("retention per job kind", () => {
       const plainYoung = await made("noop", 2, "succeeded", 2 * HOUR_MS);
 
       // The default ages (7 days, 30 days) for noop; an hour for noisy; 90 days for audited.
-      expect(await kinds.conveyor.prune()).toEqual({ jobs: 3 + 2, deadLetters: 1, flows: 0 });
+      expect(await kinds.conveyor.prune()).toEqual({ jobs: 3 + 2, deadLetters: 1, flows: 0, events: 0 });
       expect(await surviving(kinds.conveyor, "jobs", sorted(noisyOld, plainOld, plainDead))).toEqual([]);
       const kept = sorted(noisyYoung, auditedOld, auditedDead, plainYoung);
       expect(await surviving(kinds.conveyor, "jobs", kept)).toEqual(kept);

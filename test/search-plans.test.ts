@@ -195,7 +195,7 @@ describe("the overview's statements", () => {
   it("count a big table's queues through the index by queue, state and tenant", async () => {
     for (const tenant of [null, "t3"]) {
       const plan = await executed(q().queueCounts.text, [tenant, 1_001, t.schema]);
-      expect(indexesOf(plan), String(tenant)).toContain("jobs_by_queue_status_tenant_idx");
+      expect(indexesOf(plan), String(tenant)).toContain("jobs_by_queue_state_tenant_idx");
       expect(indexesOf(plan), String(tenant)).toContain("jobs_ready_by_queue_idx");
       // Far from the 200,000 rows: each queue's states are read up to 1,001 rows each.
       expect(rowsRead(plan), String(tenant)).toBeLessThan(JOBS);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOB_STATUSES, type JobStatus } from "../packages/core/src/core/states.js";
 import { transitionOf } from "../packages/core/src/core/transitions.js";
 import { type Conveyor, defineJob } from "../packages/core/src/index.js";
-import { createTestConveyor, storeOf } from "./helpers/database.js";
+import { createTestConveyor, dbOf, storeOf } from "./helpers/database.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 
 const task = defineJob({ kind: "table-task", schema: emptyPayload, maxAttempts: 3, handler: () => {} });
@@ -67,7 +67,20 @@ describe("the transition table against the store", () => {
         await conveyor.cancel(id);
         return id;
       }
+      case "sleeping":
+        return (await asleep(600_000)).id;
     }
+  }
+  /** A running job suspended on a sleep of `ms`, as a handler's `sleep` suspends it, with a step recorded first. */
+  async function asleep(ms: number): Promise<{ id: string }> {
+    const job = await running();
+    const steps = dbOf(conveyor).steps;
+    await steps.jobStepRecord({ jobId: job.id, executionId: job.executionId, name: "first", state: "completed", result: "1", error: null, ranMs: 1 });
+    const suspended = await steps.jobSuspend({
+      jobId: job.id, executionId: job.executionId, workerId: "table-worker", tenant: "default", name: "nap", kind: "sleep", at: null, inMs: ms, event: null, key: null,
+    });
+    expect(suspended.kind).toBe("suspended");
+    return job;
   }
   const statusOf = async (id: string) => (await conveyor.getJob(id))!.status;
 
@@ -100,6 +113,26 @@ describe("the transition table against the store", () => {
     const { rows } = await sql(conveyor, `SELECT id FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [id]);
     const job = await conveyor.deadLetters.requeue(rows[0].id);
     expect(job.status).toBe(transitionOf("dead", "requeue"));
+  });
+
+  for (const status of JOB_STATUSES) {
+    it(`a resume in ${status}: ${transitionOf(status, "rerun_from_step") ?? "refused, unchanged"}`, async () => {
+      const id = await inState(status);
+      const to = transitionOf(status, "rerun_from_step");
+      const resumed = conveyor.steps.resume(id);
+      if (to === null) await expect(resumed).rejects.toThrow(`is ${status}; only a job that is`);
+      else expect((await resumed).status).toBe(to);
+      if (to === null) expect(await statusOf(id)).toBe(status);
+    });
+  }
+
+  it("the waker moves a sleeping job whose time has come as the table says, and leaves the others asleep", async () => {
+    const due = await asleep(0);
+    const later = await asleep(600_000);
+    const woken = await dbOf(conveyor).steps.jobWakeSleeping(1000);
+    expect(woken.map((job) => job.id)).toContain(due.id);
+    expect(await statusOf(due.id)).toBe(transitionOf("sleeping", "wake"));
+    expect(await statusOf(later.id)).toBe("sleeping");
   });
 
   it("a dependency's success releases a waiting job as the table says", async () => {

@@ -19,6 +19,7 @@ import {
   DEFAULT_RECLAIM_INTERVAL_MS,
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
+  DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_RETENTION_FINISHED_MS,
   DEFAULT_SCHEMA,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -64,6 +65,7 @@ const EXPECTED: Record<string, string> = {
   "queues keys --limit": String(DEFAULT_TOP_KEYS),
   "prune --finished-older-than": formatDuration(DEFAULT_RETENTION_FINISHED_MS),
   "prune --dead-older-than": formatDuration(DEFAULT_RETENTION_DEAD_LETTER_MS),
+  "prune --events-older-than": formatDuration(DEFAULT_EVENT_RETENTION_MS),
   "prune --batch-size": String(DEFAULT_RETENTION_BATCH_SIZE),
 };
 

@@ -202,7 +202,7 @@ describe("conveyor queues and conveyor workers", () => {
   it("shows counts per queue, and live workers with what they run", async () => {
     const table = await cli("queues");
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+WAITING\s+QUEUED\s+RUNNING\s+RETRYING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
+    expect(table.stdout.split("\n")[0]).toMatch(/^QUEUE\s+WAITING\s+QUEUED\s+RUNNING\s+RETRYING\s+SLEEPING\s+SUCCEEDED\s+CANCELLED\s+DEAD\s+OLDEST READY\s+LIMITS$/);
     const { items } = json(await cli("queues", "--json"));
     const expected = await test.conveyor.queueOverview.queueStats();
     expect(items.map((q: { queue: string; counts: unknown }) => [q.queue, q.counts])).toEqual(expected.map((q) => [q.queue, q.counts]));

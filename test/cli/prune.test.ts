@@ -28,7 +28,7 @@ describe("conveyor prune", () => {
 
     const result = await cli();
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe("pruned 3 finished jobs (older than 7d), 1 dead letters (older than 30d) and 0 emptied flows\n");
+    expect(result.stdout).toBe("pruned 3 finished jobs (older than 7d), 1 dead letters (older than 30d), 0 emptied flows and 0 events (older than 7d)\n");
     expect(await surviving(test.conveyor, "jobs", [...old, ...oldDead])).toEqual([]);
     expect(await surviving(test.conveyor, "jobs", young)).toEqual([...young].sort());
   });
@@ -40,7 +40,7 @@ describe("conveyor prune", () => {
 
     const result = await cli("--finished-older-than", "12h", "--dead-older-than", "86400000", "--batch-size", "1", "--json");
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ jobs: 2, deadLetters: 2, flows: 0 });
+    expect(JSON.parse(result.stdout)).toEqual({ jobs: 2, deadLetters: 2, flows: 0, events: 0 });
     expect(await surviving(test.conveyor, "jobs", [...finished, ...dead])).toEqual([]);
     expect(await surviving(test.conveyor, "jobs", kept)).toEqual(kept);
   });

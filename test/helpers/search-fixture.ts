@@ -34,6 +34,9 @@ export const TENANTS = ["acme", "globex"] as const;
 export const QUEUES = ["mail", "billing", "reports"] as const;
 export const KINDS = ["email.send", "invoice.charge", "report.build"] as const;
 /** Error messages: the second and third differ from each other only where a LIKE pattern would see `%` and `_` as wildcards. */
+/** The states the fixture's jobs cycle through: every state but `sleeping`, which only a durable handler reaches. */
+const FIXTURE_STATUSES = JOB_STATUSES.filter((status) => status !== "sleeping");
+
 export const ERRORS = ["Upstream 503: Service Unavailable", "Timeout after 30% of budget_x", "Timeout after 300 of budgetyx"] as const;
 
 const HOUR = 60 * 60 * 1000;
@@ -46,7 +49,7 @@ const HOUR = 60 * 60 * 1000;
 export function fixtureJobs(count: number, startMs: number): FixtureJob[] {
   const jobs: FixtureJob[] = [];
   for (let i = 0; i < count; i++) {
-    const status = JOB_STATUSES[i % JOB_STATUSES.length]!;
+    const status = FIXTURE_STATUSES[i % FIXTURE_STATUSES.length]!;
     const createdAt = new Date(startMs + i * HOUR);
     const terminal = status === "succeeded" || status === "cancelled" || status === "dead";
     const failed = status === "dead" || status === "retrying" || (status === "succeeded" && i % 2 === 0);

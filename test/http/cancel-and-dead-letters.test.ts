@@ -163,9 +163,9 @@ describe("GET /v1/queues and /v1/workers", () => {
     const after = await ageNow();
     expect(response.statusCode).toBe(200);
     const stats = response.json.items.find((queue: { queue: string }) => queue.queue === "stats");
-    expect(stats.counts).toEqual({ waiting: 0, queued: 2, running: 0, retrying: 0, succeeded: 0, cancelled: 1, dead: 0 });
+    expect(stats.counts).toEqual({ waiting: 0, queued: 2, running: 0, retrying: 0, sleeping: 0, succeeded: 0, cancelled: 1, dead: 0 });
     // A store this small is counted through: no count is an estimate.
-    expect(stats.estimated).toEqual({ waiting: false, queued: false, running: false, retrying: false, succeeded: false, cancelled: false, dead: false });
+    expect(stats.estimated).toEqual({ waiting: false, queued: false, running: false, retrying: false, sleeping: false, succeeded: false, cancelled: false, dead: false });
     expect(stats.oldestReadyAgeMs).toBeGreaterThanOrEqual(before);
     expect(stats.oldestReadyAgeMs).toBeLessThanOrEqual(after);
     const empty = response.json.items.find((queue: { queue: string }) => queue.queue === "default");

@@ -163,7 +163,7 @@ describe("GET /v1/flows/{id} and the tenant rules", () => {
     expect(response.statusCode, response.body).toBe(200);
     const flow = response.json;
     expect(flow).toMatchObject({ id: created.id, tenant: "acme", kind: "flow", name: "shown", idempotencyKey: null, callbackJobId: null });
-    expect(flow.counts).toEqual({ waiting: 3, queued: 1, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 });
+    expect(flow.counts).toEqual({ waiting: 3, queued: 1, running: 0, retrying: 0, sleeping: 0, succeeded: 0, cancelled: 0, dead: 0 });
     const byNode = Object.fromEntries(flow.jobs.map((entry: any) => [entry.node, entry]));
     expect(byNode.a.dependsOn).toEqual([]);
     expect(byNode.b.dependsOn).toEqual([{ jobId: created.jobs.a.id, node: "a" }]);

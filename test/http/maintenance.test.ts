@@ -33,13 +33,13 @@ describe("POST /v1/maintenance/prune", () => {
     const response = await prune(test.keys.admin);
     expect(response.statusCode, response.body).toBe(200);
     // The two left over from the tenant-key test are old enough too.
-    expect(response.json).toEqual({ jobs: 5, deadLetters: 1, flows: 0 });
+    expect(response.json).toEqual({ jobs: 5, deadLetters: 1, flows: 0, events: 0 });
     expect(await surviving(test.conveyor, "jobs", [...old, ...deadOld])).toEqual([]);
     expect(await surviving(test.conveyor, "jobs", young)).toEqual(young);
 
     const again = await prune(test.keys.admin, {});
     expect(again.statusCode).toBe(200);
-    expect(again.json).toEqual({ jobs: 0, deadLetters: 0, flows: 0 });
+    expect(again.json).toEqual({ jobs: 0, deadLetters: 0, flows: 0, events: 0 });
   });
 
   it("takes the ages and batch size from the body", async () => {

@@ -99,7 +99,7 @@ describe("GET /v1/jobs and GET /v1/jobs/count", () => {
     const before = await rows(test, "SELECT md5(string_agg(j::text, '|' ORDER BY j.id)) AS digest FROM {{schema}}.jobs AS j");
     const cases: Array<[string, string, RegExp]> = [
       ["queues=mail", "queues", /is not a known field/],
-      ["status=done", "status", /must be one or more of waiting, queued, running, retrying, succeeded, cancelled, dead, comma-separated; got "done"/],
+      ["status=done", "status", /must be one or more of waiting, queued, running, retrying, sleeping, succeeded, cancelled, dead, comma-separated; got "done"/],
       ["status=queued,", "status", /got ""/],
       ["createdAfter=yesterday", "createdAfter", /ISO 8601/],
       ["finishedBefore=2026-02-30T00:00:00Z", "finishedBefore", /ISO 8601/],
@@ -142,7 +142,7 @@ describe("GET /v1/overview", () => {
     const mail = body.queues.find((queue: { queue: string }) => queue.queue === "mail");
     expect(Object.keys(mail).sort()).toEqual(["counts", "estimated", "oldestReadyAgeMs", "paused", "queue", "recent"]);
     expect(mail.counts.dead).toBe(jobs.filter((job) => job.queue === "mail" && job.status === "dead").length);
-    expect(mail.estimated).toEqual({ waiting: false, queued: false, running: false, retrying: false, succeeded: false, cancelled: false, dead: false });
+    expect(mail.estimated).toEqual({ waiting: false, queued: false, running: false, retrying: false, sleeping: false, succeeded: false, cancelled: false, dead: false });
     expect(mail.recent).toEqual({ succeeded: 0, failed: 0, failureRate: null });
     expect(body.oldestReadyJob).toMatchObject({ id: jobs[1]!.id, queue: jobs[1]!.queue, kind: jobs[1]!.kind, tenant: jobs[1]!.tenant });
     expect(body.stuck.count).toBe(3);
@@ -162,7 +162,7 @@ describe("GET /v1/overview", () => {
   it("lists estimated flags in GET /v1/queues too", async () => {
     const response = await call(test.app, { url: "/v1/queues", key: test.keys.admin });
     expect(response.statusCode).toBe(200);
-    for (const queue of response.json.items) expect(Object.values(queue.estimated)).toEqual([false, false, false, false, false, false, false]);
+    for (const queue of response.json.items) expect(Object.values(queue.estimated)).toEqual([false, false, false, false, false, false, false, false]);
   });
 });
 

@@ -26,7 +26,7 @@ describe("conveyor worker retention", () => {
     const young = await make(2, "cancelled", 60 * 60 * 1000);
     const worker = spawnWorker({ databaseUrl: ledger.databaseUrl, schema: ledger.schema, args: ["--retain-finished", "1d", "--retain-dead", "48h"] });
     await worker.ready();
-    const logged = await worker.waitForLog("pruned old finished jobs and dead letters", 30_000);
+    const logged = await worker.waitForLog("pruned old finished jobs, dead letters and events", 30_000);
     expect(logged).toMatchObject({ jobs: 3, deadLetters: 2 });
     expect(await surviving(ledger.conveyor, "jobs", [...finished, ...dead])).toEqual([]);
     expect(await surviving(ledger.conveyor, "jobs", young)).toEqual([...young].sort());
@@ -43,7 +43,7 @@ describe("conveyor worker retention", () => {
     expect(await surviving(ledger.conveyor, "jobs", old)).toEqual([...old].sort());
     worker.signal("SIGTERM");
     expect((await worker.waitForExit(30_000)).code).toBe(0);
-    expect(worker.logs().filter((entry) => entry.msg === "pruned old finished jobs and dead letters")).toEqual([]);
+    expect(worker.logs().filter((entry) => entry.msg === "pruned old finished jobs, dead letters and events")).toEqual([]);
   }, 60_000);
 
   it("refuses a bad duration with one line and a non-zero exit", async () => {

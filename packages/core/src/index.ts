@@ -108,6 +108,8 @@ export {
   IdempotencyConflictError,
   NotFoundError,
   PermanentError,
+  StepError,
+  JobSuspendedError,
   RetryAfter,
   retryAfter,
   SchemaTooNewError,
@@ -130,6 +132,16 @@ export type { ExecutionOutcome, JobStatus } from "./core/states.js";
 export { UNIQUE_CONFLICT_MODES, UNIQUE_STATES } from "./core/unique.js";
 export type { UniqueConflictMode, UniqueOptions, UniqueOutcome, UniqueState } from "./core/unique.js";
 export type { Queryable } from "./core/queryable.js";
+export type {
+  DurableFunctions,
+  SendEventInput,
+  SentEvent,
+  StepOptions,
+  StepRecord,
+  TransactionalStepOptions,
+  WaitForEventOptions,
+} from "./core/steps.js";
+export type { Steps } from "./client/steps.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
 export { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";

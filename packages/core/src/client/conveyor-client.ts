@@ -1,3 +1,5 @@
+import { Steps } from "./steps.js";
+import type { SendEventInput, SentEvent } from "../core/steps.js";
 import type { Logger } from "pino";
 import { settlesWithin } from "../core/deadline.js";
 import { DEFAULT_TRACING_ATTEMPTS, SHUTDOWN_CLEANUP_MS } from "../core/defaults.js";
@@ -65,7 +67,7 @@ export type CancelOutcome = "cancelled" | "cancel_requested" | "already_terminal
 /**
  * The client half of Conveyor: enqueue, inspect and cancel jobs here; the
  * rest is in its parts, each a property: `flows`, `deadLetters`, `queues`,
- * `keyLimits`, `bulkActions`, `apiKeys`, `throughput` and `queueOverview`.
+ * `keyLimits`, `bulkActions`, `apiKeys`, `throughput`, `queueOverview` and `steps`.
  * It holds a connection pool. Users make a `Conveyor` (src/conveyor.ts),
  * which is this client and also makes workers; this class knows nothing of
  * workers, so the worker can be built from what the client resolved
@@ -90,6 +92,8 @@ export class ConveyorClient {
   readonly throughput: Throughput;
   /** Per-queue counts and settings, queue depth, workers with their jobs. */
   readonly queueOverview: QueueOverview;
+  /** Durable execution: a job's steps, resume, rerun from a step, events. */
+  readonly steps: Steps;
   /**
    * @internal What the client built from its options, shared with its
    * parts and with `Conveyor`, which makes workers from it.
@@ -120,6 +124,7 @@ export class ConveyorClient {
     this.apiKeys = new ApiKeys(store.apiKeys);
     this.throughput = new Throughput(reader.stats);
     this.queueOverview = new QueueOverview(reader, this.options);
+    this.steps = new Steps(store);
     this.waiter = new JobEndWaiter(store, resolved.listenConnection, this.options.logger);
   }
 
@@ -191,6 +196,16 @@ export class ConveyorClient {
     options: { tx?: Queryable } = {},
   ): Promise<EnqueuedJob[]> {
     return this.enqueuer.enqueueMany(items as unknown as readonly EnqueueManyItem[], options);
+  }
+
+  /**
+   * Send an event to the jobs waiting for it (`waitForEvent`): see `steps.send`.
+   *
+   * @example
+   * await conveyor.sendEvent({ event: "invoice.paid", key: "acct_1", payload: { amount: 42 } });
+   */
+  sendEvent(input: SendEventInput): Promise<SentEvent> {
+    return this.steps.send(input);
   }
 
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */

@@ -36,15 +36,7 @@ export async function countJobs(search: JobSearchStore, filter: JobFilterValues,
 export type QueueCounts = Omit<QueueStats, "oldestReadyAgeMs">;
 
 /** No count estimated: every state counted exactly. */
-export const NONE_ESTIMATED: StatusEstimated = {
-  waiting: false,
-  queued: false,
-  running: false,
-  retrying: false,
-  succeeded: false,
-  cancelled: false,
-  dead: false,
-};
+export const NONE_ESTIMATED = Object.fromEntries(JOB_STATUSES.map((status) => [status, false])) as StatusEstimated;
 
 /** How per-queue counts are read: see readQueueCounts. */
 export interface QueueCountLimits {

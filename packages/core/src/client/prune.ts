@@ -54,7 +54,8 @@ export async function pruneInBatches(
   let deadLetters = await drain(() => store.deadLetterPrune(policy.deadLetterMs, policy.batchSize, { except: deadOwn.map(([kind]) => kind) }));
   for (const [kind, ms] of deadOwn) deadLetters += await drain(() => store.deadLetterPrune(ms, policy.batchSize, { only: kind }));
   const flows = await drain(() => store.flowPruneEmpty(policy.finishedMs, policy.batchSize));
-  return { jobs, deadLetters, flows };
+  const events = await drain(() => store.eventPrune(policy.eventsMs, policy.batchSize));
+  return { jobs, deadLetters, flows, events };
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,10 +1,11 @@
+import { JOB_STATUSES } from "../core/states.js";
 import type { KeyHeldBack } from "../core/key-limits.js";
 import type { WorkerInfo } from "../core/model.js";
 import type { KeyLimitStore } from "../store/key-limit-store.js";
 import type { RateLimit } from "../core/queue-settings.js";
 import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
-import type { QueueStats } from "../core/overview.js";
+import type { QueueStats, StatusCounts } from "../core/overview.js";
 import type { QueueStore } from "../store/queue-store.js";
 import type { Store } from "../store/store.js";
 import type { TenantScope } from "./scope.js";
@@ -14,7 +15,7 @@ import { SearchTimeoutError } from "../core/errors.js";
 
 export type { QueueStats } from "../core/overview.js";
 
-const NONE = { waiting: 0, queued: 0, running: 0, retrying: 0, succeeded: 0, cancelled: 0, dead: 0 };
+const NONE = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as StatusCounts;
 
 /** A queue's counts with what is set on it (pause, limits). */
 export interface QueueOverviewItem extends QueueStats {

@@ -26,19 +26,19 @@ export type BulkActionStatus = (typeof BULK_ACTION_STATUSES)[number];
  * safe:
  * - `retry`: `dead` jobs are requeued as `deadLetters.requeue` does (fresh
  *   attempts, same id); `retrying` jobs waiting for their backoff run now.
- * - `cancel`: `waiting`, `queued` and `retrying` jobs are cancelled at once;
- *   `running` ones get their cancel request, as `cancel` does.
+ * - `cancel`: `waiting`, `queued`, `retrying` and `sleeping` jobs are
+ *   cancelled at once; `running` ones get their cancel request, as `cancel` does.
  * - `purge`: finished jobs (`succeeded`, `cancelled`, `dead`) are deleted
  *   with their history; unfinished ones never.
- * - `set_priority`, `move`: jobs that have not started (`waiting`, `queued`,
- *   `retrying`) get the new priority or queue.
+ * - `set_priority`, `move`: jobs that are not running (`waiting`, `queued`,
+ *   `retrying`, `sleeping`) get the new priority or queue.
  */
 export const BULK_ACTION_STATES: Readonly<Record<BulkActionKind, readonly JobStatus[]>> = Object.freeze({
   retry: ["dead", "retrying"],
-  cancel: ["waiting", "queued", "retrying", "running"],
+  cancel: ["waiting", "queued", "retrying", "sleeping", "running"],
   purge: ["succeeded", "cancelled", "dead"],
-  set_priority: ["waiting", "queued", "retrying"],
-  move: ["waiting", "queued", "retrying"],
+  set_priority: ["waiting", "queued", "retrying", "sleeping"],
+  move: ["waiting", "queued", "retrying", "sleeping"],
 });
 
 /**

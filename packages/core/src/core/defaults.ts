@@ -232,6 +232,21 @@ export const MAX_PROGRESS_BYTES = 16 * 1024;
 /** Progress: the shortest time between two progress writes of one attempt; values reported in between coalesce (latest wins). */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 
+/** Durable execution: most steps, sleeps and waits one job may record (1,000); one more fails the job with `StepLimitError`. */
+export const MAX_STEPS_PER_JOB = 1_000;
+/** Durable execution: largest step result or event payload, in bytes of its JSON text (256 KiB); every later run of the job reads it back. */
+export const MAX_STEP_RESULT_BYTES = 256 * 1024;
+/** Durable execution: how often a worker queues sleeping jobs whose time has come (1 s): a sleep ends at most this late, plus a claim. */
+export const DEFAULT_WAKE_INTERVAL_MS = 1_000;
+/** Durable execution: most sleeping jobs one wake-up statement queues. */
+export const WAKE_BATCH_SIZE = 1_000;
+/** Durable execution: retries of a step's function before its error fails the attempt (0: the job's own retries alone). */
+export const DEFAULT_STEP_RETRIES = 0;
+/** Durable execution: the wait for an event with no `timeoutMs` lasts until this date, which stands for "no deadline". */
+export const NO_DEADLINE = new Date("9999-12-31T00:00:00Z");
+/** Durable execution: events are kept this long (7 days) for waits that have not reached them yet, then pruned. */
+export const DEFAULT_EVENT_RETENTION_MS = 7 * 86_400_000;
+
 /** HTTP API: most jobs in one `POST /v1/jobs/batch` request. */
 export const MAX_BATCH_JOBS = 1_000;
 /** HTTP API: largest request body accepted (1 MiB); larger ones get 413. */

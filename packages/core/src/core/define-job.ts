@@ -13,6 +13,7 @@ import { type CronOption, type ResolvedCronSchedule, resolveSchedules } from "./
 import { type KindRetention, type ResolvedKindRetention, resolveKindRetention } from "./retention.js";
 import type { Queryable } from "./queryable.js";
 import type { DependencyOutcome, DependencySummary } from "./flows.js";
+import type { DurableFunctions } from "./steps.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
@@ -46,8 +47,11 @@ export interface JobInfo {
   } | null;
 }
 
-/** Everything a handler receives. */
-export interface JobContext<P> {
+/**
+ * Everything a handler receives. `step`, `sleep` and `waitForEvent` make it
+ * a durable workflow (core/steps.ts; docs/durable-execution.md).
+ */
+export interface JobContext<P> extends DurableFunctions {
   /** The payload, as the schema parsed it. */
   payload: P;
   /**

@@ -262,3 +262,32 @@ export class RetryAfter extends Error {
 export function retryAfter(delayMs: number, message?: string): RetryAfter {
   return new RetryAfter(delayMs, message);
 }
+
+/**
+ * A durable handler used `step`, `sleep` or `waitForEvent` in a way no run
+ * of the job can get past: a name used twice in one run, or by a step in
+ * one place and a sleep in another, more than `MAX_STEPS_PER_JOB` records,
+ * a step result larger than `MAX_STEP_RESULT_BYTES`. A `PermanentError`:
+ * the job goes to the dead-letter queue rather than retrying into the same
+ * error.
+ */
+export class StepError extends PermanentError {
+  constructor(message: string) {
+    super(message);
+    this.name = "StepError";
+  }
+}
+
+/**
+ * Thrown out of `sleep` and `waitForEvent` when they suspend the job: the
+ * attempt has ended (`suspended`) and the job runs again from the top when
+ * it wakes. Let it propagate; a handler that catches it cannot go on, since
+ * every later `step`, `sleep` or `waitForEvent` of the attempt throws it
+ * again and nothing it returns is recorded.
+ */
+export class JobSuspendedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JobSuspendedError";
+  }
+}

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
   DEFAULT_RETENTION_FINISHED_MS,
@@ -19,6 +20,12 @@ export interface PruneOptions {
    */
   deadLetterMs?: number;
   /**
+   * Delete events (`sendEvent`) sent longer ago than this: a wait reached
+   * later no longer receives them. Waits that received one keep its payload.
+   * @defaultValue `DEFAULT_EVENT_RETENTION_MS` (7 days)
+   */
+  eventsMs?: number;
+  /**
    * Rows per delete statement, 1..10,000.
    * @defaultValue `DEFAULT_RETENTION_BATCH_SIZE` (1000)
    */
@@ -35,6 +42,8 @@ export interface PruneResult {
   deadLetters: number;
   /** Flows and batches deleted: those older than the finished-job age whose jobs are all gone. */
   flows: number;
+  /** Events deleted: those sent longer ago than `eventsMs`. */
+  events: number;
 }
 
 /** What one prune deletes: ages and batch size, validated. */
@@ -43,6 +52,8 @@ export interface RetentionPolicy {
   readonly finishedMs: number;
   /** Dead letters (and their dead jobs) older than this are deleted. */
   readonly deadLetterMs: number;
+  /** Events sent longer ago than this are deleted. */
+  readonly eventsMs: number;
   /** Rows per delete statement. */
   readonly batchSize: number;
 }
@@ -101,7 +112,7 @@ export type RefuseField = (message: string, field: string) => Error;
  * refused field as `${prefix}${field}` (e.g. `worker.retention.batchSize`).
  */
 export function resolveRetentionPolicy(
-  input: { finishedMs?: number; deadLetterMs?: number; batchSize?: number },
+  input: { finishedMs?: number; deadLetterMs?: number; eventsMs?: number; batchSize?: number },
   prefix: string,
   refuse: RefuseField,
 ): RetentionPolicy {
@@ -122,6 +133,7 @@ export function resolveRetentionPolicy(
   return Object.freeze({
     finishedMs: age(input.finishedMs, DEFAULT_RETENTION_FINISHED_MS, "finishedMs"),
     deadLetterMs: age(input.deadLetterMs, DEFAULT_RETENTION_DEAD_LETTER_MS, "deadLetterMs"),
+    eventsMs: age(input.eventsMs, DEFAULT_EVENT_RETENTION_MS, "eventsMs"),
     batchSize,
   });
 }

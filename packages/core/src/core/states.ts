@@ -8,8 +8,9 @@
  *     │         ├────▶ dead      (attempts spent or a permanent error)
  *     │         └────▶ cancelled (cancel observed)
  *   requeue (from dead)          queued | retrying ─ cancel ─▶ cancelled
+ *   running ─(sleep, waitForEvent)─▶ sleeping ─(its time, its event)─▶ queued
  */
-export const JOB_STATUSES = ["waiting", "queued", "running", "retrying", "succeeded", "cancelled", "dead"] as const;
+export const JOB_STATUSES = ["waiting", "queued", "running", "retrying", "sleeping", "succeeded", "cancelled", "dead"] as const;
 /** A job's state: one of `JOB_STATUSES`. */
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -42,6 +43,7 @@ export const EXECUTION_OUTCOMES = [
   "cancelled",
   "lease_expired",
   "interrupted",
+  "suspended",
 ] as const;
 /** How one attempt ended: one of `EXECUTION_OUTCOMES`. */
 export type ExecutionOutcome = (typeof EXECUTION_OUTCOMES)[number];

@@ -110,9 +110,10 @@ describe("the transition table against the lifecycle", () => {
     }
   });
 
-  it("leaves a finished state only by a requeue: of the job itself, or of the dependency that ended it", () => {
+  it("leaves a finished state only by a requeue or a rerun: of the job itself, or of the dependency that ended it", () => {
     const leaving = rows.filter((row) => TERMINAL_STATUSES.includes(row.from) && row.to !== row.from);
-    expect([...new Set(leaving.map((row) => row.event))].sort()).toEqual<JobEvent[]>(["dependency_reopened", "requeue"]);
+    expect([...new Set(leaving.map((row) => row.event))].sort()).toEqual<JobEvent[]>(["dependency_reopened", "requeue", "rerun_from_step"]);
+    expect(rows.filter((row) => row.event === "rerun_from_step" && TERMINAL_STATUSES.includes(row.from)).map((row) => row.from)).toEqual(["dead"]);
     expect(transitionOf("succeeded", "requeue")).toBeNull();
     expect(rows.filter((row) => row.from === "succeeded")).toEqual([]);
   });

@@ -13,7 +13,9 @@ import type { JobStatus } from "./states.js";
 //                 ├─(dependency failed)─▶ dead │  └─(shutdown)────┤
 //                 └─(dependency cancelled, cancel)─▶ cancelled    ├─▶ dead      (attempts spent, permanent error)
 //   dead ─(requeue)─▶ queued                                      └─▶ cancelled (cancel requested, seen at the attempt's end)
-//   waiting | queued | retrying ─(cancel)─▶ cancelled;  running ─(cancel)─▶ running, cancel requested
+//   waiting | queued | retrying | sleeping ─(cancel)─▶ cancelled;  running ─(cancel)─▶ running, cancel requested
+//   running ─(sleep, waitForEvent)─▶ sleeping ─(its time, its event)─▶ queued
+//   dead | sleeping | queued | retrying ─(rerun from a step)─▶ queued
 
 /** The states a new job starts in: `waiting` when it has dependencies that have not ended, else `queued`. */
 export const INITIAL_STATUSES: readonly JobStatus[] = ["queued", "waiting"];
@@ -37,6 +39,15 @@ export const TRANSITIONS = {
   permanent_error: { running: "dead" },
   /** The worker shut down past its grace period and handed the job back: queued at once; the attempt is given back. */
   attempt_interrupted: { running: "queued" },
+  /**
+   * The handler slept (`sleep`) or began waiting for an event
+   * (`waitForEvent`): the attempt ends `suspended` and is given back, and the
+   * job holds no slot until it wakes. With a cancel requested, the job ends
+   * `cancelled` instead (`cancel_observed`).
+   */
+  attempt_suspended: { running: "sleeping" },
+  /** A sleeping job's time came (the waker), or an event it waits for was sent: it runs again, replaying its steps. */
+  wake: { sleeping: "queued" },
   /** The reclaim sweep found the lease expired with attempts left: retrying at once; the attempt counts. */
   lease_expired: { running: "retrying" },
   /** The reclaim sweep found the lease expired on the last attempt: to the dead-letter queue (`attempts_exhausted`). */
@@ -53,7 +64,7 @@ export const TRANSITIONS = {
    * with its cancel requested, which its handler's signal learns at the next
    * lease renewal. A finished job has no row: the cancel is refused.
    */
-  cancel: { waiting: "cancelled", queued: "cancelled", retrying: "cancelled", running: "running" },
+  cancel: { waiting: "cancelled", queued: "cancelled", retrying: "cancelled", sleeping: "cancelled", running: "running" },
   /** Every dependency of a waiting job ended as its policy requires (dependency release): it may run now. */
   dependencies_met: { waiting: "queued" },
   /**
@@ -75,6 +86,12 @@ export const TRANSITIONS = {
   dependency_reopened: { queued: "waiting", dead: "waiting", cancelled: "waiting" },
   /** A dead job is requeued (deadLetters.requeue, a bulk retry): queued now with fresh attempts, same id. */
   requeue: { dead: "queued" },
+  /**
+   * Rerun a job from a named step (`rerunFromStep`): that step's record and
+   * every later one are forgotten, and the job runs again with fresh
+   * attempts. A running job is refused: its steps are being written.
+   */
+  rerun_from_step: { dead: "queued", sleeping: "queued", queued: "queued", retrying: "queued" },
 } as const satisfies Readonly<Record<string, Readonly<Partial<Record<JobStatus, JobStatus>>>>>;
 
 /** Something that may move a job: one of the keys of `TRANSITIONS`. */

@@ -116,3 +116,10 @@ export async function validatePayload(schema: StandardSchemaV1, payload: unknown
   const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
   throw new ValidationError(`invalid payload for job "${kind}": ${summary}`, issues);
 }
+
+/** A step's, sleep's or wait's name, an event's name: 1 to `max` characters without control characters. */
+export function checkLabel(value: unknown, field: string, max: number, ErrorType: ErrorClass = ValidationError, allowEmpty = false): asserts value is string {
+  if (typeof value !== "string" || (!allowEmpty && value.length === 0) || value.length > max || /[\u0000-\u001f]/.test(value)) {
+    refuse(ErrorType, `${field} must be a string of ${allowEmpty ? 0 : 1} to ${max} characters without control characters, got ${quoted(value)}`, field);
+  }
+}

@@ -31,6 +31,14 @@ export class WorkerMetrics {
   readonly pruned: Counter<"reason">;
   /** `conveyor_cron_ticks_enqueued_total{schedule}`: cron ticks enqueued. */
   readonly cronTicksEnqueued: Counter<"schedule">;
+  /** `conveyor_steps_total{kind,outcome}`: durable steps completed (recorded), replayed from their record, or failed. */
+  readonly steps: Counter<"kind" | "outcome">;
+  /** `conveyor_suspensions_total{kind}`: attempts suspended by a sleep or a wait for an event. */
+  readonly suspensions: Counter<"kind">;
+  /** `conveyor_waits_ended_total{outcome}`: waits for an event that ended in an attempt of this worker: received or timed_out. */
+  readonly waits: Counter<"outcome">;
+  /** `conveyor_jobs_woken_total`: sleeping jobs this worker queued when their time came. */
+  readonly woken: Counter;
 
   private readonly activeSources = new Set<() => number>();
 
@@ -51,6 +59,10 @@ export class WorkerMetrics {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
       registers,
     });
+    this.steps = new Counter({ name: "conveyor_steps_total", help: "Durable steps: completed, replayed or failed", labelNames: ["kind", "outcome"], registers });
+    this.suspensions = new Counter({ name: "conveyor_suspensions_total", help: "Attempts suspended by sleep or waitForEvent", labelNames: ["kind"], registers });
+    this.waits = new Counter({ name: "conveyor_waits_ended_total", help: "Waits for an event that ended: received or timed_out", labelNames: ["outcome"], registers });
+    this.woken = new Counter({ name: "conveyor_jobs_woken_total", help: "Sleeping jobs queued when their time came", registers });
     this.deadLettered = new Counter({ name: "conveyor_jobs_dead_lettered_total", help: "Jobs moved to the dead-letter queue", labelNames: ["kind"], registers });
     this.fencedWrites = new Counter({
       name: "conveyor_fenced_writes_total",

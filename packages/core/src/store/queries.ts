@@ -17,6 +17,7 @@ import * as queues from "./sql/queues.js";
 import * as retention from "./sql/retention.js";
 import * as queueSettings from "./sql/queue-settings.js";
 import * as stats from "./sql/stats.js";
+import * as steps from "./sql/steps.js";
 import * as tenantIndex from "./sql/tenant-index.js";
 import * as transactionalCompletion from "./sql/transactional-completion.js";
 import * as unique from "./sql/unique.js";
@@ -46,6 +47,7 @@ const SOURCES = {
   ...keyLimits,
   ...bulkActions,
   ...waits,
+  ...steps,
 } as const;
 
 type QueryName = {

@@ -77,15 +77,7 @@ export class QueueStore {
       .filter((row) => row.queue !== null)
       .map((row) => ({
         queue: row.queue,
-        counts: {
-          waiting: row.waiting,
-          queued: row.queued,
-          running: row.running,
-          retrying: row.retrying,
-          succeeded: row.succeeded,
-          cancelled: row.cancelled,
-          dead: row.dead,
-        },
+        counts: Object.fromEntries(JOB_STATUSES.map((status) => [status, row[status]])) as Record<JobStatus, number>,
       }));
   }
 

@@ -24,6 +24,12 @@ export class RetentionStore {
     return rows[0].count;
   }
 
+  /** Delete up to `limit` events sent more than `olderThanMs` ago; returns how many. */
+  async eventPrune(olderThanMs: number, limit: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.eventPrune, [olderThanMs, limit]);
+    return rows[0].count;
+  }
+
   /** Delete up to `limit` flows older than `olderThanMs` whose jobs are all gone; returns how many. */
   async flowPruneEmpty(olderThanMs: number, limit: number): Promise<number> {
     const { rows } = await runQuery(this.pool, this.q.flowPruneEmpty, [olderThanMs, limit]);

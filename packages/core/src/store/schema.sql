@@ -46,7 +46,7 @@ CREATE TABLE conveyor.bulk_actions (
   CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
   CONSTRAINT bulk_actions_priority_for_set_priority CHECK ((((action = 'set_priority'::text) = (priority IS NOT NULL)) AND ((priority IS NULL) OR ((priority >= '-1000'::integer) AND (priority <= 1000))))),
   CONSTRAINT bulk_actions_queue_for_move CHECK ((((action = 'move'::text) = (queue IS NOT NULL)) AND ((queue IS NULL) OR ((length(queue) >= 1) AND (length(queue) <= 128))))),
-  CONSTRAINT bulk_actions_states_valid CHECK ((states <@ '{waiting,queued,running,retrying,succeeded,cancelled,dead}'::text[])),
+  CONSTRAINT bulk_actions_states_valid CHECK ((states <@ '{waiting,queued,running,retrying,sleeping,succeeded,cancelled,dead}'::text[])),
   CONSTRAINT bulk_actions_status_valid CHECK ((status = ANY ('{running,succeeded,cancelled,failed}'::text[])))
 );
 
@@ -89,6 +89,17 @@ CREATE TABLE conveyor.dead_letter_jobs (
   CONSTRAINT dead_letter_jobs_job_id_key UNIQUE (job_id),
   CONSTRAINT dead_letter_jobs_pkey PRIMARY KEY (id),
   CONSTRAINT dead_letter_jobs_reason_valid CHECK ((reason = ANY ('{attempts_exhausted,permanent_error,dependency_failed}'::text[])))
+);
+
+CREATE TABLE conveyor.events (
+  id uuid NOT NULL,
+  tenant text NOT NULL,
+  name text NOT NULL,
+  event_key text NOT NULL,
+  payload jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT events_names_bounded CHECK ((((length(tenant) >= 1) AND (length(tenant) <= 128)) AND ((length(name) >= 1) AND (length(name) <= 255)) AND (length(event_key) <= 255))),
+  CONSTRAINT events_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE conveyor.flow_jobs (
@@ -148,9 +159,34 @@ CREATE TABLE conveyor.job_executions (
   CONSTRAINT job_executions_attempt_positive CHECK ((attempt >= 1)),
   CONSTRAINT job_executions_ended CHECK ((finished_at IS NOT NULL)),
   CONSTRAINT job_executions_finished_iff_done CHECK (((outcome = 'running'::text) = (finished_at IS NULL))),
-  CONSTRAINT job_executions_outcome_valid CHECK ((outcome = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'timeout'::text, 'retry_after'::text, 'cancelled'::text, 'lease_expired'::text, 'interrupted'::text]))),
+  CONSTRAINT job_executions_outcome_valid CHECK ((outcome = ANY (ARRAY['running'::text, 'succeeded'::text, 'failed'::text, 'timeout'::text, 'retry_after'::text, 'cancelled'::text, 'lease_expired'::text, 'interrupted'::text, 'suspended'::text]))),
   CONSTRAINT job_executions_pkey PRIMARY KEY (id)
 ) WITH (fillfactor=100);
+
+CREATE TABLE conveyor.job_steps (
+  job_id uuid NOT NULL,
+  name text NOT NULL,
+  seq integer NOT NULL,
+  kind text NOT NULL,
+  state text NOT NULL,
+  result jsonb,
+  error jsonb,
+  attempt integer NOT NULL,
+  execution_id uuid NOT NULL,
+  started_at timestamp with time zone NOT NULL,
+  finished_at timestamp with time zone,
+  wake_at timestamp with time zone,
+  tenant text NOT NULL,
+  event text,
+  event_key text,
+  event_id uuid,
+  CONSTRAINT job_steps_event_id_iff_received CHECK (((state = 'received'::text) = (event_id IS NOT NULL))),
+  CONSTRAINT job_steps_event_iff_wait CHECK (((kind = 'wait'::text) = ((event IS NOT NULL) AND (event_key IS NOT NULL)))),
+  CONSTRAINT job_steps_kind_valid CHECK ((kind = ANY ('{step,sleep,wait}'::text[]))),
+  CONSTRAINT job_steps_name_bounded CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+  CONSTRAINT job_steps_pkey PRIMARY KEY (job_id, name),
+  CONSTRAINT job_steps_state_valid CHECK ((((kind = 'step'::text) AND (state = ANY ('{completed,failed}'::text[]))) OR ((kind = 'sleep'::text) AND (state = ANY ('{sleeping,completed}'::text[]))) OR ((kind = 'wait'::text) AND (state = ANY ('{waiting,received,timed_out}'::text[])))))
+);
 
 CREATE TABLE conveyor.job_waits (
   job_id uuid NOT NULL,
@@ -203,9 +239,9 @@ CASE status
     WHEN 'running'::text THEN 3
     ELSE 0
 END)),
-  CONSTRAINT jobs_status_valid CHECK ((status = ANY ('{waiting,queued,running,retrying,succeeded,cancelled,dead}'::text[]))),
+  CONSTRAINT jobs_status_valid CHECK ((status = ANY ('{waiting,queued,running,retrying,sleeping,succeeded,cancelled,dead}'::text[]))),
   CONSTRAINT jobs_unique_key_bounded CHECK (((unique_key IS NULL) OR ((length(unique_key) >= 1) AND (length(unique_key) <= 255)))),
-  CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND (status = ANY (unique_states))))),
+  CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND ((status = ANY (unique_states)) OR ((status = 'sleeping'::text) AND ('running'::text = ANY (unique_states))))))),
   CONSTRAINT jobs_unique_states_valid CHECK (((unique_states IS NULL) OR ((unique_states <@ '{queued,retrying,running}'::text[]) AND ('queued'::text = ANY (unique_states)))))
 );
 
@@ -291,14 +327,17 @@ CREATE INDEX bulk_actions_running_idx ON conveyor.bulk_actions USING btree (leas
 CREATE INDEX bulk_actions_tenant_idx ON conveyor.bulk_actions USING btree (tenant, id);
 CREATE INDEX dead_letter_jobs_dead_at_idx ON conveyor.dead_letter_jobs USING btree (dead_at);
 CREATE INDEX dead_letter_jobs_tenant_idx ON conveyor.dead_letter_jobs USING btree (tenant, id);
+CREATE INDEX events_created_idx ON conveyor.events USING btree (created_at);
+CREATE INDEX events_match_idx ON conveyor.events USING btree (tenant, name, event_key, created_at);
 CREATE UNIQUE INDEX flow_jobs_flow_node_idx ON conveyor.flow_jobs USING btree (flow_id, node);
 CREATE INDEX flows_created_idx ON conveyor.flows USING btree (created_at);
 CREATE UNIQUE INDEX flows_idempotency_key_idx ON conveyor.flows USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
 CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
 CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
+CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant, event, event_key) WHERE (state = 'waiting'::text);
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
-CREATE INDEX jobs_by_queue_status_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
+CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'sleeping'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
 CREATE INDEX jobs_finished_by_kind_idx ON conveyor.jobs USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
@@ -309,6 +348,7 @@ CREATE INDEX jobs_ready_by_queue_idx ON conveyor.jobs USING btree (queue, priori
 CREATE INDEX jobs_ready_idx ON conveyor.jobs USING btree (priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
 CREATE INDEX jobs_running_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key) WHERE ((status = 'running'::text) AND (limit_key IS NOT NULL));
 CREATE INDEX jobs_running_lease_idx ON conveyor.jobs USING btree (lease_expires_at) WHERE (status = 'running'::text);
+CREATE INDEX jobs_sleeping_idx ON conveyor.jobs USING btree (run_at) WHERE (status = 'sleeping'::text);
 CREATE UNIQUE INDEX jobs_unique_key_idx ON conveyor.jobs USING btree (tenant, unique_key) WHERE (unique_key IS NOT NULL);
 CREATE INDEX jobs_waiting_idx ON conveyor.jobs USING btree (queue) WHERE (status = 'waiting'::text);
 CREATE INDEX key_limits_queues_idx ON conveyor.key_limits USING btree (queue) WHERE (limit_key = ''::text);
@@ -348,6 +388,7 @@ UNION ALL
 -- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
 -- FUNCTION conveyor.jobs_delete_dependencies() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_delete_executions() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_delete_steps() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_cancel() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ended() RETURNS trigger LANGUAGE plpgsql
@@ -360,6 +401,7 @@ UNION ALL
 
 CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
 CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
+CREATE TRIGGER jobs_delete_steps AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_steps();
 CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
 CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.awaited AND (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) AND (old.status <> ALL (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_ended();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();

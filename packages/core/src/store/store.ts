@@ -16,6 +16,7 @@ import { QueueSettingsStore } from "./queue-settings-store.js";
 import { QueueStore } from "./queue-store.js";
 import { RetentionStore } from "./retention-store.js";
 import { StatsStore } from "./stats-store.js";
+import { StepStore } from "./step-store.js";
 import { tenantIndexEnsure } from "./tenant-index-store.js";
 import { WorkerStore } from "./worker-store.js";
 
@@ -66,6 +67,8 @@ export class Store {
   readonly apiKeys: ApiKeyStore;
   /** Bulk actions: their operations and batches. */
   readonly bulkActions: BulkActionStore;
+  /** Durable execution: steps, sleeps, waits and events. */
+  readonly steps: StepStore;
 
   constructor(
     /** The client's pool, on which every group runs. */
@@ -93,6 +96,7 @@ export class Store {
     this.stats = new StatsStore(pool, queries);
     this.apiKeys = new ApiKeyStore(pool, queries);
     this.bulkActions = new BulkActionStore(pool, queries, schema);
+    this.steps = new StepStore(pool, queries);
   }
 
   /**

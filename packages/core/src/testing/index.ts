@@ -21,3 +21,4 @@ export {
   type TestConveyorOptions,
 } from "./test-conveyor.js";
 export { type JobMatch, partialMatch } from "./expect-job.js";
+export type { TestEvent, TestStepRecord } from "./memory-durable.js";

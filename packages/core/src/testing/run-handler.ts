@@ -10,6 +10,7 @@ import type { Queryable } from "../core/queryable.js";
 import { validatePayload } from "../core/validate.js";
 import { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "../worker/abort-reasons.js";
 import { Attempt, type Settled } from "../worker/attempt.js";
+import { MemoryDurable, type TestEvent, type TestStepRecord } from "./memory-durable.js";
 
 /** Options of `runHandler` and `startHandler`; every field has a default. */
 export interface RunHandlerOptions {
@@ -39,22 +40,27 @@ export interface RunHandlerOptions {
    * with how each ended. Default: none.
    */
   dependencies?: readonly DependencyOutcome[];
+  /** Results of steps an earlier run recorded, by step name: `ctx.step` returns these without calling its function. Default: none. */
+  steps?: Readonly<Record<string, unknown>>;
+  /** Events `ctx.waitForEvent` may receive, each once, first match first. Default: none. */
+  events?: readonly TestEvent[];
 }
 
 /**
  * How a handler's attempt ended, named as the worker would record it:
  * `succeeded`, `failed` (threw; `permanent` for a `PermanentError`),
  * `retry_after` (returned `retryAfter(ms)`), `cancelled` (it threw or was
- * forced after a cancel), `timeout`, `lease_lost` or `interrupted` (forced).
+ * forced after a cancel), `timeout`, `lease_lost` or `interrupted` (forced),
+ * `suspended` (a `waitForEvent` without a deadline found no event in `options.events`).
  */
-export type HandlerOutcome = "succeeded" | "failed" | "retry_after" | "cancelled" | "timeout" | "lease_lost" | "interrupted";
+export type HandlerOutcome = "succeeded" | "failed" | "retry_after" | "cancelled" | "timeout" | "lease_lost" | "interrupted" | "suspended";
 
 /** What `runHandler` observed of one attempt. */
 export interface HandlerResult<R = unknown> {
   /** How the attempt ended. */
   outcome: HandlerOutcome;
   /** What the job would become next: `succeeded`, `retrying` (after a failure or a retry-after), `queued` (handed back at shutdown), `dead` or `cancelled`; null after a lost lease (nothing is written). */
-  nextStatus: "succeeded" | "retrying" | "queued" | "dead" | "cancelled" | null;
+  nextStatus: "succeeded" | "retrying" | "queued" | "dead" | "cancelled" | "sleeping" | null;
   /** The delay before the next attempt (retrying, queued); 0 otherwise. */
   delayMs: number;
   /** What the handler returned, when it succeeded (as stored: through JSON). */
@@ -69,6 +75,8 @@ export interface HandlerResult<R = unknown> {
   heartbeats: number;
   /** How many `ctx.transaction` calls committed. */
   transactions: number;
+  /** What `ctx.step`, `ctx.sleep` and `ctx.waitForEvent` did, in order. */
+  steps: TestStepRecord[];
 }
 
 /** A handler's attempt in progress: observe it, and cancel, time out or take away its lease. */
@@ -140,6 +148,7 @@ export function startHandler<D extends AnyJobDefinition>(definition: D, payload:
     leaseLost = true;
     attempt.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost (simulated by the test)") });
   };
+  const durable = new MemoryDurable(options.steps ?? {}, options.events ?? [], options.tx);
   const run = async (): Promise<HandlerResult> => {
     const parsed = options.validate === false ? payload : await validatePayload(definition.schema, payload, definition.kind);
     const context: JobContext<unknown> = {
@@ -172,6 +181,9 @@ export function startHandler<D extends AnyJobDefinition>(definition: D, payload:
         counts.transactions += 1;
         return value;
       },
+      step: durable.step as JobContext<unknown>["step"],
+      sleep: durable.sleep,
+      waitForEvent: durable.waitForEvent,
     };
     const timer = definition.timeoutMs > 0 ? setTimeout(() => forceTimeout(attempt, definition.timeoutMs), definition.timeoutMs) : undefined;
     timer?.unref();
@@ -179,7 +191,11 @@ export function startHandler<D extends AnyJobDefinition>(definition: D, payload:
     clearTimeout(timer);
     attempt.startWriting();
     attempt.finish();
-    return resultOf(settled, definition, attemptNumber, maxAttempts, attempt.cancelObserved, { progress, logs, ...counts });
+    const observed = { progress, logs, ...counts, steps: durable.records };
+    if (durable.suspended && !(settled.kind === "forced" && settled.end.kind === "lease_lost")) {
+      return { outcome: "suspended", nextStatus: "sleeping", delayMs: 0, value: undefined, error: durable.suspended, ...observed };
+    }
+    return resultOf(settled, definition, attemptNumber, maxAttempts, attempt.cancelObserved, observed);
   };
   return {
     get signal() {
@@ -220,7 +236,7 @@ function resultOf(
   attempt: number,
   maxAttempts: number,
   cancelled: boolean,
-  observed: Pick<HandlerResult, "progress" | "logs" | "heartbeats" | "transactions">,
+  observed: Pick<HandlerResult, "progress" | "logs" | "heartbeats" | "transactions" | "steps">,
 ): HandlerResult {
   const ending = settled.kind === "forced" ? { kind: "forced" as const, reason: settled.end.kind } : settled;
   let decision: OutcomeDecision;

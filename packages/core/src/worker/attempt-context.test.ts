@@ -1,6 +1,7 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { ClaimedJob } from "../core/model.js";
+import type { DurableDeps } from "./durable-run.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
 import type { FlowStore } from "../store/flow-store.js";
 import type { HandlerTools } from "./handler-tools.js";
@@ -31,6 +32,7 @@ function contextFor(renewed: Attempt[] = []) {
     // Never reached here: these tests call neither progress nor transaction.
     tools: null as unknown as HandlerTools,
     flows: null as unknown as FlowStore,
+    durable: null as unknown as DurableDeps,
   };
   return { running, context: new AttemptContext(running, deps) };
 }

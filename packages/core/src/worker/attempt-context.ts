@@ -6,6 +6,8 @@ import { parseCronTickKey } from "../core/cron.js";
 import type { Queryable } from "../store/db.js";
 import type { AttemptTools, HandlerTools } from "./handler-tools.js";
 import type { Attempt } from "./attempt.js";
+import { DurableRun, type DurableDeps } from "./durable-run.js";
+import type { DurableFunctions } from "../core/steps.js";
 
 /** What every attempt's context of one worker shares. */
 export interface ContextDeps {
@@ -17,6 +19,8 @@ export interface ContextDeps {
   tools: HandlerTools;
   /** ctx.dependencies, ctx.resultsOf and ctx.dependencySummary read here. */
   flows: FlowStore;
+  /** ctx.step, ctx.sleep and ctx.waitForEvent. */
+  durable: DurableDeps;
 }
 
 /**
@@ -34,6 +38,7 @@ export class AttemptContext implements JobContext<unknown> {
   #heartbeat: (() => Promise<boolean>) | undefined;
   #progress: ((value: unknown) => Promise<boolean>) | undefined;
   #transaction: (<T>(work: (tx: Queryable) => Promise<T>) => Promise<T>) | undefined;
+  #durable: DurableRun | undefined;
 
   constructor(
     private readonly running: Attempt,
@@ -93,6 +98,22 @@ export class AttemptContext implements JobContext<unknown> {
 
   get dependencySummary(): () => Promise<DependencySummary> {
     return () => this.deps.flows.jobDependencySummary(this.running.job.id);
+  }
+
+  get step(): DurableFunctions["step"] {
+    return this.durable().step as DurableFunctions["step"];
+  }
+
+  get sleep(): DurableFunctions["sleep"] {
+    return this.durable().sleep;
+  }
+
+  get waitForEvent(): DurableFunctions["waitForEvent"] {
+    return this.durable().waitForEvent;
+  }
+
+  private durable(): DurableRun {
+    return (this.#durable ??= new DurableRun(this.running, this.deps.durable, () => this.log));
   }
 
   /** The attempt's tools if the handler reached for them (progress, transaction); undefined otherwise. */

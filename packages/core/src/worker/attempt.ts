@@ -28,6 +28,11 @@ import type { ClaimedJob } from "../core/model.js";
  *   no heartbeat or fence miss is taken for a lost lease.
  * - committed: the job is succeeded in the database with the transaction's
  *   result. Whatever the handler does afterwards is logged, never written.
+ * - A durable sleep or wait ends the attempt from inside the handler
+ *   (worker/durable-run.ts): beginSuspend() ─▶ committing ─ the job now
+ *   sleeps: suspendSucceeded() ─▶ committed (`suspended`), or refused,
+ *   failed, or an event was already there: suspendFailed() ─▶ running.
+ *   Nothing more is written for a suspended attempt.
  * - writing: the handler settled or was forced; executor.ts decides the
  *   outcome (core/outcome.ts) and writes it. A transaction already on its
  *   way may still commit, which moves the attempt to committed.
@@ -56,6 +61,8 @@ export class Attempt {
   #cancelObserved = false;
   /** Kept apart from the phase: it stays true when the attempt is done, so a later ctx.transaction is still refused as a second completion. */
   #committed = false;
+  /** Set when a sleep or a wait ended the attempt in the database: nothing more is written. */
+  #suspended = false;
   /**
    * performance.now() by which the lease has surely expired: the time the
    * last successful renewal was *sent* plus the lease. Measured from the
@@ -96,6 +103,27 @@ export class Attempt {
     return this.#committed;
   }
 
+  /** True once a sleep or a wait suspended the job: the attempt's end is written. */
+  get suspended(): boolean {
+    return this.#suspended;
+  }
+
+  /** A sleep or a wait is about to end the attempt in the database: stop treating the row as one we lease. */
+  beginSuspend(): void {
+    this.beginCommit();
+  }
+
+  /** The suspension was refused, failed, or a wait found its event: the job is still running and ours. */
+  suspendFailed(): void {
+    this.commitFailed();
+  }
+
+  /** The suspension was written: the job sleeps (or was cancelled), and this attempt writes nothing more. */
+  suspendSucceeded(): void {
+    this.#suspended = true;
+    this.#phase = "committed";
+  }
+
   /** True once a cancel request was seen (by NOTIFY or a renewal) and the handler's signal aborted for it. */
   get cancelObserved(): boolean {
     return this.#cancelObserved;
@@ -127,7 +155,7 @@ export class Attempt {
 
   /** The handler settled or was forced: the outcome is on its way (a committed transaction stays committed). */
   startWriting(): void {
-    if (!this.#committed) this.#phase = "writing";
+    if (!this.#committed && !this.#suspended) this.#phase = "writing";
   }
 
   /** The attempt's end was recorded, fenced away or given up. */

@@ -51,7 +51,11 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Atte
     const tools = context.usedTools;
     if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
     // A ctx.transaction that committed already completed the job: write nothing more.
-    outcome = running.committed ? reportCommitted(settled, context.log) : await record(definition, running, settled, deps, context);
+    outcome = running.committed
+      ? reportCommitted(settled, context.log)
+      : running.suspended
+        ? "suspended"
+        : await record(definition, running, settled, deps, context);
   } finally {
     running.finish();
     span?.end(outcome, settled.kind === "returned" ? undefined : recordedError(settled));

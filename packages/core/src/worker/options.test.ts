@@ -4,6 +4,7 @@ import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
+  DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_RETENTION_FINISHED_MS,
   DEFAULT_RETENTION_INTERVAL_MS,
 } from "../core/defaults.js";
@@ -38,6 +39,7 @@ describe("resolveWorkerOptions", () => {
     expect(resolveWorkerOptions({}, ["a"]).retention).toEqual({
       finishedMs: DEFAULT_RETENTION_FINISHED_MS,
       deadLetterMs: DEFAULT_RETENTION_DEAD_LETTER_MS,
+      eventsMs: DEFAULT_EVENT_RETENTION_MS,
       intervalMs: DEFAULT_RETENTION_INTERVAL_MS,
       batchSize: DEFAULT_RETENTION_BATCH_SIZE,
     });

@@ -11,6 +11,7 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_RECLAIM_INTERVAL_MS,
+  DEFAULT_WAKE_INTERVAL_MS,
   DEFAULT_SHUTDOWN_GRACE_MS,
   MIN_LEASE_MS,
 } from "../core/defaults.js";
@@ -35,6 +36,8 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
   /** Expired-lease sweep interval (±25% jitter). Default `DEFAULT_RECLAIM_INTERVAL_MS` (15 s). */
   reclaimIntervalMs?: number;
+  /** How often sleeping jobs whose time has come are queued (±25% jitter): a `sleep` ends at most this late. Default `DEFAULT_WAKE_INTERVAL_MS` (1 s). */
+  wakeIntervalMs?: number;
   /** How long `stop()` waits for running handlers before aborting them. Default `DEFAULT_SHUTDOWN_GRACE_MS` (30 s). */
   shutdownGraceMs?: number;
   /** Most jobs per claim statement, 1 to `MAX_CLAIM_BATCH_SIZE` (1,000). Default `DEFAULT_CLAIM_BATCH_SIZE` (100). */
@@ -86,6 +89,8 @@ export interface ResolvedWorkerOptions {
   readonly pollIntervalMs: number;
   /** As `WorkerOptions.reclaimIntervalMs`. */
   readonly reclaimIntervalMs: number;
+  /** As `WorkerOptions.wakeIntervalMs`. */
+  readonly wakeIntervalMs: number;
   /** As `WorkerOptions.shutdownGraceMs`. */
   readonly shutdownGraceMs: number;
   /** As `WorkerOptions.claimBatchSize`. */
@@ -141,6 +146,7 @@ export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonl
     heartbeatMs,
     pollIntervalMs: duration(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, "pollIntervalMs", 10),
     reclaimIntervalMs: duration(options.reclaimIntervalMs ?? DEFAULT_RECLAIM_INTERVAL_MS, "reclaimIntervalMs", 10),
+    wakeIntervalMs: duration(options.wakeIntervalMs ?? DEFAULT_WAKE_INTERVAL_MS, "wakeIntervalMs", 10),
     shutdownGraceMs: duration(options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, "shutdownGraceMs", 0),
     claimBatchSize: claimBatchSize(options.claimBatchSize ?? DEFAULT_CLAIM_BATCH_SIZE),
     listen: options.listen ?? true,

@@ -40,8 +40,9 @@ export class Pruner {
     const result = await this.prune(this.abort.signal);
     if (result.jobs > 0) this.metrics.pruned.inc({ reason: "finished" }, result.jobs);
     if (result.deadLetters > 0) this.metrics.pruned.inc({ reason: "dead_letter" }, result.deadLetters);
-    if (result.jobs + result.deadLetters + result.flows > 0) {
-      this.log.info({ jobs: result.jobs, deadLetters: result.deadLetters, flows: result.flows }, "pruned old finished jobs and dead letters");
+    if (result.events > 0) this.metrics.pruned.inc({ reason: "event" }, result.events);
+    if (result.jobs + result.deadLetters + result.flows + result.events > 0) {
+      this.log.info({ jobs: result.jobs, deadLetters: result.deadLetters, flows: result.flows, events: result.events }, "pruned old finished jobs, dead letters and events");
     }
     return result;
   }

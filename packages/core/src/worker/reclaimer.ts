@@ -7,6 +7,7 @@ import type { Job } from "../core/model.js";
 import type { TraceContext } from "../core/trace-context.js";
 import type { Tracing } from "../tracing/tracing.js";
 import { TestSignal } from "./test-signal.js";
+import type { Waker } from "./waker.js";
 
 /** One sweep as its test signal reports it. */
 export interface ReclaimSweep {
@@ -31,7 +32,8 @@ export class ReclaimerTestSignals {
  * or cancelled when a cancel was requested), apply the decisions in one
  * statement. Concurrent sweeps are safe because each row is taken under
  * FOR UPDATE SKIP LOCKED and its expiry re-checked after locking. Runs on
- * a jittered interval (Periodic).
+ * a jittered interval (Periodic). The waker of sleeping jobs (waker.ts)
+ * starts and stops with it, on an interval of its own.
  */
 export class Reclaimer {
   private readonly periodic: Periodic<number>;
@@ -44,6 +46,7 @@ export class Reclaimer {
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
     private readonly tracing?: { tracing: Tracing; workerId: string },
+    private readonly waker?: Waker,
   ) {
     this.periodic = new Periodic(() => this.sweepAll(), intervalMs, (error) => {
       this.metrics.databaseErrors.inc({ operation: "reclaim" });
@@ -54,6 +57,7 @@ export class Reclaimer {
   start(): void {
     // First sweep soon after start: after a whole-fleet crash nobody else may be sweeping.
     this.periodic.start(Math.min(this.intervalMs, 1_000));
+    this.waker?.start();
   }
 
   /** Reclaim every expired lease now, in batches; returns how many jobs were reclaimed. */
@@ -91,7 +95,7 @@ export class Reclaimer {
     this.tracing!.tracing.leaseExpired(expired, this.tracing!.workerId);
   }
 
-  stop(): Promise<void> {
-    return this.periodic.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.periodic.stop(), this.waker?.stop()]);
   }
 }

@@ -15,6 +15,7 @@ export const pruneBody = z
   .object({
     finishedMs: age("delete succeeded and cancelled jobs that finished longer ago than this (ms); default 7 days"),
     deadLetterMs: age("delete dead letters older than this (ms), with their jobs; default 30 days"),
+    eventsMs: age("delete events sent longer ago than this (ms); default 7 days"),
     batchSize: z.number().int().min(1).max(MAX_RETENTION_BATCH_SIZE).optional().describe("rows per delete statement; default 1000"),
   })
   .strict()
@@ -25,6 +26,7 @@ const pruneResponse = responseSchema(
     jobs: z.number().int().describe("succeeded and cancelled jobs deleted, with their executions"),
     deadLetters: z.number().int().describe("dead letters deleted, each with its dead job and executions"),
     flows: z.number().int().describe("flows and batches deleted: older than the finished-job age, with no job left"),
+    events: z.number().int().describe("events deleted: sent longer ago than the events age"),
   }),
 );
 

@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import {
+  DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
   DEFAULT_RETENTION_FINISHED_MS,
@@ -28,21 +29,27 @@ export function registerPrune(program: Command): void {
         .argParser(durationArgument)
         .default(DEFAULT_RETENTION_DEAD_LETTER_MS, formatDuration(DEFAULT_RETENTION_DEAD_LETTER_MS)),
     )
+    .addOption(
+      new Option("--events-older-than <dur>", "age of sent events to delete")
+        .argParser(durationArgument)
+        .default(DEFAULT_EVENT_RETENTION_MS, formatDuration(DEFAULT_EVENT_RETENTION_MS)),
+    )
     .option("--batch-size <n>", withDefault(`rows per delete statement, 1-${MAX_RETENTION_BATCH_SIZE}`, DEFAULT_RETENTION_BATCH_SIZE), positiveInt)
     .option("--schema <name>", "schema holding Conveyor's tables", DEFAULT_SCHEMA)
-    .option("--json", 'print {"jobs": n, "deadLetters": n, "flows": n}', false)
-    .action(async (options: { finishedOlderThan: number; deadOlderThan: number; batchSize?: number; schema: string; json: boolean }) => {
+    .option("--json", 'print {"jobs": n, "deadLetters": n, "flows": n, "events": n}', false)
+    .action(async (options: { finishedOlderThan: number; deadOlderThan: number; eventsOlderThan: number; batchSize?: number; schema: string; json: boolean }) => {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         const result = await conveyor.prune({
           finishedMs: options.finishedOlderThan,
           deadLetterMs: options.deadOlderThan,
+          eventsMs: options.eventsOlderThan,
           ...(options.batchSize ? { batchSize: options.batchSize } : {}),
         });
         if (options.json) return printJson(result);
         process.stdout.write(
           `pruned ${result.jobs} finished jobs (older than ${formatDuration(options.finishedOlderThan)}), ` +
-            `${result.deadLetters} dead letters (older than ${formatDuration(options.deadOlderThan)}) ` +
-            `and ${result.flows} emptied flows\n`,
+            `${result.deadLetters} dead letters (older than ${formatDuration(options.deadOlderThan)}), ` +
+            `${result.flows} emptied flows and ${result.events} events (older than ${formatDuration(options.eventsOlderThan)})\n`,
         );
       });
     });

@@ -8,6 +8,7 @@ import { jobDependentsSettle } from "./job-dependents-settle.js";
 import { jobLimitKeysReady } from "./job-limit-keys-ready.js";
 import { jobsDeleteDependencies } from "./jobs-delete-dependencies.js";
 import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
+import { jobsDeleteSteps } from "./jobs-delete-steps.js";
 import { jobsEstimate } from "./jobs-estimate.js";
 import { jobsNotifyCancel } from "./jobs-notify-cancel.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
@@ -36,6 +37,7 @@ export const ROUTINES: readonly Routine[] = [
   jobsNotifyEnded,
   jobsReleaseUniqueKey,
   jobsDeleteExecutions,
+  jobsDeleteSteps,
   jobsDeleteDependencies,
   jobDependentsSettle,
   jobDependentsRelease,

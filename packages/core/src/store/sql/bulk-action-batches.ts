@@ -40,6 +40,7 @@ const STATE_LITERALS = {
   queued: "'queued'",
   running: "'running'",
   retrying: "'retrying'",
+  sleeping: "'sleeping'",
   succeeded: "'succeeded'",
   cancelled: "'cancelled'",
   dead: "'dead'",

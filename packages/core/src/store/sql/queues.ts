@@ -3,7 +3,7 @@ import { READY } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
 // path, and none reads the jobs table through: every state of a queue is
-// counted up to a limit (through jobs_by_queue_status_tenant_idx, and
+// counted up to a limit (through jobs_by_queue_state_tenant_idx, and
 // jobs_ready_by_queue_idx for ready jobs), and only a state with more rows
 // than that is the planner's estimate (routines/jobs-estimate.ts). The
 // workers with what they run are in workers.ts.
@@ -50,7 +50,7 @@ WITH RECURSIVE ready_queues AS (
   UNION SELECT queue FROM tenant_queues
 )`;
 
-/** The states counted through jobs_by_queue_status_tenant_idx: every state but the ready ones. */
+/** The states counted through jobs_by_queue_state_tenant_idx: every state but the ready ones. */
 const INDEXED_STATES = JOB_STATUSES.filter((status) => !READY_STATUSES.includes(status));
 
 /**
@@ -69,7 +69,7 @@ const countUpTo = (status: JobStatus, extra = "") => `CASE WHEN $1::text IS NULL
  * Per queue: its jobs in each state, counted up to $2 (`<state>`), and the
  * planner's estimate only where $2 were counted (`<state>_estimate`: the
  * count is then a lower bound). Waiting, running, succeeded, cancelled and
- * dead jobs are counted through jobs_by_queue_status_tenant_idx; for a
+ * dead jobs are counted through jobs_by_queue_state_tenant_idx; for a
  * tenant, its own entries, so the cost stays bounded by $2 however small
  * the tenant is in a shared queue, and a state where it has no jobs is 0.
  * Ready jobs are read together, at most $2 of the queue through
@@ -117,13 +117,7 @@ SELECT s.small, c.*
 FROM size AS s
 LEFT JOIN (
   SELECT j.queue,
-         (count(*) FILTER (WHERE j.status = 'waiting'))::int AS waiting,
-         (count(*) FILTER (WHERE j.status = 'queued'))::int AS queued,
-         (count(*) FILTER (WHERE j.status = 'running'))::int AS running,
-         (count(*) FILTER (WHERE j.status = 'retrying'))::int AS retrying,
-         (count(*) FILTER (WHERE j.status = 'succeeded'))::int AS succeeded,
-         (count(*) FILTER (WHERE j.status = 'cancelled'))::int AS cancelled,
-         (count(*) FILTER (WHERE j.status = 'dead'))::int AS dead
+         ${JOB_STATUSES.map((status) => `(count(*) FILTER (WHERE j.status = '${status}'))::int AS ${status}`).join(",\n         ")}
   FROM {{schema}}.jobs AS j
   WHERE (SELECT small FROM size) AND ($1::text IS NULL OR j.tenant = $1)
   GROUP BY j.queue
@@ -140,7 +134,7 @@ const hasJobs = (status: JobStatus) => `CASE WHEN $1::text IS NULL
  * The same queues with every state estimated, nothing counted: what
  * queueCounts falls back to when it did not finish within the time bound.
  * A state with no jobs is 0, never the planner's floor of 1: one probe of
- * jobs_by_queue_status_tenant_idx per state, and one of
+ * jobs_by_queue_state_tenant_idx per state, and one of
  * jobs_ready_by_queue_idx for both ready states (a queue with no ready job
  * at all). With a tenant, only the queues the statistics name for it.
  * $1 tenant|null, $2 schema name

@@ -117,3 +117,20 @@ WITH entry AS (
   DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
+
+/**
+ * Delete up to $2 events sent more than $1 ms ago, oldest first; returns
+ * how many. Waits that received one keep its payload in their record.
+ * $1 age ms float8, $2 limit
+ */
+export const eventPrune = `
+WITH target AS (
+  SELECT id FROM {{schema}}.events
+  WHERE created_at < now() - $1::float8 * interval '1 millisecond'
+  ORDER BY created_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), pruned AS (
+  DELETE FROM {{schema}}.events WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+)
+SELECT count(*)::int AS count FROM pruned`;

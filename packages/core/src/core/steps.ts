@@ -1,0 +1,123 @@
+import type { BackoffPolicy } from "./backoff.js";
+import type { Queryable } from "./queryable.js";
+
+/** How a step runs (`step(name, options, fn)`). */
+export interface StepOptions {
+  /**
+   * Call the function again this many times when it throws (not for a
+   * `PermanentError`, nor once the attempt's signal aborted) before its
+   * error fails the attempt.
+   * @defaultValue `DEFAULT_STEP_RETRIES` (0)
+   */
+  retries?: number;
+  /** Waits between those calls; the job's own backoff defaults (`DEFAULT_BACKOFF_*`) when not given. */
+  backoff?: BackoffPolicy;
+  /**
+   * Run the function in a database transaction on Conveyor's pool and
+   * commit its writes together with the step's record, fenced on the
+   * attempt's execution id: they are committed exactly once. Default false.
+   */
+  transaction?: boolean;
+}
+
+/** A step whose function takes the step's transaction. */
+export interface TransactionalStepOptions extends StepOptions {
+  transaction: true;
+}
+
+/** `waitForEvent(name, options)`: which event to wait for, and for how long. */
+export interface WaitForEventOptions {
+  /** The event's name, as `sendEvent` sends it. */
+  event: string;
+  /** The key that must match the sent event's, e.g. an account id. Default "": events sent without a key. */
+  key?: string;
+  /**
+   * Give up after this many ms: the wait then returns null. Counted from
+   * the first time the job reached the wait. Default: no deadline.
+   */
+  timeoutMs?: number;
+}
+
+/** The durable-execution functions of a handler's context. */
+export interface DurableFunctions {
+  /**
+   * Run `fn` once per job and record its JSON result: every later run of
+   * the same job (a retry, a wake-up after a sleep or an event) returns the
+   * recorded result without calling `fn`. The record is fenced on the
+   * attempt's execution id: an attempt that lost its lease records nothing
+   * and its handler aborts. `fn` runs at least once; its recorded result is
+   * used exactly once-for-all. Names are unique within a job.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  step<T>(name: string, options: TransactionalStepOptions, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  step<T>(name: string, options: StepOptions, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * Sleep `duration` ms, or until a Date, without holding a slot: the
+   * attempt ends (`suspended`, not counted), the job waits as `sleeping`,
+   * and it runs again from the top when the time comes, replaying its
+   * recorded steps; this call then returns. Never resolves in the attempt
+   * that suspends (it throws `JobSuspendedError`).
+   */
+  sleep(name: string, duration: number | Date): Promise<void>;
+  /**
+   * Wait for an event sent with `sendEvent` (its name and key, in this
+   * job's tenant) and return its payload, or null once `timeoutMs` has
+   * passed. The wait takes the first matching event sent since the job was
+   * enqueued that the job has not received yet, so an event sent before
+   * the job reached the wait is not lost. Suspends the job as `sleep` does
+   * while no event is there.
+   */
+  waitForEvent<T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null>;
+}
+
+/** A record of a job's step, sleep or wait, as the API and the dashboard show it. */
+export interface StepRecord {
+  /** The name the handler gave it. */
+  name: string;
+  /** 1 for the job's first record, then 2, …: the order in which they were first made. */
+  seq: number;
+  kind: "step" | "sleep" | "wait";
+  /**
+   * step: `completed` or `failed` (its last error, replaced by a later run's record);
+   * sleep: `sleeping` or `completed`; wait: `waiting`, `received` or `timed_out`.
+   */
+  state: "completed" | "failed" | "sleeping" | "waiting" | "received" | "timed_out";
+  /** A completed step's result, or a received event's payload. */
+  result: unknown;
+  /** A failed step's error. */
+  error: unknown;
+  /** The attempt that made the record. */
+  attempt: number;
+  executionId: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  /** A sleep's wake time, or a wait's deadline (null: none). */
+  wakeAt: Date | null;
+  /** A wait's event name, key and the id of the event it received. */
+  event: string | null;
+  eventKey: string | null;
+  eventId: string | null;
+}
+
+/** `sendEvent`'s input. */
+export interface SendEventInput {
+  /** The event's name. */
+  event: string;
+  /** Matches waits with the same key. Default "": waits without a key. */
+  key?: string;
+  /** Any JSON value, handed to each wait it wakes. */
+  payload?: unknown;
+  /**
+   * The tenant whose waits it may wake.
+   * @defaultValue `DEFAULT_TENANT` ("default")
+   */
+  tenant?: string;
+}
+
+/** What `sendEvent` did. */
+export interface SentEvent {
+  /** The stored event's id. */
+  id: string;
+  /** The jobs it woke: each had a wait that received it. */
+  jobIds: string[];
+}

@@ -1,0 +1,20 @@
+import type { Routine } from "./routine.js";
+
+/**
+ * Deleting jobs, by any path (a prune, a purge, a hand-written DELETE),
+ * deletes their step records in the same statement, as jobs_delete_executions
+ * deletes their executions: one set-based delete per statement through the
+ * primary key of job_steps, whose first column is the job id.
+ */
+export const jobsDeleteSteps: Routine = {
+  name: "jobs_delete_steps",
+  sql: `
+CREATE OR REPLACE FUNCTION {{schema}}.jobs_delete_steps() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM {{schema}}.job_steps WHERE job_id = ANY(ARRAY(SELECT id FROM deleted));
+  RETURN NULL;
+END
+$$;
+CREATE OR REPLACE TRIGGER jobs_delete_steps AFTER DELETE ON {{schema}}.jobs
+  REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION {{schema}}.jobs_delete_steps();`,
+};

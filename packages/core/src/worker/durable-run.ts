@@ -1,0 +1,312 @@
+import type { Logger } from "pino";
+import { resolveBackoff, retryDelayMs } from "../core/backoff.js";
+import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, NO_DEADLINE } from "../core/defaults.js";
+import { JobSuspendedError, PermanentError, StepError } from "../core/errors.js";
+import { encodeJson } from "../core/json.js";
+import type { Queryable } from "../core/queryable.js";
+import type { DurableFunctions, StepOptions, WaitForEventOptions } from "../core/steps.js";
+import { checkLabel, checkRunAt } from "../core/validate.js";
+import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { HandlerStore } from "../store/handler-store.js";
+import type { LoadedStep, StepStore, Suspension } from "../store/step-store.js";
+import { rollback } from "../store/transaction.js";
+import { translatePgError } from "../store/pg-errors.js";
+import { LeaseLostError } from "./abort-reasons.js";
+import type { Attempt } from "./attempt.js";
+import { toStoredError } from "./errors-to-store.js";
+
+/** What the durable functions of every attempt of one worker share. */
+export interface DurableDeps {
+  steps: StepStore;
+  handlers: HandlerStore;
+  workerId: string;
+  metrics: WorkerMetrics;
+}
+
+const MAX_LABEL_LENGTH = 255;
+
+/**
+ * `step`, `sleep` and `waitForEvent` for one attempt (core/steps.ts
+ * DurableFunctions), built when the handler first reaches for one. The
+ * job's records are read once, at the first call; each later call
+ * replays a record or makes one, fenced on the attempt's execution id
+ * (store/sql/steps.ts). A sleep or a wait without its event ends the
+ * attempt from inside the call (`Attempt.suspendSucceeded`) and throws
+ * `JobSuspendedError`, and every later call of the attempt throws it again.
+ */
+export class DurableRun implements DurableFunctions {
+  #records: Promise<Map<string, LoadedStep>> | null = null;
+  /** performance.now() when the records were read: the base of their `wakeInMs`. */
+  #readAt = 0;
+  /** Names used in this run: a name twice in one run is an error. */
+  readonly #used = new Set<string>();
+  #suspended: JobSuspendedError | null = null;
+
+  constructor(
+    private readonly running: Attempt,
+    private readonly deps: DurableDeps,
+    private readonly log: () => Logger,
+  ) {}
+
+  /** True when this attempt suspended the job (sleeping, or cancelled at the suspension). */
+  get suspended(): boolean {
+    return this.#suspended !== null;
+  }
+
+  step = async <T>(name: string, optionsOrFn: StepOptions | (() => unknown), maybeFn?: (tx: Queryable) => unknown): Promise<T> => {
+    const [options, fn] = typeof optionsOrFn === "function" ? [{} as StepOptions, optionsOrFn] : [optionsOrFn ?? {}, maybeFn];
+    if (typeof fn !== "function") throw new StepError(`step ${JSON.stringify(name)}: its function is missing (step(name, fn) or step(name, options, fn))`);
+    this.begin(name, "step");
+    const retries = options.retries ?? DEFAULT_STEP_RETRIES;
+    if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
+      throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
+    }
+    const backoff = resolveBackoff(options.backoff, `step ${JSON.stringify(name)} backoff`);
+    const recorded = await this.recorded(name, "step");
+    if (recorded?.state === "completed") {
+      this.deps.metrics.steps.inc({ kind: "step", outcome: "replayed" });
+      return recorded.result as T;
+    }
+    for (let call = 1; ; call += 1) {
+      this.running.signal.throwIfAborted();
+      const started = performance.now();
+      try {
+        const stored = options.transaction ? await this.transactional(name, fn as (tx: Queryable) => unknown, started) : await this.plain(name, fn as () => unknown, started);
+        this.deps.metrics.steps.inc({ kind: "step", outcome: "completed" });
+        return stored as T;
+      } catch (error) {
+        const final = call > retries || error instanceof PermanentError || error instanceof LeaseLostError || this.running.aborted;
+        if (final) {
+          if (!(error instanceof LeaseLostError) && !this.running.aborted) await this.recordFailure(name, error, started);
+          throw error;
+        }
+        this.log().warn({ step: name, call, err: toStoredError(error) }, "step failed; calling it again");
+        await abortableDelay(retryDelayMs(backoff, call), this.running.signal);
+      }
+    }
+  };
+
+  sleep = async (name: string, duration: number | Date): Promise<void> => {
+    this.begin(name, "sleep");
+    if (duration instanceof Date) checkRunAt(duration, `sleep ${JSON.stringify(name)}: its time`);
+    else if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0 || duration > MAX_DELAY_MS) {
+      throw new StepError(`sleep ${JSON.stringify(name)}: duration must be a number of ms from 0 to ${MAX_DELAY_MS}, or a Date, got ${String(duration)}`);
+    }
+    const recorded = await this.recorded(name, "sleep");
+    if (recorded && (recorded.state === "completed" || this.due(recorded))) return;
+    if (!recorded && typeof duration === "number" && duration === 0) return;
+    const at = duration instanceof Date ? duration : null;
+    await this.suspend({ name, kind: "sleep", at, inMs: at ? null : (duration as number), event: null, key: null });
+  };
+
+  waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
+    this.begin(name, "wait");
+    const label = `waitForEvent ${JSON.stringify(name)}`;
+    checkLabel(options?.event, `${label}: event`, MAX_LABEL_LENGTH, StepError);
+    const key = options.key ?? "";
+    checkLabel(key, `${label}: key`, MAX_LABEL_LENGTH, StepError, true);
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_DELAY_MS)) {
+      throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
+    }
+    const recorded = await this.recorded(name, "wait");
+    if (recorded?.state === "received") return recorded.result as T;
+    if (recorded?.state === "timed_out") return null;
+    if (recorded && this.due(recorded)) {
+      this.checkLease();
+      const ended = await this.deps.steps.jobWaitTimeout(this.running.job.id, this.running.executionId, name);
+      if (ended === undefined) throw this.lost("a wait's timeout found the job no longer this attempt's");
+      this.deps.metrics.waits.inc({ outcome: ended === null ? "timed_out" : "received" });
+      return ended === null ? null : (ended.payload as T);
+    }
+    const received = await this.suspend({
+      name,
+      kind: "wait",
+      at: timeoutMs === undefined ? NO_DEADLINE : null,
+      inMs: timeoutMs ?? null,
+      event: options.event,
+      key,
+    });
+    this.deps.metrics.waits.inc({ outcome: "received" });
+    return received as T;
+  };
+
+  /** A new name in this run, and the attempt not suspended. */
+  private begin(name: string, kind: LoadedStep["kind"]): void {
+    if (this.#suspended) throw this.#suspended;
+    checkLabel(name, `${kind} name`, MAX_LABEL_LENGTH, StepError);
+    if (this.#used.has(name)) {
+      throw new StepError(`${kind} ${JSON.stringify(name)}: this name was already used in this run of the job; step, sleep and wait names are unique within a job`);
+    }
+    this.#used.add(name);
+  }
+
+  /** The job's record of `name`, checked to be of `kind`; undefined when there is none (and room for one more). */
+  private async recorded(name: string, kind: LoadedStep["kind"]): Promise<LoadedStep | undefined> {
+    const records = await (this.#records ??= this.load());
+    const record = records.get(name);
+    if (record && record.kind !== kind) {
+      throw new StepError(`${kind} ${JSON.stringify(name)}: this job recorded a ${record.kind} of that name; give the ${kind} a name of its own`);
+    }
+    if (!record && records.size >= MAX_STEPS_PER_JOB) {
+      throw new StepError(`${kind} ${JSON.stringify(name)}: the job already has ${records.size} records, the most one job may have (MAX_STEPS_PER_JOB)`);
+    }
+    return record;
+  }
+
+  private async load(): Promise<Map<string, LoadedStep>> {
+    const rows = await this.deps.steps.jobStepsLoad(this.running.job.id);
+    this.#readAt = performance.now();
+    return new Map(rows.map((row) => [row.name, row]));
+  }
+
+  /** True when a sleep's time or a wait's deadline has come (database clock, read once). */
+  private due(record: LoadedStep): boolean {
+    return record.wakeInMs !== null && record.wakeInMs - (performance.now() - this.#readAt) <= 0;
+  }
+
+  private async plain(name: string, fn: () => unknown, started: number): Promise<unknown> {
+    const json = encodeResult(name, await fn());
+    this.running.signal.throwIfAborted();
+    this.checkLease();
+    const stored = await this.deps.steps.jobStepRecord(this.record(name, json, started));
+    if (!stored) throw this.lost("a step's record found the job no longer this attempt's");
+    await this.remember(name, stored.result);
+    return stored.result;
+  }
+
+  /** fn's writes and the step's record in one transaction, committed only while the attempt owns the job. */
+  private async transactional(name: string, fn: (tx: Queryable) => unknown, started: number): Promise<unknown> {
+    const client = await this.deps.handlers.connect();
+    let broken: Error | undefined;
+    try {
+      await translated(() => client.query("BEGIN"));
+      try {
+        const json = encodeResult(name, await fn(client));
+        this.running.signal.throwIfAborted();
+        this.checkLease();
+        const stored = await this.deps.steps.jobStepRecord(this.record(name, json, started), client);
+        if (!stored) throw this.lost("the step's transaction was rolled back: the job is no longer this attempt's");
+        await translated(() => client.query("COMMIT"));
+        await this.remember(name, stored.result);
+        return stored.result;
+      } catch (error) {
+        broken = await rollback(client, error);
+        throw error;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private record(name: string, json: string, started: number) {
+    const { job, executionId } = this.running;
+    return { jobId: job.id, executionId, name, state: "completed" as const, result: json, error: null, ranMs: performance.now() - started };
+  }
+
+  private async remember(name: string, result: unknown): Promise<void> {
+    const records = await this.#records!;
+    records.set(name, { name, kind: "step", state: "completed", result, wakeInMs: null });
+  }
+
+  /** Keep a failed step's error for display; a write that fails or is fenced changes nothing of the outcome. */
+  private async recordFailure(name: string, error: unknown, started: number): Promise<void> {
+    this.deps.metrics.steps.inc({ kind: "step", outcome: "failed" });
+    if (this.running.leaseDeadline <= performance.now()) return;
+    const { job, executionId } = this.running;
+    await this.deps.steps
+      .jobStepRecord({ jobId: job.id, executionId, name, state: "failed", result: null, error: JSON.stringify(toStoredError(error)), ranMs: performance.now() - started })
+      .catch((cause: unknown) => this.log().warn({ step: name, err: (cause as Error).message }, "could not record a failed step's error"));
+  }
+
+  /**
+   * End the attempt on a sleep or a wait. Resolves (with the event's
+   * payload) only when a wait found its event already sent; otherwise the
+   * job now sleeps (or, with a cancel requested, was cancelled) and this
+   * throws JobSuspendedError.
+   */
+  private async suspend(s: Pick<Suspension, "name" | "kind" | "at" | "inMs" | "event" | "key">): Promise<unknown> {
+    this.checkLease();
+    const { job, executionId } = this.running;
+    this.running.beginSuspend();
+    let result;
+    try {
+      result = await this.deps.steps.jobSuspend({ ...s, jobId: job.id, executionId, workerId: this.deps.workerId, tenant: job.tenant });
+    } catch (error) {
+      this.running.suspendFailed();
+      throw error;
+    }
+    if (result.kind === "fenced") {
+      this.running.suspendFailed();
+      throw this.lost(`a ${s.kind}'s suspension found the job no longer this attempt's`);
+    }
+    if (result.kind === "received") {
+      this.running.suspendFailed();
+      return result.payload;
+    }
+    this.running.suspendSucceeded();
+    this.deps.metrics.suspensions.inc({ kind: s.kind });
+    const status = result.job.status;
+    const until = result.job.runAt.toISOString();
+    this.#suspended = new JobSuspendedError(
+      status === "cancelled"
+        ? `the job was cancelled at its ${s.kind} ${JSON.stringify(s.name)}`
+        : s.kind === "sleep"
+          ? `the job sleeps until ${until} (sleep ${JSON.stringify(s.name)})`
+          : `the job waits for event ${JSON.stringify(s.event)} (key ${JSON.stringify(s.key)}) until ${until} (waitForEvent ${JSON.stringify(s.name)})`,
+    );
+    this.log().debug({ step: s.name, status, runAt: until }, "attempt suspended");
+    throw this.#suspended;
+  }
+
+  /** Past the lease's local deadline another worker may own the job: write nothing. */
+  private checkLease(): void {
+    if (this.running.leaseDeadline <= performance.now()) throw this.lost("the lease's deadline passed before a step's record");
+  }
+
+  /** The attempt lost its lease: stop the handler as a failed heartbeat would, and write nothing more. */
+  private lost(detail: string): LeaseLostError {
+    this.deps.metrics.fencedWrites.inc({ operation: "step" });
+    const error = new LeaseLostError(`the lease was lost: ${detail}`);
+    if (this.running.holdsLease) this.running.force({ kind: "lease_lost", reason: error });
+    return error;
+  }
+}
+
+/** A step's result as stored: JSON of at most MAX_STEP_RESULT_BYTES (undefined is stored as null). */
+function encodeResult(name: string, value: unknown): string {
+  let json: string;
+  try {
+    json = value === undefined ? "null" : encodeJson(value, `step ${JSON.stringify(name)} result`);
+  } catch (error) {
+    throw new StepError((error as Error).message);
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_STEP_RESULT_BYTES) {
+    throw new StepError(`step ${JSON.stringify(name)}: its result is ${bytes} bytes of JSON, more than MAX_STEP_RESULT_BYTES (${MAX_STEP_RESULT_BYTES})`);
+  }
+  return json;
+}
+
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translatePgError(error);
+  }
+}
