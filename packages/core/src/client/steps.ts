@@ -82,9 +82,9 @@ export class Steps {
     const done = await this.store.steps.jobRerunFromStep(jobId, step, tenant);
     if (done.previousStatus === null) throw new NotFoundError(`job ${jobId} not found`);
     if (!done.stepFound) throw new NotFoundError(`job ${jobId} has no step named ${JSON.stringify(step)}`);
-    if (!done.rerun) {
+    if (!done.job) {
       throw new ConflictError(`job ${jobId} is ${done.previousStatus}; only a job that is ${RERUNNABLE.join(", ")} can be ${step === null ? "resumed" : "rerun from a step"}`);
     }
-    return (await this.store.jobs.jobGet(jobId, tenant))!;
+    return done.job;
   }
 }

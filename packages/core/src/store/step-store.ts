@@ -44,8 +44,8 @@ export interface RerunResult {
   stepFound: boolean;
   /** Records forgotten: the step's and every later one's. */
   forgotten: number;
-  /** True when the job was queued to run again. */
-  rerun: boolean;
+  /** The job as the rerun moved it; null when it did not. */
+  job: Job | null;
 }
 
 /**
@@ -152,7 +152,8 @@ export class StepStore {
   async jobRerunFromStep(jobId: string, step: string | null, tenant: string | null): Promise<RerunResult> {
     const { rows } = await runQuery(this.pool, this.q.jobRerunFromStep, [jobId, step, tenant]);
     const row = rows[0];
-    return { previousStatus: row.previous_status, stepFound: row.step_found, forgotten: row.forgotten, rerun: row.job_id !== null };
+    if (!row) return { previousStatus: null, stepFound: false, forgotten: 0, job: null };
+    return { previousStatus: row.previous_status, stepFound: row.step_found, forgotten: row.forgotten, job: row.id === null ? null : rowToJob(row) };
   }
 
   /** A job's records in the order they were first made; empty when the job has none or is not in `tenant`. */

@@ -188,6 +188,26 @@ export class Tracing {
   }
 
   /**
+   * An INTERNAL span for one durable step, sleep or wait
+   * (worker/durable-run.ts), a child of the span active where it is called
+   * (the attempt's, inside its handler); undefined unless a tracer provider
+   * is registered. Ended with the step's outcome: `completed`, `replayed`
+   * (its record returned, its function not called), `failed`, `suspended`,
+   * `received` or `timed_out`.
+   */
+  stepSpan(name: string, kind: "step" | "sleep" | "wait", jobId: string): AttemptSpan | undefined {
+    const tracer = this.tracer();
+    if (!tracer || !api) return undefined;
+    const parent = api.context.active();
+    const span = tracer.startSpan(
+      `${kind} ${name}`,
+      { kind: api.SpanKind.INTERNAL, attributes: { "conveyor.step.name": name, "conveyor.step.kind": kind, "messaging.message.id": jobId } },
+      parent,
+    );
+    return new OtelAttemptSpan(api, span, api.trace.setSpan(parent, span));
+  }
+
+  /**
    * Record attempts that a reclaim sweep ended as `lease_expired`: their own
    * spans died with the worker that ran them (a crash, a pause past the
    * lease), so each gets a CONSUMER span of its own, ended at once, with the

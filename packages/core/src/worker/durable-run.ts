@@ -7,6 +7,7 @@ import type { Queryable } from "../core/queryable.js";
 import type { DurableFunctions, StepOptions, WaitForEventOptions } from "../core/steps.js";
 import { checkLabel, checkRunAt } from "../core/validate.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
 import type { HandlerStore } from "../store/handler-store.js";
 import type { LoadedStep, StepStore, Suspension } from "../store/step-store.js";
 import { rollback } from "../store/transaction.js";
@@ -21,6 +22,7 @@ export interface DurableDeps {
   handlers: HandlerStore;
   workerId: string;
   metrics: WorkerMetrics;
+  tracing: Tracing;
 }
 
 const MAX_LABEL_LENGTH = 255;
@@ -62,27 +64,38 @@ export class DurableRun implements DurableFunctions {
       throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
     }
     const backoff = resolveBackoff(options.backoff, `step ${JSON.stringify(name)} backoff`);
-    const recorded = await this.recorded(name, "step");
-    if (recorded?.state === "completed") {
-      this.deps.metrics.steps.inc({ kind: "step", outcome: "replayed" });
-      return recorded.result as T;
-    }
-    for (let call = 1; ; call += 1) {
-      this.running.signal.throwIfAborted();
-      const started = performance.now();
-      try {
-        const stored = options.transaction ? await this.transactional(name, fn as (tx: Queryable) => unknown, started) : await this.plain(name, fn as () => unknown, started);
-        this.deps.metrics.steps.inc({ kind: "step", outcome: "completed" });
-        return stored as T;
-      } catch (error) {
-        const final = call > retries || error instanceof PermanentError || error instanceof LeaseLostError || this.running.aborted;
-        if (final) {
-          if (!(error instanceof LeaseLostError) && !this.running.aborted) await this.recordFailure(name, error, started);
-          throw error;
-        }
-        this.log().warn({ step: name, call, err: toStoredError(error) }, "step failed; calling it again");
-        await abortableDelay(retryDelayMs(backoff, call), this.running.signal);
+    const span = this.deps.tracing.stepSpan(name, "step", this.running.job.id);
+    try {
+      const recorded = await this.recorded(name, "step");
+      if (recorded?.state === "completed") {
+        this.deps.metrics.steps.inc({ kind: "step", outcome: "replayed" });
+        span?.end("replayed", undefined);
+        return recorded.result as T;
       }
+      const run = options.transaction
+        ? (started: number) => this.transactional(name, fn as (tx: Queryable) => unknown, started)
+        : (started: number) => this.plain(name, fn as () => unknown, started);
+      for (let call = 1; ; call += 1) {
+        this.running.signal.throwIfAborted();
+        const started = performance.now();
+        try {
+          const stored = await (span ? span.run(() => run(started)) : run(started));
+          this.deps.metrics.steps.inc({ kind: "step", outcome: "completed" });
+          span?.end("completed", undefined);
+          return stored as T;
+        } catch (error) {
+          const final = call > retries || error instanceof PermanentError || error instanceof LeaseLostError || this.running.aborted;
+          if (final) {
+            if (!(error instanceof LeaseLostError) && !this.running.aborted) await this.recordFailure(name, error, started);
+            throw error;
+          }
+          this.log().warn({ step: name, call, err: toStoredError(error) }, "step failed; calling it again");
+          await abortableDelay(retryDelayMs(backoff, call), this.running.signal);
+        }
+      }
+    } catch (error) {
+      span?.end(error instanceof LeaseLostError ? "lease_lost" : "failed", error);
+      throw error;
     }
   };
 
@@ -93,10 +106,10 @@ export class DurableRun implements DurableFunctions {
       throw new StepError(`sleep ${JSON.stringify(name)}: duration must be a number of ms from 0 to ${MAX_DELAY_MS}, or a Date, got ${String(duration)}`);
     }
     const recorded = await this.recorded(name, "sleep");
-    if (recorded && (recorded.state === "completed" || this.due(recorded))) return;
+    if (recorded && (recorded.state === "completed" || this.due(recorded))) return this.replayed(name, "sleep");
     if (!recorded && typeof duration === "number" && duration === 0) return;
     const at = duration instanceof Date ? duration : null;
-    await this.suspend({ name, kind: "sleep", at, inMs: at ? null : (duration as number), event: null, key: null });
+    await this.traced(name, "sleep", () => this.suspend({ name, kind: "sleep", at, inMs: at ? null : (duration as number), event: null, key: null }));
   };
 
   waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
@@ -110,26 +123,50 @@ export class DurableRun implements DurableFunctions {
       throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
     }
     const recorded = await this.recorded(name, "wait");
-    if (recorded?.state === "received") return recorded.result as T;
-    if (recorded?.state === "timed_out") return null;
-    if (recorded && this.due(recorded)) {
-      this.checkLease();
-      const ended = await this.deps.steps.jobWaitTimeout(this.running.job.id, this.running.executionId, name);
-      if (ended === undefined) throw this.lost("a wait's timeout found the job no longer this attempt's");
-      this.deps.metrics.waits.inc({ outcome: ended === null ? "timed_out" : "received" });
-      return ended === null ? null : (ended.payload as T);
+    if (recorded?.state === "received" || recorded?.state === "timed_out") {
+      this.replayed(name, "wait");
+      return recorded.state === "received" ? (recorded.result as T) : null;
     }
-    const received = await this.suspend({
-      name,
-      kind: "wait",
-      at: timeoutMs === undefined ? NO_DEADLINE : null,
-      inMs: timeoutMs ?? null,
-      event: options.event,
-      key,
+    if (recorded && this.due(recorded)) {
+      return this.traced(name, "wait", async () => {
+        this.checkLease();
+        const ended = await this.deps.steps.jobWaitTimeout(this.running.job.id, this.running.executionId, name);
+        if (ended === undefined) throw this.lost("a wait's timeout found the job no longer this attempt's");
+        this.deps.metrics.waits.inc({ outcome: ended === null ? "timed_out" : "received" });
+        return ended === null ? null : (ended.payload as T);
+      });
+    }
+    return this.traced(name, "wait", async () => {
+      const received = await this.suspend({
+        name,
+        kind: "wait",
+        at: timeoutMs === undefined ? NO_DEADLINE : null,
+        inMs: timeoutMs ?? null,
+        event: options.event,
+        key,
+      });
+      this.deps.metrics.waits.inc({ outcome: "received" });
+      return received as T;
     });
-    this.deps.metrics.waits.inc({ outcome: "received" });
-    return received as T;
   };
+
+  /** A sleep or wait that returned its record: a span of its own, ended at once (when tracing). */
+  private replayed(name: string, kind: "sleep" | "wait"): void {
+    this.deps.tracing.stepSpan(name, kind, this.running.job.id)?.end("replayed", undefined);
+  }
+
+  /** Run a sleep's or a wait's database work in its span (when tracing), ended with how it went. */
+  private async traced<T>(name: string, kind: "sleep" | "wait", work: () => Promise<T>): Promise<T> {
+    const span: AttemptSpan | undefined = this.deps.tracing.stepSpan(name, kind, this.running.job.id);
+    try {
+      const value = await work();
+      span?.end(kind === "sleep" ? "completed" : value === null ? "timed_out" : "received", undefined);
+      return value;
+    } catch (error) {
+      span?.end(error instanceof JobSuspendedError ? "suspended" : error instanceof LeaseLostError ? "lease_lost" : "failed", error);
+      throw error;
+    }
+  }
 
   /** A new name in this run, and the attempt not suspended. */
   private begin(name: string, kind: LoadedStep["kind"]): void {

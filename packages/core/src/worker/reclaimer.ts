@@ -7,7 +7,8 @@ import type { Job } from "../core/model.js";
 import type { TraceContext } from "../core/trace-context.js";
 import type { Tracing } from "../tracing/tracing.js";
 import { TestSignal } from "./test-signal.js";
-import type { Waker } from "./waker.js";
+import { Waker } from "./waker.js";
+import type { StepStore } from "../store/step-store.js";
 
 /** One sweep as its test signal reports it. */
 export interface ReclaimSweep {
@@ -37,6 +38,8 @@ export class ReclaimerTestSignals {
  */
 export class Reclaimer {
   private readonly periodic: Periodic<number>;
+  /** Queues due sleeping jobs; started and stopped with the sweep. */
+  private readonly waker: Waker | undefined;
   /** For tests: each sweep reported as it ends (workerTestSignals). */
   readonly testSignals = new ReclaimerTestSignals();
 
@@ -46,8 +49,9 @@ export class Reclaimer {
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
     private readonly tracing?: { tracing: Tracing; workerId: string },
-    private readonly waker?: Waker,
+    sleepers?: { steps: StepStore; intervalMs: number },
   ) {
+    this.waker = sleepers && new Waker(sleepers.steps, sleepers.intervalMs, metrics, log);
     this.periodic = new Periodic(() => this.sweepAll(), intervalMs, (error) => {
       this.metrics.databaseErrors.inc({ operation: "reclaim" });
       this.log.warn({ err: (error as Error).message }, "reclaim sweep failed; will retry");

@@ -17,7 +17,6 @@ import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
 import { Periodic } from "./periodic.js";
 import { Pruner } from "./pruner.js";
-import { Waker } from "./waker.js";
 import { Reclaimer } from "./reclaimer.js";
 import { createScheduler } from "./scheduler-setup.js";
 import type { CronScheduler } from "./scheduler.js";
@@ -91,8 +90,8 @@ export class Worker {
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log, (running) =>
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "heartbeat" }),
     );
-    const waker = new Waker(deps.store.steps, this.options.wakeIntervalMs, this.metrics, this.log);
-    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id }, waker);
+    const sleepers = { steps: deps.store.steps, intervalMs: this.options.wakeIntervalMs };
+    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id }, sleepers);
     registerTestSignals(this, { reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
@@ -102,14 +101,9 @@ export class Worker {
     this.tools = new HandlerTools(deps.store.handlers, this.id, this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
     this.executorDeps = {
-      writer: this.writer,
-      metrics: this.metrics,
-      log: this.log,
-      workerId: this.id,
+      writer: this.writer, metrics: this.metrics, log: this.log, workerId: this.id, tools: this.tools, flows: deps.store.flows,
       renew: (running) => this.leases.renewOne(running),
-      tools: this.tools,
-      flows: deps.store.flows,
-      durable: { steps: deps.store.steps, handlers: deps.store.handlers, workerId: this.id, metrics: this.metrics },
+      durable: { steps: deps.store.steps, handlers: deps.store.handlers, workerId: this.id, metrics: this.metrics, tracing: deps.tracing },
       tracing: deps.tracing,
     };
     const retention = this.options.retention;

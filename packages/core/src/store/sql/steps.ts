@@ -207,9 +207,9 @@ SELECT id, kind FROM woken`;
  * one (none when $2 is null: a resume, which keeps every record), and queue the job now with fresh attempts (`rerun_from_step`); a
  * dead job leaves the dead-letter queue and its dependency counts, as a
  * requeue does. Returns the job's state before, whether the step was
- * found, how many records were forgotten, and the job's id when it moved
- * (null when it is missing, has no such step, or is in a state the rerun
- * does not apply in: then nothing changed).
+ * found, how many records were forgotten, and the job as moved (its
+ * columns null when it has no such step or is in a state the rerun does
+ * not apply in: then nothing changed); no row when there is no such job.
  * $1 job id, $2 step name|null, $3 tenant|null
  */
 export const jobRerunFromStep = `
@@ -239,10 +239,11 @@ WITH target AS (
     status = '${TRANSITIONS.rerun_from_step.dead}', attempts = 0, run_at = now(), finished_at = NULL,
     cancel_requested = false, last_error = NULL, updated_at = now()
   FROM allowed AS a WHERE j.id = a.id
-  RETURNING j.id
+  RETURNING ${jobColumnsOf("j")}
 )
-SELECT (SELECT status FROM target) AS previous_status, EXISTS (SELECT 1 FROM start) AS step_found,
-       (SELECT count(*) FROM forgotten)::int AS forgotten, (SELECT id FROM moved) AS job_id`;
+SELECT t.status AS previous_status, EXISTS (SELECT 1 FROM start) AS step_found,
+       (SELECT count(*) FROM forgotten)::int AS forgotten, m.*
+FROM target AS t LEFT JOIN moved AS m ON true`;
 
 /**
  * The records of job $1 for display, in the order they were first made.
