@@ -1,3 +1,4 @@
+import { NO_DEADLINE } from "../core/defaults.js";
 import type { Job } from "../core/model.js";
 import type { StepRecord } from "../core/steps.js";
 import type { Pool, Queryable } from "./db.js";
@@ -156,7 +157,10 @@ export class StepStore {
     return { previousStatus: row.previous_status, stepFound: row.step_found, forgotten: row.forgotten, job: row.id === null ? null : rowToJob(row) };
   }
 
-  /** A job's records in the order they were first made; empty when the job has none or is not in `tenant`. */
+  /**
+   * A job's records in the order they were first made; empty when the job
+   * has none or is not in `tenant`. A wait without a deadline has `wakeAt` null.
+   */
   async jobStepsList(jobId: string, tenant: string | null): Promise<StepRecord[]> {
     const { rows } = await runQuery(this.pool, this.q.jobStepsList, [jobId, tenant]);
     return rows.map((row) => ({
@@ -170,7 +174,8 @@ export class StepStore {
       executionId: row.execution_id,
       startedAt: row.started_at,
       finishedAt: row.finished_at,
-      wakeAt: row.wake_at,
+      // A wait without a deadline is stored until NO_DEADLINE (the job's run_at needs a time); it has none.
+      wakeAt: row.wake_at !== null && row.wake_at >= NO_DEADLINE ? null : row.wake_at,
       event: row.event,
       eventKey: row.event_key,
       eventId: row.event_id,
