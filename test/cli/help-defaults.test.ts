@@ -58,6 +58,7 @@ const EXPECTED: Record<string, string> = {
   "api --request-timeout-ms": String(DEFAULT_HTTP_REQUEST_TIMEOUT_MS),
   "keys create --tenant": JSON.stringify(DEFAULT_TENANT),
   "jobs enqueue --tenant": JSON.stringify(DEFAULT_TENANT),
+  "events send --tenant": JSON.stringify(DEFAULT_TENANT),
   "jobs list --limit": String(DEFAULT_LIST_LIMIT),
   "flows list --limit": String(DEFAULT_LIST_LIMIT),
   "dlq list --limit": String(DEFAULT_LIST_LIMIT),

@@ -13,10 +13,11 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import exampleJobs from "../../packages/core/examples/jobs.js";
 import { createProgram } from "../../packages/core/src/cli/program.js";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../packages/embedded/src/embedded-postgres.js";
-import { Conveyor } from "../../packages/core/src/index.js";
+import { Conveyor, defineJob } from "../../packages/core/src/index.js";
 import { type CliResult, mapLimit, runCli, runUntilFinished, silent } from "./support.js";
 
 /** The commands (as `conveyor <path>` words) that have `--json` themselves or from a parent, and run something. */
@@ -37,7 +38,20 @@ interface Fixture {
   deadToRequeue: string;
   deadToPurge: string;
   bulkOperation: string;
+  durableToList: string;
+  durableToResume: string;
+  durableToRerun: string;
 }
+
+/** A durable job that records a step and sleeps: for `jobs steps`, `jobs resume` and `jobs rerun`. */
+const napping = defineJob({
+  kind: "fixture.nap",
+  schema: z.object({}),
+  handler: async ({ step, sleep }) => {
+    await step("first", () => 1);
+    await sleep("nap", 86_400_000);
+  },
+});
 
 const SUMMARY = JSON.stringify({ text: "Conveyor runs jobs." });
 const NO_JOBS = ["--kind", "no.such.kind"];
@@ -58,6 +72,10 @@ const INVOCATIONS: Record<string, (f: Fixture) => string[][]> = {
     ["jobs", "enqueue", "--file", "-"],
   ],
   "jobs cancel": (f) => [["jobs", "cancel", f.jobToCancel]],
+  "jobs steps": (f) => [["jobs", "steps", f.durableToList]],
+  "jobs resume": (f) => [["jobs", "resume", f.durableToResume]],
+  "jobs rerun": (f) => [["jobs", "rerun", f.durableToRerun, "--from-step", "first"]],
+  "events send": () => [["events", "send", "fixture.event", "--key", "k", "--payload", '{"n":1}']],
   "flows list": () => [["flows", "list"]],
   "flows show": (f) => [["flows", "show", f.flowToShow]],
   "flows cancel": (f) => [["flows", "cancel", f.flowToCancel]],
@@ -104,7 +122,7 @@ beforeAll(async () => {
   // As root, PostgreSQL runs as the `postgres` OS user, which must reach the data directory.
   await chmod(directory, 0o755);
   server = await startEmbeddedPostgres({ dataDir: join(directory, ".conveyor", "postgres") });
-  conveyor = new Conveyor({ connectionString: server.connectionString, jobs: exampleJobs, logger: silent, poolSize: 4 });
+  conveyor = new Conveyor({ connectionString: server.connectionString, jobs: [...exampleJobs, napping], logger: silent, poolSize: 4 });
   await conveyor.migrate();
 
   // Three dead letters (PermanentError on the first attempt): to show, requeue and purge.
@@ -118,6 +136,10 @@ beforeAll(async () => {
   const jobToCancel = await conveyor.enqueue("text.summarize", summary);
   const flow = () => conveyor!.flows.enqueue({ jobs: { a: { job: "text.summarize", payload: summary }, b: { job: "text.summarize", payload: summary, dependsOn: ["a"] } } });
   const [flowToShow, flowToCancel] = [await flow(), await flow()];
+  // Three durable jobs, each asleep with one step recorded (a sleeping job is not among what runUntilFinished waits for).
+  const [durableToList, durableToResume, durableToRerun] = await conveyor.enqueueMany([0, 1, 2].map(() => ({ job: napping, payload: {} })));
+  await runUntilFinished(conveyor, ["fixture.nap"]);
+  for (const job of [durableToList, durableToResume, durableToRerun]) expect((await conveyor.getJob(job!.id))?.status).toBe("sleeping");
 
   await conveyor.queues.pause("deleted");
   await conveyor.queues.pause("resumed");
@@ -136,6 +158,9 @@ beforeAll(async () => {
     deadToRequeue: dead[1]!,
     deadToPurge: dead[2]!,
     bulkOperation: operation.id,
+    durableToList: durableToList!.id,
+    durableToResume: durableToResume!.id,
+    durableToRerun: durableToRerun!.id,
   };
 }, 180_000);
 

@@ -3,6 +3,7 @@ import { registerApi } from "./commands/api.js";
 import { registerBulk } from "./commands/bulk.js";
 import { registerDev } from "./commands/dev.js";
 import { registerDlq } from "./commands/dlq.js";
+import { registerEvents } from "./commands/events.js";
 import { registerFlows } from "./commands/flows.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerKeys } from "./commands/keys.js";
@@ -29,6 +30,7 @@ export function createProgram(version: string): Command {
   registerApi(program);
   registerKeys(program);
   registerJobs(program);
+  registerEvents(program);
   registerFlows(program);
   registerDlq(program);
   registerQueues(program);

@@ -193,7 +193,8 @@ export function workerJson(worker: WorkerInfo): WorkerJson {
   };
 }
 
-function errorJson(error: StoredError | null): ErrorJson | null {
+/** A stored error as JSON, without its stack; null for none. */
+export function errorJson(error: StoredError | null): ErrorJson | null {
   if (!error) return null;
   return { name: String(error.name), message: String(error.message) };
 }

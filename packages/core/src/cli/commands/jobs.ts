@@ -7,22 +7,25 @@ import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
 import { jobCountJson } from "../../wire/job-count-json.js";
 import { executionJson, jobJson } from "../../wire/serialize.js";
-import { parseStrictJson } from "../../wire/strict-json.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
 import { EXAMPLE_JOBS } from "../examples.js";
 import { withDefault } from "../help-text.js";
+import { parseJsonArgument } from "../json-argument.js";
 import { enqueueFile } from "../enqueue-file.js";
 import { positiveInt } from "../parse.js";
 import { withSession } from "../session.js";
+import { registerJobSteps } from "./job-steps.js";
 import { addJobFilterOptions, type JobFilterFlags, jobFilterOf } from "../job-filter-options.js";
 import { cell, formatFacts, formatTable, humanDuration, isoOrDash, printJson } from "../table.js";
 
 const schemaOption = () => new Option("--schema <name>", "schema holding Conveyor's tables").default(DEFAULT_SCHEMA);
 const jsonOption = () => new Option("--json", "print the HTTP API's JSON for the same request").default(false);
 
-/** `conveyor jobs list|count|show|enqueue|cancel`: jobs, straight from the database. */
+/** `conveyor jobs list|count|show|enqueue|cancel|steps|resume|rerun`: jobs, straight from the database. */
 export function registerJobs(program: Command): void {
-  const jobs = program.command("jobs").description("list, count, show, enqueue and cancel jobs (straight from the database)");
+  const jobs = program
+    .command("jobs")
+    .description("list, count, show, enqueue and cancel jobs; a durable job's steps, resume and rerun (straight from the database)");
 
   addJobFilterOptions(jobs.command("list").description("jobs matching a search, newest first (one page; --cursor for the next)"))
     .option("--limit <n>", `page size, 1-${MAX_LIST_LIMIT}`, listLimit, DEFAULT_LIST_LIMIT)
@@ -102,7 +105,7 @@ export function registerJobs(program: Command): void {
         throw new ConfigError("--delay-ms, --run-at and --idempotency-key apply to one job; put them on the file's lines");
       }
       if (options.delayMs !== undefined && options.runAt !== undefined) throw new ConfigError("give --delay-ms or --run-at, not both");
-      const payload = kind === undefined ? undefined : parsePayload(payloadText ?? "{}");
+      const payload = kind === undefined ? undefined : parseJsonArgument(payloadText ?? "{}", "payload");
       await withSession({ schema: options.schema, jobs: options.jobs, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         try {
           if (options.file !== undefined) return await enqueueLines(conveyor, options);
@@ -150,6 +153,8 @@ export function registerJobs(program: Command): void {
         );
       });
     });
+
+  registerJobSteps(jobs);
 }
 
 interface EnqueueOptions {
@@ -180,15 +185,6 @@ async function enqueueLines(conveyor: Conveyor, options: EnqueueOptions): Promis
     `enqueued ${result.enqueued.toLocaleString("en-US")} job${result.enqueued === 1 ? "" : "s"} from ${options.file === "-" ? "stdin" : options.file}` +
       ` (${result.lines.toLocaleString("en-US")} lines${existing}) in ${humanDuration(result.ms)}\n`,
   );
-}
-
-function parsePayload(text: string): unknown {
-  try {
-    return parseStrictJson(Buffer.from(text, "utf8"));
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new ValidationError(message.startsWith("request body ") ? `payload ${message.slice("request body ".length)}` : `payload: ${message}`);
-  }
 }
 
 /** "unknown job kind" gains the kinds that module has, and how to name another module. */

@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { StoredError } from "../core/model.js";
+import type { SentEvent, StepRecord } from "../core/steps.js";
+import { errorJson, errorShape, isoOrNull, optionalTime, storedTime } from "./serialize.js";
+
+// Durable execution as JSON, each shape defined once: a zod schema and the
+// mapping from the library's type, which the CLI's `--json` prints. The same
+// conventions as serialize.ts (camelCase, ISO times, errors without stacks).
+
+/** A job's record of one step, sleep or wait. */
+export const stepShape = z.object({
+  name: z.string(),
+  seq: z.number().int().describe("1 for the job's first record, then 2, …: the order in which they were first made"),
+  kind: z.enum(["step", "sleep", "wait"]),
+  state: z
+    .enum(["completed", "failed", "sleeping", "waiting", "received", "timed_out"])
+    .describe("step: completed or failed; sleep: sleeping or completed; wait: waiting, received or timed_out"),
+  result: z.unknown().describe("a completed step's result, or a received event's payload; else null"),
+  error: errorShape.nullable().describe("a failed step's last error"),
+  attempt: z.number().int().describe("the attempt that made the record"),
+  executionId: z.uuid(),
+  startedAt: storedTime,
+  finishedAt: optionalTime,
+  wakeAt: optionalTime.describe("a sleep's wake time, or a wait's deadline; null for a step or a wait without a deadline"),
+  event: z.string().nullable().describe("a wait's event name"),
+  eventKey: z.string().nullable().describe("a wait's event key"),
+  eventId: z.uuid().nullable().describe("the id of the event a wait received"),
+});
+
+/** What sending an event did. */
+export const sentEventShape = z.object({
+  id: z.uuid().describe("the stored event's id"),
+  jobIds: z.array(z.uuid()).describe("the jobs it woke: each had a wait that received it"),
+});
+
+/** A step record, as JSON. */
+export type StepJson = z.output<typeof stepShape>;
+/** A sent event, as JSON. */
+export type SentEventJson = z.output<typeof sentEventShape>;
+
+/** A step record as JSON. */
+export function stepJson(record: StepRecord): StepJson {
+  return {
+    name: record.name,
+    seq: record.seq,
+    kind: record.kind,
+    state: record.state,
+    result: record.result ?? null,
+    error: errorJson((record.error as StoredError | null) ?? null),
+    attempt: record.attempt,
+    executionId: record.executionId,
+    startedAt: isoOrNull(record.startedAt),
+    finishedAt: isoOrNull(record.finishedAt),
+    wakeAt: isoOrNull(record.wakeAt),
+    event: record.event,
+    eventKey: record.eventKey,
+    eventId: record.eventId,
+  };
+}
+
+/** A sent event as JSON. */
+export function sentEventJson(sent: SentEvent): SentEventJson {
+  return { id: sent.id, jobIds: [...sent.jobIds] };
+}
