@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../core/define-job.js";
-import { PermanentError, retryAfter, ValidationError } from "../core/errors.js";
+import { JobSuspendedError, PermanentError, retryAfter, StepError, ValidationError } from "../core/errors.js";
 import { JobCancelledError, JobTimeoutError, LeaseLostError } from "../worker/abort-reasons.js";
 import { runHandler, startHandler } from "./run-handler.js";
 
@@ -98,5 +98,89 @@ describe("startHandler: cancel, timeout, lost lease, shutdown", () => {
   it("the definition's timeoutMs applies", async () => {
     const slow = defineJob({ kind: "test.slow", schema: z.object({}), timeoutMs: 20, handler: () => new Promise(() => {}) });
     expect((await runHandler(slow, {})).outcome).toBe("timeout");
+  });
+});
+
+const DAY = 86_400_000;
+
+/** A durable handler: what it does is chosen by the payload, what ran is pushed to `ran`. */
+const ran: string[] = [];
+const durable = defineJob({
+  kind: "test.durable",
+  schema: z.object({
+    waitTimeoutMs: z.number().optional(),
+    waits: z.number().default(1),
+    reuseName: z.boolean().default(false),
+  }),
+  async handler({ payload, step, sleep, waitForEvent }) {
+    const account = await step("create-account", () => {
+      ran.push("create-account");
+      return { id: "acct_1", createdAt: new Date(0) };
+    });
+    await sleep("trial-period", 3 * DAY);
+    ran.push("after sleep");
+    if (payload.reuseName) await step("create-account", () => ran.push("again"));
+    const paid: unknown[] = [];
+    for (let n = 1; n <= payload.waits; n += 1) {
+      paid.push(await waitForEvent(`payment-${n}`, { event: "invoice.paid", key: account.id, timeoutMs: payload.waitTimeoutMs }));
+    }
+    ran.push("end");
+    return { account, paid };
+  },
+});
+
+describe("runHandler with steps, sleeps and waits, in memory", () => {
+  it("runs a step and records its result through JSON, or replays options.steps without calling it", async () => {
+    ran.length = 0;
+    const first = await runHandler(durable, { waitTimeoutMs: DAY });
+    expect(first).toMatchObject({ outcome: "succeeded", value: { account: { id: "acct_1", createdAt: "1970-01-01T00:00:00.000Z" } } });
+    expect(first.steps[0]).toEqual({ name: "create-account", kind: "step", state: "completed", result: { id: "acct_1", createdAt: "1970-01-01T00:00:00.000Z" } });
+    expect(ran).toEqual(["create-account", "after sleep", "end"]);
+
+    ran.length = 0;
+    const replayed = await runHandler(durable, { waitTimeoutMs: DAY }, { steps: { "create-account": { id: "acct_9" } } });
+    expect(replayed.value).toMatchObject({ account: { id: "acct_9" } });
+    expect(replayed.steps[0]).toEqual({ name: "create-account", kind: "step", state: "replayed", result: { id: "acct_9" } });
+    expect(ran).toEqual(["after sleep", "end"]);
+  });
+
+  it("records a sleep and returns from it at once", async () => {
+    const result = await runHandler(durable, { waitTimeoutMs: DAY });
+    expect(result.steps[1]).toEqual({ name: "trial-period", kind: "sleep", state: "slept", duration: 3 * DAY });
+    expect(result.outcome).toBe("succeeded");
+  });
+
+  it("hands a wait the first matching event of options.events, each event once, and null after a timeout", async () => {
+    const events = [
+      { event: "invoice.paid", key: "acct_other", payload: { plan: "not this key" } },
+      { event: "invoice.refunded", key: "acct_1", payload: { plan: "not this event" } },
+      { event: "invoice.paid", key: "acct_1", payload: { plan: "pro" } },
+      { event: "invoice.paid", key: "acct_1", payload: { plan: "team" } },
+    ];
+    const result = await runHandler(durable, { waits: 3, waitTimeoutMs: 7 * DAY }, { events });
+    expect(result.value).toMatchObject({ paid: [{ plan: "pro" }, { plan: "team" }, null] });
+    expect(result.steps.slice(2)).toEqual([
+      { name: "payment-1", kind: "wait", state: "received", result: { plan: "pro" } },
+      { name: "payment-2", kind: "wait", state: "received", result: { plan: "team" } },
+      { name: "payment-3", kind: "wait", state: "timed_out" },
+    ]);
+  });
+
+  it("ends the attempt suspended at a wait with no event and no timeout", async () => {
+    ran.length = 0;
+    const result = await runHandler(durable, {});
+    expect(result).toMatchObject({ outcome: "suspended", nextStatus: "sleeping", delayMs: 0, value: undefined });
+    expect(result.error).toBeInstanceOf(JobSuspendedError);
+    expect(result.steps.at(-1)).toEqual({ name: "payment-1", kind: "wait", state: "waiting" });
+    expect(ran).toEqual(["create-account", "after sleep"]);
+  });
+
+  it("fails the job for good with a StepError when a name is used twice", async () => {
+    ran.length = 0;
+    const result = await runHandler(durable, { reuseName: true, waitTimeoutMs: DAY });
+    expect(result).toMatchObject({ outcome: "failed", nextStatus: "dead" });
+    expect(result.error).toBeInstanceOf(StepError);
+    expect((result.error as Error).message).toContain('"create-account": this name was already used in this run');
+    expect(ran).toEqual(["create-account", "after sleep"]);
   });
 });
