@@ -469,3 +469,10 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 export const DRAIN_CONCURRENCY = 10;
 /** Test helpers: the poll interval of the worker of `drain()`, 10 ms, so a drain notices jobs made due at once. */
 export const DRAIN_POLL_INTERVAL_MS = 10;
+/**
+ * Test helpers: `drain()` waits for sleeping jobs due within this long (a
+ * `sleep`, or a `waitForEvent` deadline), 1 s, and runs them when their
+ * time comes; a job that sleeps longer stays sleeping until `advanceTime`
+ * brings it closer.
+ */
+export const DRAIN_SLEEP_HORIZON_MS = 1_000;

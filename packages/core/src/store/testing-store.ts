@@ -1,8 +1,11 @@
+import { NO_DEADLINE, WAKE_BATCH_SIZE } from "../core/defaults.js";
 import type { JobExecution } from "../core/model.js";
-import { quoteIdent, type Queryable } from "./db.js";
+import { type Pool, quoteIdent } from "./db.js";
+import { bindQueries } from "./queries.js";
 import { rowToExecution } from "./rows.js";
 import { runQuery } from "./run-query.js";
 import * as sql from "./sql/testing.js";
+import { StepStore } from "./step-store.js";
 
 /** One attempt a test's drain saw end, with what its job became. */
 export interface EndedAttempt extends JobExecution {
@@ -18,17 +21,22 @@ export interface EndedAttempt extends JobExecution {
 
 /**
  * The statements of the test helpers (`conveyor-jobs/testing`), bound to one
- * schema. Sent unnamed: tests run them a handful of times each.
+ * schema. Sent unnamed: tests run them a handful of times each. Waking
+ * sleepers is the workers' own statement (StepStore), so a test wakes jobs
+ * exactly as a worker does.
  */
 export class TestingStore {
   private readonly text: Record<keyof typeof sql, string>;
+  private readonly steps: StepStore;
 
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Pool,
     schema: string,
+    pooled = false,
   ) {
     const quoted = quoteIdent(schema);
     this.text = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, text.replaceAll("{{schema}}", quoted)])) as Record<keyof typeof sql, string>;
+    this.steps = new StepStore(db, bindQueries(schema, pooled));
   }
 
   private run(name: keyof typeof sql, values: unknown[] = []) {
@@ -40,10 +48,25 @@ export class TestingStore {
     return (await this.run("jobRetriesDueNow")).rows.length;
   }
 
-  /** Jobs ready to run now, jobs running, and jobs retrying (due or not). */
-  async jobCountPending(): Promise<{ ready: number; running: number; retrying: number }> {
-    const { rows } = await this.run("jobCountPending");
-    return { ready: rows[0].ready, running: rows[0].running, retrying: rows[0].retrying };
+  /** Jobs ready to run now, jobs running, jobs retrying (due or not), and sleeping jobs due within `sleepingWithinMs`. */
+  async jobCountPending(sleepingWithinMs: number): Promise<{ ready: number; running: number; retrying: number; sleepingSoon: number }> {
+    const { rows } = await this.run("jobCountPending", [sleepingWithinMs]);
+    return { ready: rows[0].ready, running: rows[0].running, retrying: rows[0].retrying, sleepingSoon: rows[0].sleeping_soon };
+  }
+
+  /** Queue every sleeping job whose time has come, as a worker's waker does (StepStore.jobWakeSleeping); returns how many. */
+  async jobWakeDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const woken = await this.steps.jobWakeSleeping(WAKE_BATCH_SIZE);
+      total += woken.length;
+      if (woken.length < WAKE_BATCH_SIZE) return total;
+    }
+  }
+
+  /** Bring every job's timer `ms` closer (sql/testing.ts timeAdvance); returns how many jobs moved. */
+  async timeAdvance(ms: number): Promise<number> {
+    return (await this.run("timeAdvance", [ms, NO_DEADLINE])).rows[0].jobs;
   }
 
   /** The database's now(). */

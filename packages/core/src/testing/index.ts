@@ -5,7 +5,9 @@
  *   database, and observe its signal, progress, logs and outcome; simulate
  *   a cancel, a timeout, a lost lease or a shutdown.
  * - `createTestConveyor`: a Conveyor on a fresh schema, with `drain()` to
- *   run every ready job now and `expectEnqueued` / `expectNotEnqueued`.
+ *   run every ready job now (durable jobs woken by their time or an event
+ *   included), `advanceTime(ms)` for sleeps, waits and delays, and
+ *   `expectEnqueued` / `expectNotEnqueued`.
  *
  * Nothing here depends on a test runner: assertions throw node's
  * `AssertionError`, which vitest, jest, mocha and `node --test` all report.
@@ -14,6 +16,7 @@ export { type HandlerOutcome, type HandlerResult, type HandlerRun, runHandler, t
 export {
   createTestConveyor,
   DEFAULT_DRAIN_TIMEOUT_MS,
+  DRAIN_SLEEP_HORIZON_MS,
   type DrainOptions,
   type DrainResult,
   type EndedAttempt,

@@ -4,8 +4,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import type { ConveyorOptions } from "../client/options.js";
 import { Conveyor } from "../conveyor.js";
-import { DEFAULT_DRAIN_TIMEOUT_MS, DRAIN_CONCURRENCY, DRAIN_POLL_INTERVAL_MS } from "../core/defaults.js";
+import { DEFAULT_DRAIN_TIMEOUT_MS, DRAIN_CONCURRENCY, DRAIN_POLL_INTERVAL_MS, DRAIN_SLEEP_HORIZON_MS } from "../core/defaults.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
+import { checkDelayMs } from "../core/validate.js";
 import { createMigratedSchema } from "../store/migrate.js";
 import { type EndedAttempt, TestingStore } from "../store/testing-store.js";
 import type { WorkerOptions } from "../worker/worker.js";
@@ -14,7 +15,7 @@ import { loadOptionalPackage } from "../optional-packages.js";
 
 export type { EndedAttempt } from "../store/testing-store.js";
 
-export { DEFAULT_DRAIN_TIMEOUT_MS } from "../core/defaults.js";
+export { DEFAULT_DRAIN_TIMEOUT_MS, DRAIN_SLEEP_HORIZON_MS } from "../core/defaults.js";
 
 /** Options of `createTestConveyor`: a Conveyor's, except where its schema and database come from. */
 export interface TestConveyorOptions extends Omit<ConveyorOptions, "schema" | "connectionString" | "pool"> {
@@ -47,7 +48,11 @@ export interface DrainOptions {
 export interface DrainResult {
   /** Every attempt that ended during the drain, oldest first: its job, kind, number, outcome and error. */
   attempts: EndedAttempt[];
-  /** Each job that ran, once, with the status it ended the drain in (`succeeded`, `dead`, `cancelled`, or `retrying` when delays were not skipped). */
+  /**
+   * Each job that ran, once, with the status it ended the drain in
+   * (`succeeded`, `dead`, `cancelled`, `sleeping` for a durable job that
+   * sleeps or waits past the drain, or `retrying` when delays were not skipped).
+   */
   jobs: Array<{
     /** The job's id. */
     id: string;
@@ -64,7 +69,8 @@ export interface DrainResult {
 
 /**
  * A Conveyor on a fresh schema of its own, for one test (or one file),
- * with helpers: `drain()` runs every ready job now, `expectEnqueued` and
+ * with helpers: `drain()` runs every ready job now, `advanceTime(ms)` brings
+ * sleeping and delayed jobs closer, `expectEnqueued` and
  * `expectNotEnqueued` assert what was enqueued. Call `close()` when done:
  * it drops the schema and closes the pool. Works with any test runner; the
  * assertions throw node's `AssertionError`.
@@ -84,15 +90,22 @@ export class TestConveyor {
   ) {
     this.conveyor = conveyor;
     this.schema = conveyor.options.schema;
-    this.testing = new TestingStore(conveyor.pool, this.schema);
+    this.testing = new TestingStore(conveyor.pool, this.schema, conveyor.options.pooler === "transaction");
   }
 
   /**
    * Run every job that is ready now, and the jobs those enqueue, until none
    * is ready or running: a worker is started, run to quiet and stopped.
    * Retries are run too, at once unless `skipRetryDelays` is false. Jobs
-   * enqueued with a delay or a future `runAt` are not ready, and wait.
-   * Returns every attempt that ended, and each job's final status.
+   * enqueued with a delay or a future `runAt` are not ready, and wait (see `advanceTime`).
+   *
+   * Durable jobs: sleeping jobs whose time has come are queued and run, as
+   * a worker's waker would, and so are jobs woken by `sendEvent`. The drain
+   * also waits for sleeps and wait deadlines due within
+   * `DRAIN_SLEEP_HORIZON_MS` (1 s), so a job that sleeps a few ms finishes
+   * within one drain; a job that sleeps longer (or waits for an event with
+   * no deadline) ends the drain `sleeping`: `advanceTime` or `sendEvent`,
+   * then drain again. Returns every attempt that ended, and each job's final status.
    */
   async drain(options: DrainOptions = {}): Promise<DrainResult> {
     const skipRetryDelays = options.skipRetryDelays ?? true;
@@ -104,11 +117,15 @@ export class TestConveyor {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         if (skipRetryDelays) await this.testing.jobRetriesDueNow();
-        const { ready, running, retrying } = await this.testing.jobCountPending();
+        // The worker's own waker runs only every wakeIntervalMs; a drain wakes due sleepers at every check.
+        await this.testing.jobWakeDue();
+        const { ready, running, retrying, sleepingSoon } = await this.testing.jobCountPending(DRAIN_SLEEP_HORIZON_MS);
         // A job that just failed is retrying: with delays skipped it is still work to do.
-        if (ready === 0 && running === 0 && (!skipRetryDelays || retrying === 0) && worker.activeCount === 0) break;
+        if (ready === 0 && running === 0 && (!skipRetryDelays || retrying === 0) && sleepingSoon === 0 && worker.activeCount === 0) break;
         if (Date.now() > deadline) {
-          throw new Error(`drain(): after ${timeoutMs} ms, ${ready} job(s) are still ready and ${running} running (a job that enqueues itself forever?)`);
+          throw new Error(
+            `drain(): after ${timeoutMs} ms, ${ready} job(s) are still ready, ${running} running and ${sleepingSoon} about to wake (a job that enqueues itself forever?)`,
+          );
         }
         await sleep(5);
       }
@@ -121,6 +138,29 @@ export class TestConveyor {
       jobs.set(attempt.jobId, { id: attempt.jobId, kind: attempt.kind, status: attempt.jobStatus, attempts: attempt.attempt, result: attempt.result });
     }
     return { attempts, jobs: [...jobs.values()] };
+  }
+
+  /**
+   * Make `ms` pass for the schema's jobs, without touching any clock: every
+   * sleeping job and its sleep's wake time or wait's deadline comes `ms`
+   * closer, and so does every queued or retrying job not due yet (enqueued
+   * with a delay or a future `runAt`, or waiting out a retry's backoff). The
+   * next `drain()` then runs what became due: a sleep that ended, a
+   * `waitForEvent` whose deadline passed (it returns null). A wait without a
+   * deadline keeps waiting for its event. Cron schedules and leases are not
+   * moved, nor any job's other times (`createdAt`, a record's `startedAt`).
+   * One statement: a job and its records move together. Returns how many
+   * jobs moved. `ms` is 0 to `MAX_DELAY_MS`.
+   *
+   * @example
+   * await t.conveyor.enqueue(trial, { email });
+   * await t.drain();              // runs to its 3-day sleep
+   * await t.advanceTime(3 * DAY);
+   * await t.drain();              // wakes it and runs it to its end
+   */
+  async advanceTime(ms: number): Promise<number> {
+    checkDelayMs(ms, "advanceTime(ms)");
+    return this.testing.timeAdvance(ms);
   }
 
   /**
