@@ -22,6 +22,10 @@ const OPERATIONS = [
   ["get", "/v1/jobs/{id}"],
   ["post", "/v1/jobs/{id}/cancel"],
   ["get", "/v1/jobs/{id}/dependencies"],
+  ["get", "/v1/jobs/{id}/steps"],
+  ["post", "/v1/jobs/{id}/resume"],
+  ["post", "/v1/jobs/{id}/rerun"],
+  ["post", "/v1/events"],
   ["post", "/v1/flows"],
   ["get", "/v1/flows"],
   ["get", "/v1/flows/{id}"],
@@ -151,6 +155,18 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(job.properties).sort()).toEqual(
       ["id", "tenant", "kind", "queue", "payload", "status", "priority", "attempts", "maxAttempts", "runAt", "lastError", "cancelRequested", "uniqueKey", "limitKey", "createdAt", "updatedAt", "startedAt", "finishedAt", "result", "progress", "progressUpdatedAt"].sort(),
     );
+    // Durable execution: the step record, the event body with its limits, and what a rerun can answer.
+    const step = document.paths["/v1/jobs/{id}/steps"].get.responses["200"].content["application/json"].schema.properties.items.items;
+    expect(Object.keys(step.properties).sort()).toEqual(
+      ["name", "seq", "kind", "state", "result", "error", "attempt", "executionId", "startedAt", "finishedAt", "wakeAt", "event", "eventKey", "eventId"].sort(),
+    );
+    expect(step.properties.state.enum).toEqual(["completed", "failed", "sleeping", "waiting", "received", "timed_out"]);
+    const event = document.paths["/v1/events"].post.requestBody.content["application/json"].schema;
+    expect(event).toMatchObject({ required: ["event"], additionalProperties: false });
+    expect(event.properties.event).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });
+    expect(event.properties.key).toMatchObject({ type: "string", maxLength: 255 });
+    expect(Object.keys(document.paths["/v1/jobs/{id}/rerun"].post.responses).sort()).toEqual(["200", "400", "401", "404", "409", "413", "415", "422", "503"]);
+    expect(Object.keys(document.paths["/v1/jobs/{id}/resume"].post.responses).sort()).toEqual(["200", "400", "401", "404", "409", "503"]);
   });
 
   it("includes each job kind's payload schema, recursive ones too, with every $ref resolving", () => {

@@ -8,6 +8,7 @@
  * coerced, and either fails here. The document and the app list the same
  * routes.
  */
+import { randomUUID } from "node:crypto";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { LightMyRequestResponse } from "fastify";
@@ -19,7 +20,7 @@ import { dashboardOnlyPaths } from "../../packages/http/src/routes/stats.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { waitFor } from "../helpers/wait-for.js";
-import { allJobs, type ApiTest, call, type Call, createApiTest, silent } from "./support.js";
+import { allJobs, type ApiTest, call, type Call, createApiTest, rows, silent } from "./support.js";
 
 // ajv-formats is CommonJS: its default export arrives as module.exports.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
@@ -157,6 +158,28 @@ async function deadLetterId(): Promise<string> {
 }
 
 /**
+ * A delayed job with a record of every kind the steps route shows: a
+ * completed and a failed step (its error with a stack), a sleep, a wait
+ * that received an event and one without a deadline; written as a durable
+ * run would have written them.
+ */
+async function durableJob(): Promise<string> {
+  const id = await createJob();
+  await rows(
+    test,
+    `INSERT INTO {{schema}}.job_steps
+       (job_id, name, seq, kind, state, result, error, attempt, execution_id, started_at, finished_at, wake_at, tenant, event, event_key, event_id)
+     VALUES ($1, 'charge', 1, 'step', 'completed', '{"n": 1}', NULL, 1, $2, now(), now(), NULL, 'acme', NULL, NULL, NULL),
+            ($1, 'ship', 2, 'step', 'failed', NULL, '{"name": "Error", "message": "no courier", "stack": "at ship (x.js:1:1)"}', 1, $2, now(), now(), NULL, 'acme', NULL, NULL, NULL),
+            ($1, 'nap', 3, 'sleep', 'sleeping', NULL, NULL, 1, $2, now(), NULL, now() + interval '1 hour', 'acme', NULL, NULL, NULL),
+            ($1, 'paid', 4, 'wait', 'received', '{"plan": "pro"}', NULL, 1, $2, now(), now(), NULL, 'acme', 'invoice.paid', 'k', $3),
+            ($1, 'forever', 5, 'wait', 'waiting', NULL, NULL, 1, $2, now(), NULL, '9999-12-31T00:00:00Z', 'acme', 'never', '', NULL)`,
+    [id, randomUUID(), randomUUID()],
+  );
+  return id;
+}
+
+/**
  * Per operation of the document: the requests that run it, successes and
  * errors both. Each returns its responses, which are checked as they arrive.
  */
@@ -221,6 +244,50 @@ const CASES: Record<Operation, () => Promise<Sent[]>> = {
       { url: `/v1/jobs/${MISSING}/dependencies`, key: acme() },
     ]);
   },
+
+  "get /v1/jobs/{id}/steps": async () => {
+    const id = await durableJob();
+    const sent = await run("get /v1/jobs/{id}/steps", [
+      { url: `/v1/jobs/${id}/steps`, key: acme() },
+      { url: `/v1/jobs/${MISSING}/steps`, key: acme() },
+      { url: "/v1/jobs/not-a-uuid/steps", key: acme() },
+    ]);
+    // Every kind and state, each time (or its absence) as the document says: no deadline is null.
+    expect(sent[0]!.json.items.map((step: { name: string; wakeAt: string | null }) => [step.name, step.wakeAt === null])).toEqual([
+      ["charge", true],
+      ["ship", true],
+      ["nap", false],
+      ["paid", true],
+      ["forever", true],
+    ]);
+    return sent;
+  },
+  "post /v1/jobs/{id}/resume": async () => {
+    const id = await createJob();
+    const cancelled = await createJob();
+    await call(test.app, { method: "POST", url: `/v1/jobs/${cancelled}/cancel`, key: acme() });
+    return run("post /v1/jobs/{id}/resume", [
+      { url: `/v1/jobs/${id}/resume`, key: acme() },
+      { url: `/v1/jobs/${cancelled}/resume`, key: acme() },
+      { url: `/v1/jobs/${MISSING}/resume`, key: acme() },
+    ]);
+  },
+  "post /v1/jobs/{id}/rerun": async () => {
+    const id = await durableJob();
+    return run("post /v1/jobs/{id}/rerun", [
+      { url: `/v1/jobs/${id}/rerun`, key: acme(), body: { fromStep: "nap" } },
+      { url: `/v1/jobs/${id}/rerun`, key: acme(), body: { fromStep: "nope" } },
+      { url: `/v1/jobs/${id}/rerun`, key: acme(), body: { fromStep: "" } },
+      { url: `/v1/jobs/${MISSING}/rerun`, key: acme(), body: { fromStep: "nap" } },
+    ]);
+  },
+  "post /v1/events": () =>
+    run("post /v1/events", [
+      { url: "/v1/events", key: acme(), body: { event: "invoice.paid", key: "k", payload: { plan: "pro" } } },
+      { url: "/v1/events", key: admin(), body: { event: "invoice.paid", tenant: "globex" } },
+      { url: "/v1/events", key: acme(), body: { event: "" } },
+      { url: "/v1/events", key: acme(), body: { event: "invoice.paid", tenant: "globex" } },
+    ]),
 
   "post /v1/flows": () => {
     const body = { idempotencyKey: "contract-flow", jobs: { a: { kind: "item", payload: { n: 1 } }, b: { kind: "item", payload: { n: 2 }, dependsOn: ["a"] } } };

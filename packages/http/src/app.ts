@@ -14,6 +14,7 @@ import { type ApiOptions, resolveApiOptions } from "./options.js";
 import { installRequestIdHeader, requestIdFor } from "./request-id.js";
 import { bulkActionRoutes } from "./routes/bulk-actions.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { durableRoutes } from "./routes/durable.js";
 import { flowRoutes } from "./routes/flows.js";
 import { jobCreateRoutes } from "./routes/jobs-create.js";
 import { jobRoutes } from "./routes/jobs.js";
@@ -85,6 +86,7 @@ export async function buildApp(conveyor: ConveyorClient, options: ApiOptions = {
       jobCreateRoutes(v1, context);
       jobRoutes(v1, context);
       flowRoutes(v1, context);
+      durableRoutes(v1, context);
       deadLetterRoutes(v1, context);
       operationRoutes(v1, context);
       queueSettingsRoutes(v1, context);

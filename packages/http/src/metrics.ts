@@ -8,8 +8,8 @@ import type { KeyHeldBack } from "conveyor-jobs/internal/core/key-limits.js";
 /**
  * The API's Prometheus metrics, in a registry of its own (so an API and a
  * worker in one process never collide): HTTP requests and latency by route
- * template, jobs enqueued, and queue depth read from the database at scrape
- * time.
+ * template, jobs enqueued, events sent and the jobs they woke, and queue
+ * depth read from the database at scrape time.
  */
 export class ApiMetrics {
   /** The registry every metric below is in. */
@@ -20,6 +20,10 @@ export class ApiMetrics {
   readonly duration: Histogram<"method" | "route">;
   /** `conveyor_jobs_enqueued_total{kind,queue}`: jobs created through the API (idempotent repeats not counted). */
   readonly enqueued: Counter<"kind" | "queue">;
+  /** `conveyor_events_sent_total`: events sent through the API (`POST /v1/events`). */
+  readonly eventsSent: Counter;
+  /** `conveyor_events_delivered_total`: jobs those events woke (each a wait that received one). */
+  readonly eventsDelivered: Counter;
   /**
    * `conveyor_queue_depth{queue,status}`: jobs per queue and state, read at
    * scrape time: exact up to `QUEUE_EXACT_COUNT_LIMIT` (1,000) per queue
@@ -59,6 +63,17 @@ export class ApiMetrics {
       name: "conveyor_jobs_enqueued_total",
       help: "Jobs created through the API (idempotent repeats are not counted)",
       labelNames: ["kind", "queue"],
+      registers,
+    });
+    // No labels: event names and keys are the caller's, so they would make the label set unbounded.
+    this.eventsSent = new Counter({
+      name: "conveyor_events_sent_total",
+      help: "Events sent through the API (POST /v1/events)",
+      registers,
+    });
+    this.eventsDelivered = new Counter({
+      name: "conveyor_events_delivered_total",
+      help: "Jobs woken by events sent through the API: each had a wait that received one",
       registers,
     });
     // Both gauges below are filled by one query per scrape: prom-client

@@ -73,6 +73,7 @@ export async function installOpenApi(app: FastifyInstance, docs: KindDocs, optio
       tags: [
         { name: "jobs", description: "enqueue, inspect, cancel" },
         { name: "flows", description: "graphs of jobs and batches with a callback" },
+        { name: "durable execution", description: "events for waiting jobs; a durable job's steps, resume and rerun from a step" },
         { name: "dead letters", description: "jobs that will not succeed" },
         { name: "operations", description: "queues, workers, health, metrics" },
         { name: "bulk actions", description: "act on every job a filter selects, in batches on the server" },

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { decodeCursor } from "conveyor-jobs/internal/client/cursor.js";
-import { MAX_BATCH_JOBS, MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LIST_LIMIT, MAX_NAME_LENGTH, MAX_TENANT_LENGTH } from "conveyor-jobs/internal/core/defaults.js";
+import {
+  MAX_BATCH_JOBS,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_LIST_LIMIT,
+  MAX_NAME_LENGTH,
+  MAX_STEP_RESULT_BYTES,
+  MAX_TENANT_LENGTH,
+} from "conveyor-jobs/internal/core/defaults.js";
 import { jobDependencyFields } from "conveyor-jobs/internal/wire/flow-request.js";
 import { jobFilterQuery } from "conveyor-jobs/internal/wire/job-filter.js";
 import { batchJobItem, jobFields } from "conveyor-jobs/internal/wire/job-request.js";
@@ -94,6 +101,31 @@ export const flowIdempotencyHeaders = z.looseObject({
 });
 
 export type CreateJobBody = z.output<typeof createJobBody>;
+
+// Names of events, steps and waits: the client's rule (1 to 255 characters, no
+// control characters; client/steps.ts), stated here for the document. An
+// event's key may be empty: it then matches waits without a key.
+const MAX_LABEL_LENGTH = 255;
+const NO_CONTROL = /^[^\u0000-\u001f]*$/;
+const label = (min: 0 | 1) => z.string().min(min).max(MAX_LABEL_LENGTH).regex(NO_CONTROL, "must not contain control characters");
+
+/** `POST /v1/events`: the tenant is the key's, or for an admin key the one it names. */
+export const sendEventBody = z
+  .object({
+    event: label(1).describe("the event's name, as waitForEvent names it"),
+    key: label(0).optional().describe('matches waits with the same key; default "": waits without a key'),
+    payload: z.unknown().optional().describe(`any JSON, at most ${MAX_STEP_RESULT_BYTES} bytes (MAX_STEP_RESULT_BYTES); handed to each wait it wakes; default null`),
+    tenant: tenantFilter.describe("the tenant whose waits it may wake: admin keys only (a tenant key may name only its own)"),
+  })
+  .strict();
+
+/** `POST /v1/jobs/{id}/rerun`. */
+export const rerunBody = z
+  .object({ fromStep: label(1).describe("the step, sleep or wait to run again from: it and every record made after it are forgotten") })
+  .strict();
+
+/** A `POST /v1/events` body as validated. */
+export type SendEventBody = z.output<typeof sendEventBody>;
 
 /** Per item of a `POST /v1/jobs/batch` response, in request order. */
 export const BATCH_OUTCOMES = ["created", "existing", "kept", "replaced"] as const;
