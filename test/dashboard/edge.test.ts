@@ -245,12 +245,12 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     const row = page.locator(`[data-testid=bulk-actions] tr[data-operation-id="${started.json.id}"]`);
     await poll(() => row.getByTestId("touched").textContent()).toBe("10 cancelled, 20 already moved on");
     expect(await row.getByTestId("touched").getAttribute("title")).toBe(
-      "10 cancelled; the other 20 were no longer waiting, queued, retrying or running when it reached them " +
+      "10 cancelled; the other 20 were no longer waiting, queued, retrying, sleeping or running when it reached them " +
         "(run by workers, or changed by other actions or callers meanwhile): nothing failed.",
     );
     await screenshot("64-bulk-history-short");
     await row.getByRole("link").first().click();
-    await poll(() => page.getByTestId("bulk-rest").textContent()).toMatch(/^10 cancelled; the other 20 were no longer waiting, queued, retrying or running/);
+    await poll(() => page.getByTestId("bulk-rest").textContent()).toMatch(/^10 cancelled; the other 20 were no longer waiting, queued, retrying, sleeping or running/);
     tune(test.conveyor, { batchSize: 1000, pauseMs: 0 });
   });
 

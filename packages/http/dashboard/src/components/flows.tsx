@@ -9,7 +9,7 @@ import { Badge, Facts, IdLink, Notice, Problem, Updated } from "./common.js";
 
 const REFRESH_MS = 2_000;
 const PAGE_SIZE = 50;
-const UNFINISHED = new Set(["waiting", "queued", "retrying", "running"]);
+const UNFINISHED = new Set(["waiting", "queued", "retrying", "sleeping", "running"]);
 
 /** Flows and batches, newest first, filtered by kind (kept in the URL); refreshed every 2 s. */
 export function Flows({ api, route }: { api: Api; route: Route }) {
@@ -85,12 +85,12 @@ type Counts = FlowJson["counts"];
 
 /**
  * A flow's state from its jobs' counts: running while any job runs; pending
- * while any has not ended (waiting, queued, retrying); once all have ended,
+ * while any has not ended (waiting, queued, retrying, sleeping); once all have ended,
  * succeeded when every job did, failed when any is dead, else cancelled.
  */
 export function flowState(counts: Counts): "running" | "pending" | "succeeded" | "failed" | "cancelled" | "empty" {
   if (counts.running > 0) return "running";
-  if (counts.waiting + counts.queued + counts.retrying > 0) return "pending";
+  if (counts.waiting + counts.queued + counts.retrying + counts.sleeping > 0) return "pending";
   if (counts.dead > 0) return "failed";
   if (counts.cancelled > 0) return "cancelled";
   return counts.succeeded > 0 ? "succeeded" : "empty";

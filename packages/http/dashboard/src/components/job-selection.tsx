@@ -14,15 +14,15 @@ const jobs = (n: number) => `${formatNumber(n)} job${n === 1 ? "" : "s"}`;
 
 /**
  * What can be done to ticked rows, each through the API's route for one job:
- * cancel (`POST /v1/jobs/{id}/cancel`: waiting, queued and retrying jobs at
- * once, running ones asked to stop), and for dead jobs retry (requeue from
+ * cancel (`POST /v1/jobs/{id}/cancel`: waiting, queued, retrying and
+ * sleeping jobs at once, running ones asked to stop), and for dead jobs retry (requeue from
  * the dead-letter queue with fresh attempts) and purge (delete with the
  * history), through their dead letters.
  */
 type SelectionAction = "cancel" | "retry" | "purge";
 
 const APPLIES: Record<SelectionAction, ReadonlySet<string>> = {
-  cancel: new Set(["waiting", "queued", "retrying", "running"]),
+  cancel: new Set(["waiting", "queued", "retrying", "sleeping", "running"]),
   retry: new Set(["dead"]),
   purge: new Set(["dead"]),
 };

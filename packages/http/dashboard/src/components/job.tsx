@@ -11,7 +11,7 @@ import { JobOutput } from "./job-output.js";
 import { JobLinks } from "./job-links.js";
 
 const REFRESH_MS = 2_000;
-const CANCELLABLE = new Set(["waiting", "queued", "retrying", "running"]);
+const CANCELLABLE = new Set(["waiting", "queued", "retrying", "sleeping", "running"]);
 
 /** One job: its fields, payload, every attempt, and a cancel button while it can still be cancelled. */
 export function JobPage({ api, id }: { api: Api; id: string }) {

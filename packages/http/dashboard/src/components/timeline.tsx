@@ -2,8 +2,8 @@ import { between, formatTime } from "../format.js";
 import type { ExecutionJson } from "../types.js";
 import { Badge, StoredError } from "./common.js";
 
-/** Outcomes that give the attempt back: the next attempt carries the same number. */
-const UNCOUNTED = new Set(["retry_after", "interrupted"]);
+/** Outcomes that give the attempt back (a suspension: a durable job's sleep or wait): the next attempt carries the same number. */
+const UNCOUNTED = new Set(["retry_after", "interrupted", "suspended"]);
 
 /** An attempt and the run it belongs to: run 1 until the job is first requeued from the dead-letter queue. */
 export interface TimelineEntry {
