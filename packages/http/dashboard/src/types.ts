@@ -33,6 +33,10 @@ export type JobSearchQuery = NonNullable<paths["/v1/jobs/count"]["get"]["paramet
 export type JobWithExecutions = Ok<paths["/v1/jobs/{id}"]["get"]>;
 export type ExecutionJson = JobWithExecutions["executions"][number];
 
+/** `GET /v1/jobs/{id}/steps`: a durable job's steps, sleeps and waits, in the order it first recorded them. */
+export type StepList = Ok<paths["/v1/jobs/{id}/steps"]["get"]>;
+export type StepJson = StepList["items"][number];
+
 /** `GET /v1/dead-letters`: a page of dead letters. */
 export type DeadLetterPage = Ok<paths["/v1/dead-letters"]["get"]>;
 /** `GET /v1/dead-letters/{id}`. */

@@ -29,14 +29,27 @@ export function JobOutput({ job }: { job: JobWithExecutions }) {
 
 const HINT_LENGTH = 40;
 
+/**
+ * A JSON value in one short line, cut at `length` characters with the whole
+ * text as the tooltip: for tables, where a pretty-printed block would not
+ * fit. A text node, as every value from callers and handlers is.
+ */
+export function JsonHint({ value, testid, length = HINT_LENGTH }: { value: unknown; testid: string; length?: number }) {
+  const text = JSON.stringify(value) ?? String(value);
+  return (
+    <span class="muted" data-testid={testid} title={text}>
+      {text.length > length ? `${text.slice(0, length - 1)}…` : text}
+    </span>
+  );
+}
+
 /** A running job's latest progress in one short line, for the jobs list; nothing otherwise. */
 export function ProgressHint({ job }: { job: { status: string; progress: unknown } }) {
   if (job.status !== "running" || job.progress === null) return null;
-  const text = JSON.stringify(job.progress);
   return (
-    <span class="muted" data-testid="progress-hint" title={text}>
+    <>
       {" "}
-      {text.length > HINT_LENGTH ? `${text.slice(0, HINT_LENGTH - 1)}…` : text}
-    </span>
+      <JsonHint value={job.progress} testid="progress-hint" />
+    </>
   );
 }

@@ -9,11 +9,16 @@ import { Badge, Due, Facts, JsonBlock, Notice, Problem, StoredError, Updated } f
 import { Timeline } from "./timeline.js";
 import { JobOutput } from "./job-output.js";
 import { JobLinks } from "./job-links.js";
+import { JobSteps, type StepActionOutcome } from "./job-steps.js";
 
 const REFRESH_MS = 2_000;
 const CANCELLABLE = new Set(["waiting", "queued", "retrying", "sleeping", "running"]);
 
-/** One job: its fields, payload, every attempt, and a cancel button while it can still be cancelled. */
+/**
+ * One job: its fields, payload, a durable job's steps (with Resume and
+ * Rerun from a step), every attempt, and a cancel button while it can
+ * still be cancelled.
+ */
 export function JobPage({ api, id }: { api: Api; id: string }) {
   const { data: job, error, updatedAt, refresh } = usePoll(
     () => api.get<JobWithExecutions>(`/v1/jobs/${encodeURIComponent(id)}`),
@@ -22,6 +27,11 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
   );
   const [action, setAction] = useState<{ kind: "ok" | "error"; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
+
+  const stepsChanged = async (outcome: StepActionOutcome) => {
+    setAction(outcome);
+    await refresh();
+  };
 
   const cancel = async () => {
     setBusy(true);
@@ -89,6 +99,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
       <h2>Payload</h2>
       <JsonBlock value={job.payload} label="payload" />
       <JobOutput job={job} />
+      <JobSteps api={api} job={job} onDone={stepsChanged} />
       <JobLinks api={api} id={job.id} />
       <h2>Execution timeline</h2>
       <Timeline attempts={job.executions} />
