@@ -80,7 +80,7 @@ export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): voi
       schema: {
         tags: ["jobs"],
         operationId: "cancelJob",
-        summary: "cancel a job: at once when queued or retrying (200), its handler told at once when running (202)",
+        summary: "cancel a job: at once when waiting, queued, retrying or sleeping (200), its handler told at once when running (202)",
         security: BEARER_SECURITY,
         params: routeSchema(idParams),
         response: {
