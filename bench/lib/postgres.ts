@@ -11,31 +11,34 @@ const run = promisify(execFile);
 /** The server every PostgreSQL-backed system runs against: DATABASE_URL, else the machine's PostgreSQL. */
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgres://root@127.0.0.1:5432/test";
 
-/** The connection string of `database` on the bench server. */
-export function databaseUrl(database: string): string {
-  const url = new URL(SERVER_URL);
+/** The connection string of `database` on the bench server (or on `server`). */
+export function databaseUrl(database: string, server = SERVER_URL): string {
+  const url = new URL(server);
   url.pathname = `/${database}`;
   return url.toString();
 }
 
 let counter = 0;
 
-/** A fresh, empty database on the bench server, dropped (with its connections) by `drop()`. */
-export async function createDatabase(prefix: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+/**
+ * A fresh, empty database on the bench server (or on `server`, a URL of an
+ * admin database there), dropped (with its connections) by `drop()`.
+ */
+export async function createDatabase(prefix: string, server = SERVER_URL): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `bench_${prefix.replace(/[^a-z0-9]/gi, "_")}_${process.pid}_${++counter}`.toLowerCase();
   await admin(async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await client.query(`CREATE DATABASE ${name}`);
-  });
+  }, server);
   return {
     name,
-    url: databaseUrl(name),
-    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    url: databaseUrl(name, server),
+    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), server).then(() => undefined),
   };
 }
 
-async function admin<T>(action: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: SERVER_URL, application_name: "conveyor-bench" });
+async function admin<T>(action: (client: pg.Client) => Promise<T>, server = SERVER_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: server, application_name: "conveyor-bench" });
   await client.connect();
   try {
     return await action(client);
