@@ -35,6 +35,16 @@ export const METRICS = {
   workflowLayeredS: { label: "workflow layered graph, enqueue→last done (s)", higherIsBetter: false },
   workflowLayeredUsPerEdge: { label: "  same, per dependency (µs)", higherIsBetter: false },
   workflowLayeredServerUsPerEdge: { label: "  server time releasing, per dependency (µs)", higherIsBetter: false },
+  durableJobsPerS: { label: "durable, jobs of 10 steps (jobs/s)", higherIsBetter: true },
+  durableJobsPerSFromFirstStep: { label: "  same, from the first step", higherIsBetter: true },
+  durableNoStepJobsPerS: { label: "  same, jobs of no steps (jobs/s)", higherIsBetter: true },
+  durableServerUsPerStep: { label: "  server time per step (µs)", higherIsBetter: false },
+  durableWalBytesPerStep: { label: "  WAL per step (bytes)", higherIsBetter: false },
+  durableServerUsPerJob: { label: "  server time per job of no steps (µs)", higherIsBetter: false },
+  durableWalBytesPerJob: { label: "  WAL per job of no steps (bytes)", higherIsBetter: false },
+  durableResumeS: { label: "durable, SIGKILL → all resumed and done (s)", higherIsBetter: false },
+  sleepingNoneJobsPerS: { label: "process, 50k waiting, no job sleeping (jobs/s)", higherIsBetter: true },
+  sleepingJobsPerS: { label: "  same, beside the sleeping jobs (jobs/s)", higherIsBetter: true },
 } as const;
 export type MetricKey = keyof typeof METRICS;
 
@@ -210,6 +220,7 @@ export function targets(report: Report): Target[] {
   }
   add("worker RSS slope < 1 MB per 100k jobs", med("conveyor", "rssSlopeMbPer100k"), (v) => v < 1, " MB");
   add("1M waiting ≥ 90% of 10k waiting", med("conveyor", "processAt1M") / med("conveyor", "processAt10k"), (v) => v >= 0.9);
+  add("claim beside sleeping jobs ≥ 90% of none", med("conveyor", "sleepingJobsPerS") / med("conveyor", "sleepingNoneJobsPerS"), (v) => v >= 0.9);
   return out;
 }
 

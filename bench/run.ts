@@ -6,6 +6,8 @@
  * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
  * one answers (`bullmq`), and on a Redis with AOF fsynced every second that
  * the bench starts itself when redis-server is installed (`bullmq-aof`).
+ * The durable-execution workloads run on a PostgreSQL the bench starts for
+ * them (workloads/durable.ts).
  * Progress goes to stderr; the table goes to stdout.
  */
 import { execFileSync } from "node:child_process";
@@ -17,13 +19,15 @@ import { parseArgs } from "node:util";
 import { now } from "./lib/clock.js";
 import { type BenchConfig, configFor, WORKLOAD_NAMES, type WorkloadName } from "./lib/config.js";
 import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } from "./lib/postgres.js";
+import { startPrivatePostgres, stopPrivatePostgres } from "./lib/private-postgres.js";
 import { REDIS_PORT, redisPersistence } from "./lib/redis.js";
 import { stopRedisServers } from "./lib/redis-server.js";
-import { type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
+import { figure, type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
 import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard.js";
+import { type DurableServer, durableServer, durableSteps, RESUME_STEPS, resumeAfterKill, sleepingClaim } from "./workloads/durable.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
 import { memoryRun } from "./workloads/memory.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
@@ -42,6 +46,8 @@ const { values: args } = parseArgs({
     large: { type: "string" },
     "key-jobs": { type: "string" },
     "dashboard-jobs": { type: "string" },
+    "durable-jobs": { type: "string" },
+    sleeping: { type: "string" },
   },
 });
 
@@ -61,6 +67,11 @@ if (args.runs) config.runs = Math.max(1, Number.parseInt(args.runs, 10));
 if (args.large) config.scaleLarge = Math.max(0, Number.parseInt(args.large, 10));
 if (args["dashboard-jobs"]) config.dashboardJobs = Math.max(10_000, Number.parseInt(args["dashboard-jobs"], 10));
 if (args["key-jobs"]) config.keyLimitJobs = Math.max(1_000, Number.parseInt(args["key-jobs"], 10));
+if (args["durable-jobs"]) {
+  config.durableJobs = Math.max(10, Number.parseInt(args["durable-jobs"], 10));
+  config.durableResumeJobs = Math.max(10, Math.round(config.durableJobs / 2));
+}
+if (args.sleeping) config.sleepingJobs = Math.max(1_000, Number.parseInt(args.sleeping, 10));
 
 const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const benchStarted = now();
@@ -278,6 +289,88 @@ if (has("scale") && config.finishedKept > 0) {
   }
 }
 
+// Durable execution, Conveyor alone (workloads/durable.ts), on a
+// PostgreSQL the bench starts for these workloads when it can, so that the
+// WAL written and pg_stat_statements are these runs' alone; else on the
+// bench server.
+const durableSystems = systems.filter((system) => system.name === "conveyor");
+let durable: { server: DurableServer; serverTime: string; wal: string } | null = null;
+if ((has("durable") || has("durable-sleeping")) && durableSystems.length > 0) {
+  const started = await startPrivatePostgres();
+  const server =
+    typeof started === "string"
+      ? await durableServer(SERVER_URL, false, `the bench server, as no PostgreSQL could be started for these workloads (${started})`)
+      : await durableServer(started.url, true, started.description);
+  durable = {
+    server,
+    serverTime: server.statements ? "pg_stat_statements total_exec_time of the store's database" : "pg_stat_database active_time of the store's database",
+    wal: server.private ? "the WAL position's advance on the whole server" : server.statements ? "pg_stat_statements wal_bytes (statements only)" : "not measured",
+  };
+  log(`durable: on ${server.description}`);
+  report.meta.durable = {
+    server: server.description,
+    serverTime: durable.serverTime,
+    wal: durable.wal,
+    jobs: config.durableJobs,
+    steps: config.durableSteps,
+    resumeJobs: config.durableResumeJobs,
+    resumeSteps: RESUME_STEPS,
+    resumeSleepMs: config.durableResumeSleepMs,
+    sleepingJobs: config.sleepingJobs,
+  };
+  try {
+    for (let run = 0; has("durable") && run < config.runs; run++) {
+      log(`durable run ${run + 1} of ${config.runs}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+      for (const system of durableSystems) {
+        const name = system.name;
+        const what = `${config.durableJobs} jobs of ${config.durableSteps} steps, and of none`;
+        await measure(name, what, run, "durableJobsPerS", async () => {
+          const result = await durableSteps(system, config, `r${run + 1}d`, server);
+          const note = result.note ?? undefined;
+          record(name, "durableJobsPerS", run, result.jobsPerSecond, note);
+          record(name, "durableJobsPerSFromFirstStep", run, result.jobsPerSecondFromFirstStep, note);
+          record(name, "durableNoStepJobsPerS", run, result.noStepJobsPerSecond, note);
+          record(name, "durableServerUsPerStep", run, result.serverUsPerStep, note);
+          record(name, "durableServerUsPerJob", run, result.serverUsPerJob, note);
+          if (result.walBytesPerStep !== null) record(name, "durableWalBytesPerStep", run, result.walBytesPerStep, note);
+          if (result.walBytesPerJob !== null) record(name, "durableWalBytesPerJob", run, result.walBytesPerJob, note);
+          const wal = (bytes: number | null) => (bytes === null ? "n/a" : `${Math.round(bytes)} B`);
+          log(
+            `  ${name}: ${fmtRate(result.jobsPerSecond)} jobs of ${config.durableSteps} steps, ${fmtRate(result.noStepJobsPerSecond)} of none; ` +
+              `per step ${result.serverUsPerStep.toFixed(1)} µs server, ${wal(result.walBytesPerStep)} WAL; per job of none ${result.serverUsPerJob.toFixed(1)} µs, ${wal(result.walBytesPerJob)}`,
+          );
+        });
+        await measure(name, `SIGKILL of a worker running ${config.durableResumeJobs} durable jobs`, run, "durableResumeS", async () => {
+          const result = await resumeAfterKill(system, config, `r${run + 1}k`, server);
+          record(name, "durableResumeS", run, result.seconds, result.capped ? `capped at ${config.durableCapMs / 1000} s` : undefined);
+          const left = config.durableResumeJobs * RESUME_STEPS - result.stepsBeforeKill;
+          log(`  ${name}: all done ${result.seconds.toFixed(2)} s after the kill; the replacement ran ${result.stepsAfterKill} steps (${left} were left at the kill milestone)`);
+        });
+      }
+    }
+    if (has("durable-sleeping")) {
+      for (const system of durableSystems) {
+        const name = system.name;
+        log(`durable-sleeping: ${config.sleepingWaiting.toLocaleString("en-US")} waiting beside ${config.sleepingJobs.toLocaleString("en-US")} sleeping jobs, and beside none`);
+        await measure(name, `process beside ${config.sleepingJobs} sleeping jobs`, 0, "sleepingJobsPerS", async () => {
+          const results = await sleepingClaim(system, config, "zz", server, log);
+          for (const [metric, runs] of [
+            ["sleepingNoneJobsPerS", results.none],
+            ["sleepingJobsPerS", results.sleeping],
+          ] as const) {
+            runs.forEach((result, run) => {
+              if (result instanceof Error) record(name, metric, run, NaN, `run ${run + 1} failed: ${result.message}`);
+              else record(name, metric, run, result.rate, result.capped ? `capped at ${config.scaleCapMs / 1000} s` : undefined);
+            });
+          }
+        });
+      }
+    }
+  } finally {
+    await stopPrivatePostgres();
+  }
+}
+
 // Worker memory over a long run, one run per system: the RSS slope after
 // warm-up (workloads/memory.ts).
 if (has("memory")) {
@@ -369,6 +462,26 @@ if (dashboard !== null) {
       `${fmtRate(bulk.claimRateDuring)} beside it, ${fmtRate(bulk.claimRateAlone)} without (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
   );
 }
+if (durable !== null) {
+  const parts = [`Durable execution, on ${durable.server.description}.`];
+  if (has("durable")) {
+    parts.push(
+      `Steps: ${config.durableJobs.toLocaleString("en-US")} jobs of ${config.durableSteps} no-op steps against as many of none; the per-step figures are the difference per step; ` +
+        `server time from ${durable.serverTime}, WAL from ${durable.wal}.`,
+      `SIGKILL: ${config.durableResumeJobs.toLocaleString("en-US")} jobs of ${RESUME_STEPS} steps with ${config.durableResumeSleepMs} ms sleeps between, the worker killed once half the steps ran, ` +
+        `a replacement (libraries loaded) started at the kill; Conveyor with the short lease of its durable settings.`,
+    );
+  }
+  const beside = figure(report, "conveyor", "sleepingJobsPerS");
+  const alone = figure(report, "conveyor", "sleepingNoneJobsPerS");
+  if (beside && alone) {
+    parts.push(
+      `Sleeping: ${config.sleepingWaiting.toLocaleString("en-US")} waiting beside ${config.sleepingJobs.toLocaleString("en-US")} sleeping jobs ${fmtRate(beside.median)}, ` +
+        `beside none ${fmtRate(alone.median)} (${Math.round((beside.median / alone.median) * 100)}%).`,
+    );
+  }
+  process.stdout.write(`${parts.join(" ")}\n`);
+}
 process.stdout.write(`Load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${report.meta.minutes as number} min.\n`);
 
 const svgPath = resolve(args.svg ?? resolve(ROOT, "bench/results", config.quick ? "benchmark-quick.svg" : "benchmark.svg"));
@@ -381,7 +494,8 @@ if (args.json) {
   writeFileSync(jsonPath, `${JSON.stringify(toJson(report), null, 2)}\n`);
   log(`json: ${jsonPath}`);
 }
-// The Redis the bench started goes first: process.exit leaves no time to stop it gracefully.
+// The servers the bench started go first: process.exit leaves no time to stop them gracefully.
 await stopRedisServers();
+await stopPrivatePostgres();
 // Libraries may leave sockets or timers behind; the bench is done.
 process.exit(0);

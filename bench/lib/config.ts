@@ -63,9 +63,36 @@ export interface BenchConfig {
   dashboardRequests: number;
   dashboardLiveJobs: number;
   dashboardPhaseMs: number;
+  /**
+   * Durable execution (workloads/durable.ts): `durableJobs` jobs of
+   * `durableSteps` no-op steps, and as many with none, each run within
+   * `durableCapMs`; for the SIGKILL run, `durableResumeJobs` jobs of three
+   * steps with a sleep of `durableResumeSleepMs` between two.
+   */
+  durableJobs: number;
+  durableSteps: number;
+  durableResumeJobs: number;
+  durableResumeSleepMs: number;
+  durableCapMs: number;
+  /** Durable-sleeping: `sleepingJobs` sleeping jobs in the store beside `sleepingWaiting` waiting, the rate measured over `windowLarge`. */
+  sleepingJobs: number;
+  sleepingWaiting: number;
 }
 
-export const WORKLOAD_NAMES = ["insert-limit", "enqueue-single", "enqueue-batch", "process", "latency", "scale", "memory", "workflows", "key-limits", "dashboard"] as const;
+export const WORKLOAD_NAMES = [
+  "insert-limit",
+  "enqueue-single",
+  "enqueue-batch",
+  "process",
+  "latency",
+  "scale",
+  "memory",
+  "workflows",
+  "key-limits",
+  "dashboard",
+  "durable",
+  "durable-sleeping",
+] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
@@ -106,6 +133,13 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         dashboardRequests: 20,
         dashboardLiveJobs: 200_000,
         dashboardPhaseMs: 2_000,
+        durableJobs: 500,
+        durableSteps: 10,
+        durableResumeJobs: 200,
+        durableResumeSleepMs: 200,
+        durableCapMs: 30_000,
+        sleepingJobs: 100_000,
+        sleepingWaiting: 50_000,
       }
     : {
         quick,
@@ -143,5 +177,12 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         dashboardRequests: 100,
         dashboardLiveJobs: 4_000_000,
         dashboardPhaseMs: 8_000,
+        durableJobs: 1_000,
+        durableSteps: 10,
+        durableResumeJobs: 500,
+        durableResumeSleepMs: 200,
+        durableCapMs: 60_000,
+        sleepingJobs: 1_000_000,
+        sleepingWaiting: 50_000,
       };
 }

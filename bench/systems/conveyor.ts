@@ -3,7 +3,7 @@ import pino from "pino";
 import { z } from "zod";
 import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
-import type { BenchSystem, Payload, StartWorker, SystemInstance, WorkflowGraph } from "./system.js";
+import type { BenchSystem, Payload, StartWorker, SystemInstance, WorkerVariant, WorkflowGraph } from "./system.js";
 
 /**
  * Worker settings for throughput: enough slots that the database, not the
@@ -24,6 +24,15 @@ const PAYLOAD_INDEX = process.env.BENCH_CONVEYOR_PAYLOAD_INDEX === "1";
 const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 4);
 
 const schema = z.object({ n: z.number(), t: z.number().optional() });
+const durableSchema = z.object({ n: z.number(), steps: z.number(), sleepMs: z.number() });
+
+/**
+ * The durableResume variant's lease: a killed worker's running jobs are
+ * reclaimed once their lease expires, so the lease bounds the time to
+ * resume; swept every half second (the default lease is 60 s, swept every
+ * 15 s).
+ */
+const RESUME_LEASE = { leaseMs: 2_000, reclaimIntervalMs: 500 } as const;
 
 function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition {
   const job = defineJob({
@@ -37,6 +46,41 @@ function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition
   // TypeScript (the schema's type parameter is measured as invariant), hence the cast.
   return job as unknown as AnyJobDefinition;
 }
+
+/**
+ * `payload.steps` no-op steps, each returning a small JSON value, with a
+ * sleep of `payload.sleepMs` between two steps when above 0. `onStep` is
+ * called when a step's function runs (not when it is replayed).
+ */
+function durableJob(onStep: (payload: Payload) => void = () => {}): AnyJobDefinition {
+  const job = defineJob({
+    kind: "bench.durable",
+    schema: durableSchema,
+    handler: async ({ payload, step, sleep }) => {
+      for (let i = 0; i < payload.steps; i++) {
+        await step(`s${i}`, () => {
+          onStep(payload);
+          return { i };
+        });
+        if (payload.sleepMs > 0 && i < payload.steps - 1) await sleep(`z${i}`, payload.sleepMs);
+      }
+    },
+  });
+  return job as unknown as AnyJobDefinition; // as noopJob
+}
+
+/** Sleeping jobs written per statement by `fillSleeping`. */
+const SLEEPING_CHUNK = 100_000;
+/**
+ * $1 count: that many durable jobs sleeping until three days from now, as a
+ * sleep leaves them (attempt given back, no owner), without their sleep
+ * records: the claim never reads those.
+ */
+const FILL_SLEEPING = `
+INSERT INTO conveyor.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at, started_at)
+SELECT conveyor.uuid_v7(), 'default', 'default', 'bench.durable', jsonb_build_object('n', g, 'steps', 2, 'sleepMs', 259200000), 'sleeping', 0, 3,
+       now() + interval '3 days', now(), now(), now()
+FROM generate_series(1, $1::int) AS g`;
 
 /** Finished jobs written per statement by `fillFinished`. */
 const FINISHED_CHUNK = 100_000;
@@ -64,19 +108,22 @@ export const system: BenchSystem = {
     client: "pool of 10 (default); payload validated by a zod schema, as an application would",
     enqueue: "enqueue() one at a time; enqueueMany() for batches",
     workflows: "flows.enqueue() with the whole graph in one call; dependents released by the completion's trigger",
+    durable: `durable jobs of plain step() calls and sleep(); the same worker settings; for the SIGKILL run a lease of ${RESUME_LEASE.leaseMs / 1000} s swept every ${RESUME_LEASE.reclaimIntervalMs} ms (wake interval at its default, 1 s)`,
   },
   async unavailable() {
     return null;
   },
-  async open(tag) {
-    const db = await createDatabase(`conveyor_${tag}`);
+  async open(tag, options = {}) {
+    const db = await createDatabase(`conveyor_${tag}`, options.server);
     const job = noopJob();
+    const durable = options.durable ? durableJob() : null;
     let tracked = false;
-    const conveyor = new Conveyor({ connectionString: db.url, jobs: [job], logger: logger() });
+    const conveyor = new Conveyor({ connectionString: db.url, jobs: durable ? [job, durable] : [job], logger: logger() });
     await conveyor.migrate();
     if (PAYLOAD_INDEX) await conveyor.pool.query("CREATE INDEX CONCURRENTLY jobs_payload_idx ON conveyor.jobs USING gin (payload jsonb_path_ops)");
     const instance: SystemInstance = {
       target: db.url,
+      database: db.name,
       async enqueueOne(payload) {
         await conveyor.enqueue(job, payload);
       },
@@ -90,12 +137,26 @@ export const system: BenchSystem = {
         for (const [start, end] of chunkRanges(count, FINISHED_CHUNK)) await conveyor.pool.query(FILL_FINISHED, [end - start]);
         await conveyor.pool.query("VACUUM (ANALYZE) conveyor.jobs, conveyor.job_executions");
       },
+      async enqueueDurable(payloads) {
+        if (!durable) throw new Error("open the store with { durable: true } to enqueue durable jobs");
+        await conveyor.enqueueMany(payloads.map(({ n, steps = 0, sleepMs = 0 }) => ({ job: durable, payload: { n, steps, sleepMs } })));
+      },
+      async fillSleeping(count) {
+        for (const [start, end] of chunkRanges(count, SLEEPING_CHUNK)) await conveyor.pool.query(FILL_SLEEPING, [end - start]);
+      },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {
+        // Sleeping counts where durable jobs run; elsewhere the statement is the one the other workloads have always polled with.
         const { rows } = await conveyor.pool.query(
-          "SELECT count(*)::int AS n FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running')",
+          durable
+            ? "SELECT count(*)::int AS bench_poll FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running', 'sleeping')"
+            : "SELECT count(*)::int AS n FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running')",
         );
-        return rows[0].n;
+        return rows[0].bench_poll ?? rows[0].n;
+      },
+      async succeeded() {
+        const { rows } = await conveyor.pool.query("SELECT count(*)::int AS bench_poll FROM conveyor.jobs WHERE status = 'succeeded'");
+        return rows[0].bench_poll;
       },
       async prepareGraph() {
         // The release's server time, from pg_stat_user_functions: sessions opened
@@ -140,9 +201,13 @@ function flowJobs(job: AnyJobDefinition, graph: WorkflowGraph): Record<string, F
   return jobs;
 }
 
-export const startWorker: StartWorker = async (target, _variant, onJob) => {
-  const conveyor = new Conveyor({ connectionString: target, jobs: [noopJob(onJob)], logger: logger() });
-  const worker = conveyor.worker({ concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE });
+const isDurable = (variant: WorkerVariant) => variant === "durable" || variant === "durableResume";
+
+export const startWorker: StartWorker = async (target, variant, onJob) => {
+  const job = isDurable(variant) ? durableJob(onJob) : noopJob(onJob);
+  const conveyor = new Conveyor({ connectionString: target, jobs: [job], logger: logger() });
+  const lease = variant === "durableResume" ? RESUME_LEASE : {};
+  const worker = conveyor.worker({ concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE, ...lease });
   await worker.start();
   return {
     async stop() {

@@ -8,10 +8,16 @@
 export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof"] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
-/** The payload of every benchmark job: a sequence number, and for the latency run the enqueue time. */
+/**
+ * The payload of every benchmark job: a sequence number, and for the
+ * latency run the enqueue time. A durable job (enqueueDurable) runs `steps`
+ * no-op steps, with a sleep of `sleepMs` between two steps when above 0.
+ */
 export interface Payload {
   n: number;
   t?: number;
+  steps?: number;
+  sleepMs?: number;
 }
 
 /**
@@ -20,9 +26,19 @@ export interface Payload {
  * job (the same as `perJob` except where a system's best latency setting
  * differs from its best throughput setting: pg-boss); `workflow`, `perJob`
  * with whatever the system needs to release dependents (pg-boss: its flow
- * resolver at its shortest interval).
+ * resolver at its shortest interval); `durable`, a worker of durable jobs
+ * whose `onJob` is called once per step function run (a replayed step is
+ * not run, so not counted); `durableResume`, the same with whatever the
+ * system needs to resume a killed worker's jobs soon (Conveyor: a short
+ * lease, swept often).
  */
-export type WorkerVariant = "perJob" | "array" | "latency" | "workflow";
+export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume";
+
+/** Where and what `open` makes: the server (a URL of an admin database; default the bench server) and whether durable jobs will be enqueued. */
+export interface OpenOptions {
+  server?: string;
+  durable?: boolean;
+}
 
 /**
  * A graph of jobs for the workflows workload: node i's payload is `{ n: i }`
@@ -49,12 +65,14 @@ export interface BenchSystem {
    */
   unavailable(): Promise<string | null>;
   /** A fresh store (a new database, or a new key prefix in Redis), migrated, with a client to enqueue into it. */
-  open(tag: string): Promise<SystemInstance>;
+  open(tag: string, options?: OpenOptions): Promise<SystemInstance>;
 }
 
 export interface SystemInstance {
   /** What a worker child needs to reach this store, its only way to: a database URL, or `<Redis port>:<key prefix>`. */
   readonly target: string;
+  /** The PostgreSQL database holding the store, for server statistics per database; absent for Redis. */
+  readonly database?: string;
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
@@ -67,8 +85,19 @@ export interface SystemInstance {
   fillFinished?(count: number): Promise<void>;
   /** After a fill: vacuum, analyze and checkpoint, as autovacuum and the checkpointer would soon (no-op for Redis). */
   settle(): Promise<void>;
-  /** Jobs not finished yet: waiting (on their dependencies too) or running. */
+  /**
+   * Jobs not finished yet: waiting (on their dependencies too), running, or
+   * sleeping. In the durable workloads' systems the statement's text has
+   * `bench_poll` in it, so that server statistics can leave the
+   * bench's own polling out.
+   */
   unfinished(): Promise<number>;
+  /** Jobs (workflows) that succeeded, to check a durable run's jobs ended well; same marker as `unfinished`. */
+  succeeded?(): Promise<number>;
+  /** Enqueue durable jobs (workflows), one per payload (`steps`, `sleepMs`); absent for systems without durable execution. */
+  enqueueDurable?(payloads: readonly Payload[]): Promise<void>;
+  /** Store `count` sleeping durable jobs, due days from now, written straight into the store; absent where there is no such state. */
+  fillSleeping?(count: number): Promise<void>;
   /**
    * Enqueue `graph` with the system's own dependency feature, in one call
    * where it allows; absent for systems without one.
