@@ -236,6 +236,7 @@ const COLORS: Record<SystemName, string> = {
   "pg-boss": "#3a9a5b",
   bullmq: "#b0413e",
   "bullmq-aof": "#6e2523",
+  dbos: "#7a4fbf",
 };
 
 /** A bar chart, one panel per headline figure, bars per system with min–max whiskers. Plain SVG, no library. */
@@ -262,7 +263,10 @@ export function svgChart(report: Report, title: string): string {
     { metric: "peakRssMb", title: "Worker peak RSS (MB, lower is better)" },
   ];
   panels[5]!.title = panels[5]!.metric === "processAt1M" ? "Process with 1M waiting (jobs/s)" : "Process with 10k waiting (jobs/s)";
-  const systems = SYSTEM_NAMES.filter((name) => report.systems[name] && !report.systems[name]!.skipped);
+  // A system measured in none of the panels (DBOS: durable workloads only) gets no bars.
+  const systems = SYSTEM_NAMES.filter(
+    (name) => report.systems[name] && !report.systems[name]!.skipped && panels.some(({ metric }) => report.systems[name]!.runs[metric]),
+  );
   const width = 900;
   const panelW = 420;
   const barH = 18;

@@ -6,8 +6,8 @@
  * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
  * one answers (`bullmq`), and on a Redis with AOF fsynced every second that
  * the bench starts itself when redis-server is installed (`bullmq-aof`).
- * The durable-execution workloads run on a PostgreSQL the bench starts for
- * them (workloads/durable.ts).
+ * The durable-execution workloads (Conveyor against DBOS) run on a
+ * PostgreSQL the bench starts for them (workloads/durable.ts).
  * Progress goes to stderr; the table goes to stdout.
  */
 import { execFileSync } from "node:child_process";
@@ -116,6 +116,7 @@ const report: Report = {
       "graphile-worker": versionOf("graphile-worker"),
       "pg-boss": versionOf("pg-boss"),
       bullmq: versionOf("bullmq"),
+      dbos: versionOf("@dbos-inc/dbos-sdk"),
     },
     loadAverageAtStart: loadAtStart.map((l) => Math.round(l * 100) / 100),
     config: { ...config },
@@ -132,6 +133,8 @@ for (const name of config.systems) {
   if (skipped) log(`${name}: skipped (${skipped})`);
   else systems.push(system);
 }
+/** The systems of the job-queue workloads: all but those measured in the durable workloads only (DBOS). */
+const jobSystems = systems.filter((system) => !system.durableOnly);
 if (systems.some((system) => system.name === "bullmq-aof")) {
   // It passed unavailable(), so its Redis is running and the port a number.
   const { aofRedisPort } = await import("./systems/bullmq-aof.js");
@@ -183,7 +186,7 @@ for (let run = 0; run < config.runs; run++) {
     insertNodeRuns.push(limit.nodePg);
     log(`  single-INSERT limit: pgbench ${limit.pgbench === null ? "n/a" : fmtRate(limit.pgbench)}, node-pg loop ${fmtRate(limit.nodePg)}`);
   }
-  for (const system of systems) {
+  for (const system of jobSystems) {
     const name = system.name;
     if (has("enqueue-single")) {
       await measure(name, "enqueue one at a time", run, "enqueueSingle", async () => {
@@ -202,7 +205,7 @@ for (let run = 0; run < config.runs; run++) {
       });
     }
   }
-  for (const system of systems) {
+  for (const system of jobSystems) {
     const name = system.name;
     if (has("process")) {
       await measure(name, `process ${config.processJobs}`, run, "process", async () => {
@@ -259,7 +262,7 @@ if (has("scale") && config.scaleLarge > 0) {
   const metric: MetricKey = config.scaleLarge >= 1_000_000 ? "processAt1M" : "processAt100k";
   report.meta.loadAverageAtScale = loadavg().map((l) => Math.round(l * 100) / 100);
   log(`scale: ${config.scaleLarge.toLocaleString("en-US")} jobs waiting, ${config.runs} worker runs each, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  for (const system of systems) {
+  for (const system of jobSystems) {
     const name = system.name;
     await measure(name, `process with ${config.scaleLarge} waiting`, 0, metric, async () => {
       const results = await scaleLarge(system, config, "big", (rate) => {
@@ -277,7 +280,7 @@ if (has("scale") && config.scaleLarge > 0) {
 if (has("scale") && config.finishedKept > 0) {
   const metric: MetricKey = config.finishedKept >= 1_000_000 ? "processAt1MFinished" : "processAt50kFinished";
   log(`scale: ${config.scaleSmall.toLocaleString("en-US")} waiting beside ${config.finishedKept.toLocaleString("en-US")} finished jobs kept, ${config.runs} worker runs each`);
-  for (const system of systems.filter((s) => s.fillsFinished)) {
+  for (const system of jobSystems.filter((s) => s.fillsFinished)) {
     const name = system.name;
     await measure(name, `process with ${config.finishedKept} finished kept`, 0, metric, async () => {
       const results = await scaleFinished(system, config, "fin");
@@ -289,11 +292,11 @@ if (has("scale") && config.finishedKept > 0) {
   }
 }
 
-// Durable execution, Conveyor alone (workloads/durable.ts), on a
+// Durable execution, Conveyor against DBOS (workloads/durable.ts), on a
 // PostgreSQL the bench starts for these workloads when it can, so that the
 // WAL written and pg_stat_statements are these runs' alone; else on the
 // bench server.
-const durableSystems = systems.filter((system) => system.name === "conveyor");
+const durableSystems = systems.filter((system) => system.name === "conveyor" || system.durableOnly);
 let durable: { server: DurableServer; serverTime: string; wal: string } | null = null;
 if ((has("durable") || has("durable-sleeping")) && durableSystems.length > 0) {
   const started = await startPrivatePostgres();
@@ -349,7 +352,7 @@ if ((has("durable") || has("durable-sleeping")) && durableSystems.length > 0) {
       }
     }
     if (has("durable-sleeping")) {
-      for (const system of durableSystems) {
+      for (const system of durableSystems.filter((s) => !s.durableOnly)) {
         const name = system.name;
         log(`durable-sleeping: ${config.sleepingWaiting.toLocaleString("en-US")} waiting beside ${config.sleepingJobs.toLocaleString("en-US")} sleeping jobs, and beside none`);
         await measure(name, `process beside ${config.sleepingJobs} sleeping jobs`, 0, "sleepingJobsPerS", async () => {
@@ -375,7 +378,7 @@ if ((has("durable") || has("durable-sleeping")) && durableSystems.length > 0) {
 // warm-up (workloads/memory.ts).
 if (has("memory")) {
   log(`memory: ${config.memoryJobs.toLocaleString("en-US")} jobs through one worker, RSS every ${config.memorySampleEvery.toLocaleString("en-US")}`);
-  for (const system of systems) {
+  for (const system of jobSystems) {
     const name = system.name;
     await measure(name, `memory over ${config.memoryJobs} jobs`, 0, "rssSlopeMbPer100k", async () => {
       const result = await memoryRun(system, config, "mem");
@@ -441,7 +444,7 @@ report.meta.subtitle =
   `${config.quick ? "quick mode, 1 run" : `median of ${config.runs} runs`} · ${report.meta.machine as string} · PostgreSQL ${server.version.split(" ")[0]} (fsync ${server.fsync}) · ` +
   `Node ${process.version} · ${(report.meta.date as string).slice(0, 10)}`;
 
-const title = "Conveyor vs graphile-worker, pg-boss and BullMQ";
+const title = systems.some((system) => system.name === "dbos") ? "Conveyor vs graphile-worker, pg-boss, BullMQ and DBOS" : "Conveyor vs graphile-worker, pg-boss and BullMQ";
 process.stdout.write(`\n${title} — ${report.meta.subtitle as string}\n\n${table(report)}\n\nTargets:\n${targetsText(report)}\n\n`);
 process.stdout.write(`Settings:\n${config.systems.map((name) => `  ${name}: ${Object.entries(report.systems[name]!.settings).map(([k, v]) => `${k}: ${v}`).join("; ")}`).join("\n")}\n`);
 if (keyLimits !== null) {

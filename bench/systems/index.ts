@@ -13,5 +13,7 @@ export async function loadSystem(name: SystemName): Promise<SystemModule> {
       return import("./bullmq.js");
     case "bullmq-aof":
       return import("./bullmq-aof.js");
+    case "dbos":
+      return import("./dbos.js");
   }
 }

@@ -5,7 +5,7 @@
  * system's library and its RSS is that system's alone.
  */
 
-export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof"] as const;
+export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof", "dbos"] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 /**
@@ -58,6 +58,8 @@ export interface BenchSystem {
   readonly settings: Readonly<Record<string, string>>;
   /** True when its stores offer `fillFinished` (the finished-jobs-kept workload runs only for these). */
   readonly fillsFinished?: boolean;
+  /** True for a system measured in the durable-execution workloads only (DBOS: a workflow engine, not a job queue to compare job for job). */
+  readonly durableOnly?: boolean;
   /**
    * Why this system cannot run here, or null when it can. The bench calls
    * it once per selected system before anything else; a system whose server
