@@ -23,6 +23,8 @@ export interface DedicatedPostgresOptions {
   listenAddresses?: string;
   /** CIDR blocks allowed in with the password, besides 127.0.0.1. */
   allowFrom?: readonly string[];
+  /** Server settings given on the command line (`-c name=value`), kept across restarts. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export class DedicatedPostgres {
@@ -49,7 +51,7 @@ export class DedicatedPostgres {
       // restart would come back to an empty cluster. cleanup() deletes it.
       persistent: true,
       createPostgresUser: true,
-      ...(this.options.listenAddresses ? { postgresFlags: ["-c", `listen_addresses=${this.options.listenAddresses}`] } : {}),
+      postgresFlags: this.flags(),
       onLog: (message: string) => {
         this.log += message;
       },
@@ -64,6 +66,12 @@ export class DedicatedPostgres {
     this.running = true;
     this.url = `postgres://postgres:chaos@127.0.0.1:${port}/postgres`;
     return this;
+  }
+
+  /** `-c name=value` for listen_addresses and every setting asked for. */
+  private flags(): string[] {
+    const settings = { ...(this.options.listenAddresses ? { listen_addresses: this.options.listenAddresses } : {}), ...this.options.settings };
+    return Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   }
 
   private get postmaster(): ChildProcess | undefined {

@@ -13,7 +13,7 @@ import { Conveyor } from "../../packages/core/src/index.js";
 import chaosJobs, { type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type CliProcess, killAllWorkers, spawnWorker } from "../worker-processes/process-helpers.js";
-import { DedicatedPostgres } from "./dedicated-postgres.js";
+import { DedicatedPostgres, type DedicatedPostgresOptions } from "./dedicated-postgres.js";
 import { FaultProxy } from "./fault-proxy.js";
 import { describeDuplicates, type JudgeOptions, judge, type Query, type Verdict } from "./judge.js";
 import { StopWaiting, waitFor } from "../helpers/wait-for.js";
@@ -351,15 +351,19 @@ function fileScenario(proxied: boolean): ProxiedChaosFile {
 /**
  * Run `work` on a scenario run of its own, in a database of its own, on a
  * PostgreSQL server of its own (a scenario that restarts the server must not
- * restart everyone's). The run, the database and the server are stopped and
- * removed afterwards, whatever happened.
+ * restart everyone's), started with `options`. The run, the database and the
+ * server are stopped and removed afterwards, whatever happened.
  */
-export async function onDedicatedServer<T>(name: string, work: (r: ChaosRun, server: DedicatedPostgres) => Promise<T>): Promise<T> {
+export async function onDedicatedServer<T>(
+  name: string,
+  work: (r: ChaosRun, server: DedicatedPostgres) => Promise<T>,
+  options: DedicatedPostgresOptions = {},
+): Promise<T> {
   let server: DedicatedPostgres | null = null;
   let database: ChaosDatabase | null = null;
   let run: ChaosRun | null = null;
   try {
-    server = await new DedicatedPostgres().start();
+    server = await new DedicatedPostgres(options).start();
     database = await createChaosDatabase(server.url);
     run = await new ChaosRun(name, database.url).setup();
     return await work(run, server);
