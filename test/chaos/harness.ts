@@ -148,7 +148,7 @@ export class ChaosRun {
   }
 
   /**
-   * Wait until no job is queued, retrying or running, within `boundMs` of
+   * Wait until no job is queued, retrying, running or sleeping, within `boundMs` of
    * `since` (default: when the run started). Returns the seconds it took.
    * Fails early when `alive` names a worker that should not have exited.
    */
@@ -159,7 +159,7 @@ export class ChaosRun {
       async () => {
         for (const w of mustStayAlive()) if (!w.alive) throw new StopWaiting(`worker ${w.pid} exited: ${JSON.stringify(w.exit)}\n${w.output()}`);
         const counts = await this.statusCounts();
-        return !counts.queued && !counts.retrying && !counts.running ? true : null;
+        return !counts.queued && !counts.retrying && !counts.running && !counts.sleeping ? true : null;
       },
       left,
       250,

@@ -12,8 +12,8 @@
  * - Every repeated side effect is explained by how its execution ended
  *   (lease expiry after a crash, pause or partition; a shutdown hand-back; a
  *   time-out), never by a second live owner.
- * - `attempts` equals the executions that count (all but `retry_after` and
- *   `interrupted`, which give the attempt back).
+ * - `attempts` equals the executions that count (all but `retry_after`,
+ *   `interrupted` and `suspended`, which give the attempt back).
  * - The CHECK constraints still hold and are still validated; dead jobs have
  *   exactly one dead-letter entry carrying their whole history.
  *
@@ -111,16 +111,16 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
        LIMIT ${LIMIT}`),
   );
 
-  // 4. Attempts count exactly the claims that count.
+  // 4. Attempts count exactly the claims that count (a durable sleep or wait, `suspended`, gives its attempt back).
   flag(
     "jobs whose attempts differ from their counted executions",
     await q(`
       SELECT j.id, j.status, j.attempts,
-             count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted'))::int AS counted,
+             count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted', 'suspended'))::int AS counted,
              array_agg(e.outcome ORDER BY e.started_at) FILTER (WHERE e.id IS NOT NULL) AS history
         FROM ${s}.jobs AS j LEFT JOIN ${s}.job_attempts AS e ON e.job_id = j.id
        GROUP BY j.id, j.status, j.attempts
-      HAVING j.attempts <> count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted'))
+      HAVING j.attempts <> count(e.id) FILTER (WHERE e.outcome NOT IN ('retry_after', 'interrupted', 'suspended'))
        LIMIT ${LIMIT}`),
   );
 
@@ -177,7 +177,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     "jobs breaking a row invariant",
     await q(`
       SELECT id, status, attempts, max_attempts FROM ${s}.jobs
-       WHERE status NOT IN ('queued', 'running', 'retrying', 'succeeded', 'cancelled', 'dead')
+       WHERE status NOT IN ('queued', 'running', 'retrying', 'sleeping', 'succeeded', 'cancelled', 'dead')
           OR attempts < 0 OR attempts > max_attempts OR max_attempts < 1
           OR (status = 'running') <> (locked_by IS NOT NULL AND current_execution_id IS NOT NULL AND lease_expires_at IS NOT NULL)
           OR (status <> 'running' AND (locked_by IS NOT NULL OR current_execution_id IS NOT NULL OR lease_expires_at IS NOT NULL))
