@@ -142,6 +142,7 @@ export type {
   WaitForEventOptions,
 } from "./core/steps.js";
 export type { Steps } from "./client/steps.js";
+export type { BatchContext, BatchHandler, BatchJob, BatchOptions, BatchOutcome } from "./core/batch.js";
 export type { MigrationResult, SchemaStatus } from "./store/migrate.js";
 export { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "./worker/abort-reasons.js";
 export { Worker } from "./worker/worker.js";

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { DEPENDENCY_POLICIES, type DependencyPolicy } from "conveyor-jobs/internal/core/flows.js";
 import { JOB_STATUSES } from "conveyor-jobs/internal/core/states.js";
-import type { StepRecord } from "conveyor-jobs/internal/core/steps.js";
 import { bulkActionShape } from "conveyor-jobs/internal/wire/bulk-action-json.js";
 import { flowDetailShape, flowSummaryShape, statusCountsShape } from "conveyor-jobs/internal/wire/flow-json.js";
 import { jobCountShape } from "conveyor-jobs/internal/wire/job-count-json.js";
 import { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "conveyor-jobs/internal/wire/key-limits-json.js";
 import { scheduleShape } from "conveyor-jobs/internal/wire/schedule-json.js";
+import { sentEventShape, stepShape } from "conveyor-jobs/internal/wire/step-json.js";
 import { deadLetterShape, errorShape, executionShape, jobShape as job, optionalTime, storedTime, workerShape } from "conveyor-jobs/internal/wire/serialize.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { BATCH_OUTCOMES } from "./schemas.js";
@@ -19,11 +19,6 @@ import { responseSchema } from "./validation.js";
 // library's type; the shapes only the API sends are here.
 
 const isoTime = z.iso.datetime({ offset: true });
-
-// Listed as records so a kind or state StepRecord gains (or loses) fails the type-check here.
-const enumOf = <T extends string>(members: Record<T, true>) => Object.keys(members) as [T, ...T[]];
-const STEP_KINDS = enumOf<StepRecord["kind"]>({ step: true, sleep: true, wait: true });
-const STEP_STATES = enumOf<StepRecord["state"]>({ completed: true, failed: true, sleeping: true, waiting: true, received: true, timed_out: true });
 
 const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 
@@ -152,31 +147,6 @@ const problem = z
   })
   .describe("RFC 9457 problem details");
 
-/** A job's record of one step, sleep or wait (`GET /v1/jobs/{id}/steps`). */
-export const stepShape = z.object({
-  name: z.string().describe("the name the handler gave it, unique within the job"),
-  seq: z.number().int().describe("1 for the job's first record, then 2, …: the order in which they were first made"),
-  kind: z.enum(STEP_KINDS),
-  state: z
-    .enum(STEP_STATES)
-    .describe("step: completed or failed (its last error; a later run's record replaces it); sleep: sleeping or completed; wait: waiting, received or timed_out"),
-  result: z.unknown().describe("a completed step's result, or the payload of the event a wait received; else null"),
-  error: errorShape.nullable().describe("a failed step's last error"),
-  attempt: z.number().int().describe("the attempt that made the record"),
-  executionId: z.uuid().describe("that attempt's execution (the job's executions list it)"),
-  startedAt: storedTime,
-  finishedAt: optionalTime.describe("null while a sleep sleeps or a wait waits"),
-  wakeAt: optionalTime.describe("a sleep's wake time or a wait's deadline; null for a step, and for a wait without a deadline"),
-  event: z.string().nullable().describe("a wait's event name; null for steps and sleeps"),
-  eventKey: z.string().nullable().describe("a wait's event key (\"\": events sent without a key); null for steps and sleeps"),
-  eventId: z.uuid().nullable().describe("the id of the event a wait received (POST /v1/events answered it)"),
-});
-
-const sentEvent = z.object({
-  id: z.uuid().describe("the stored event's id"),
-  jobIds: z.array(z.uuid()).describe("the jobs it woke: each had a wait that received it and is queued again"),
-});
-
 /** Response schemas by name, for the routes' `response` maps. */
 /** `GET /v1/me`: the API key a request is made with, and what it may do. */
 const currentKey = z.object({
@@ -250,7 +220,7 @@ export const responseSchemas = {
   schedules: responseSchema(z.object({ items: z.array(scheduleShape) })),
   currentKey: responseSchema(currentKey),
   steps: responseSchema(z.object({ items: z.array(stepShape).describe("in the order the job first recorded them") })),
-  sentEvent: responseSchema(sentEvent),
+  sentEvent: responseSchema(sentEventShape),
 };
 
 /** The body of `GET /v1/overview` before its times become text (the serializer does the rest). */

@@ -5,6 +5,7 @@ import {
   MAX_IDEMPOTENCY_KEY_LENGTH,
   MAX_LIST_LIMIT,
   MAX_NAME_LENGTH,
+  MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
   MAX_TENANT_LENGTH,
 } from "conveyor-jobs/internal/core/defaults.js";
@@ -102,12 +103,11 @@ export const flowIdempotencyHeaders = z.looseObject({
 
 export type CreateJobBody = z.output<typeof createJobBody>;
 
-// Names of events, steps and waits: the client's rule (1 to 255 characters, no
-// control characters; client/steps.ts), stated here for the document. An
-// event's key may be empty: it then matches waits without a key.
-const MAX_LABEL_LENGTH = 255;
+// Names of events, steps and waits: the client's rule (1 to MAX_STEP_NAME_LENGTH
+// characters, no control characters; client/steps.ts), stated here for the
+// document. An event's key may be empty: it then matches waits without a key.
 const NO_CONTROL = /^[^\u0000-\u001f]*$/;
-const label = (min: 0 | 1) => z.string().min(min).max(MAX_LABEL_LENGTH).regex(NO_CONTROL, "must not contain control characters");
+const label = (min: 0 | 1) => z.string().min(min).max(MAX_STEP_NAME_LENGTH).regex(NO_CONTROL, "must not contain control characters");
 
 /** `POST /v1/events`: the tenant is the key's, or for an admin key the one it names. */
 export const sendEventBody = z

@@ -15,6 +15,9 @@ import { SearchTimeoutError } from "../core/errors.js";
 
 export type { QueueStats } from "../core/overview.js";
 
+/** The states the depth gauge reports: unfinished and dead jobs (succeeded and cancelled ones are history). */
+const DEPTH_STATES = JOB_STATUSES.filter((status) => status !== "succeeded" && status !== "cancelled");
+
 const NONE = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as StatusCounts;
 
 /** A queue's counts with what is set on it (pause, limits). */
@@ -144,7 +147,7 @@ export class QueueOverview {
     Array<{
       /** The queue. */
       queue: string;
-      /** One of waiting, queued, running, retrying, dead. */
+      /** One of waiting, queued, running, retrying, sleeping, dead: every state but succeeded and cancelled. */
       status: string;
       /** How many jobs (see `estimated`). */
       count: number;
@@ -154,7 +157,7 @@ export class QueueOverview {
   > {
     const counts = await readQueueCounts(this.store, null, queueCountLimits(this.limits));
     return counts.flatMap((queue) =>
-      (["waiting", "queued", "running", "retrying", "dead"] as const).map((status) => ({
+      DEPTH_STATES.map((status) => ({
         queue: queue.queue,
         status,
         count: queue.counts[status],

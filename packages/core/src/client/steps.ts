@@ -1,4 +1,4 @@
-import { DEFAULT_TENANT, MAX_STEP_RESULT_BYTES } from "../core/defaults.js";
+import { DEFAULT_TENANT, MAX_STEP_RESULT_BYTES, MAX_STEP_NAME_LENGTH } from "../core/defaults.js";
 import { ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
 import { encodeJson } from "../core/json.js";
 import type { Job } from "../core/model.js";
@@ -8,7 +8,6 @@ import { checkLabel, checkTenant } from "../core/validate.js";
 import type { Store } from "../store/store.js";
 import { checkId, type TenantScope } from "./scope.js";
 
-const MAX_LABEL_LENGTH = 255;
 const RERUNNABLE = Object.keys(TRANSITIONS.rerun_from_step);
 
 /**
@@ -31,9 +30,9 @@ export class Steps {
    */
   async send(input: SendEventInput): Promise<SentEvent> {
     if (typeof input !== "object" || input === null) throw new ValidationError("sendEvent takes { event, key?, payload?, tenant? }", [{ path: "", message: "must be an object" }]);
-    checkLabel(input.event, "event", MAX_LABEL_LENGTH);
+    checkLabel(input.event, "event", MAX_STEP_NAME_LENGTH);
     const key = input.key ?? "";
-    checkLabel(key, "key", MAX_LABEL_LENGTH, ValidationError, true);
+    checkLabel(key, "key", MAX_STEP_NAME_LENGTH, ValidationError, true);
     const tenant = input.tenant ?? DEFAULT_TENANT;
     checkTenant(tenant);
     const payload = input.payload === undefined ? null : encodeJson(input.payload, "payload");
@@ -72,7 +71,7 @@ export class Steps {
    * step.
    */
   async rerunFrom(jobId: string, step: string, scope: TenantScope = {}): Promise<Job> {
-    checkLabel(step, "step", MAX_LABEL_LENGTH);
+    checkLabel(step, "step", MAX_STEP_NAME_LENGTH);
     return this.rerun(jobId, step, scope);
   }
 

@@ -232,6 +232,8 @@ export const MAX_PROGRESS_BYTES = 16 * 1024;
 /** Progress: the shortest time between two progress writes of one attempt; values reported in between coalesce (latest wins). */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 
+/** Durable execution: longest name of a step, sleep, wait, event or event key (255 characters, no control characters). */
+export const MAX_STEP_NAME_LENGTH = 255;
 /** Durable execution: most steps, sleeps and waits one job may record (1,000); one more fails the job with `StepLimitError`. */
 export const MAX_STEPS_PER_JOB = 1_000;
 /** Durable execution: largest step result or event payload, in bytes of its JSON text (256 KiB); every later run of the job reads it back. */
@@ -246,6 +248,13 @@ export const DEFAULT_STEP_RETRIES = 0;
 export const NO_DEADLINE = new Date("9999-12-31T00:00:00Z");
 /** Durable execution: events are kept this long (7 days) for waits that have not reached them yet, then pruned. */
 export const DEFAULT_EVENT_RETENTION_MS = 7 * 86_400_000;
+
+/** Batch handlers: most jobs in one batch (`batch.maxSize`), 1,000. */
+export const MAX_BATCH_SIZE = 1_000;
+/** Batch handlers: how long a batch waits for more jobs after its first (`batch.maxWaitMs`), 50 ms. */
+export const DEFAULT_BATCH_MAX_WAIT_MS = 50;
+/** Batch handlers: the longest `batch.maxWaitMs`, 60 s; the jobs waiting hold their slots and leases meanwhile. */
+export const MAX_BATCH_WAIT_MS = 60_000;
 
 /** HTTP API: most jobs in one `POST /v1/jobs/batch` request. */
 export const MAX_BATCH_JOBS = 1_000;

@@ -14,6 +14,7 @@ import { type KindRetention, type ResolvedKindRetention, resolveKindRetention } 
 import type { Queryable } from "./queryable.js";
 import type { DependencyOutcome, DependencySummary } from "./flows.js";
 import type { DurableFunctions } from "./steps.js";
+import { type BatchContext, type BatchHandler, type BatchOptions, outcomeOf, type ResolvedBatch, resolveBatch } from "./batch.js";
 import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
@@ -114,14 +115,38 @@ export interface JobContext<P> extends DurableFunctions {
 /** A handler returns a JSON-serialisable result (kept on the job), nothing, or a `RetryAfter`. */
 export type JobHandler<P, R = unknown> = (context: JobContext<P>) => Promise<R | RetryAfter> | R | RetryAfter;
 
-/** What `defineJob` takes: a kind, its payload schema and handler, and its defaults. */
-export interface JobDefinitionInput<S extends StandardSchemaV1, R> {
+/**
+ * What `defineJob` takes: a kind, its payload schema, its handler (or, for
+ * a kind that takes its jobs in batches, `batch` and `batchHandler`), and
+ * its defaults.
+ */
+export type JobDefinitionInput<S extends StandardSchemaV1, R> = JobKindInput<S> &
+  (
+    | {
+        /** Runs one attempt with the parsed payload; throw to fail it (`PermanentError`: no retry), return `RetryAfter` to run it later. */
+        handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
+        batch?: never;
+        batchHandler?: never;
+      }
+    | {
+        handler?: never;
+        /** Take this kind's jobs in batches: how big, how long a batch waits to fill, and by which key (docs/jobs.md#batch-handlers). */
+        batch: BatchOptions<StandardSchemaV1.InferOutput<S>>;
+        /**
+         * Runs one attempt of each job of a batch and returns one outcome per
+         * job, in order: its result, or an `Error` to fail it
+         * (`PermanentError`, `retryAfter(ms)`). Throwing fails every job.
+         */
+        batchHandler: BatchHandler<StandardSchemaV1.InferOutput<S>, R>;
+      }
+  );
+
+/** The options of `defineJob` every kind has, whatever its handler. */
+export interface JobKindInput<S extends StandardSchemaV1> {
   /** Unique name of the job kind, e.g. `email.send`. Letters, digits and `_ . : - /`. */
   kind: string;
   /** Payload validator: any Standard Schema (zod 4, valibot, arktype…). */
   schema: S;
-  /** Runs one attempt with the parsed payload; throw to fail it (`PermanentError`: no retry), return `RetryAfter` to run it later. */
-  handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
   /**
    * Attempts before the job is dead-lettered.
    * @defaultValue `DEFAULT_MAX_ATTEMPTS` (25)
@@ -174,8 +199,10 @@ export interface JobDefinition<S extends StandardSchemaV1 = StandardSchemaV1, R 
   readonly kind: string;
   /** Payload validator. */
   readonly schema: S;
-  /** The handler. */
+  /** The handler: for a batch kind, one that runs a batch of the one job it is given. */
   readonly handler: JobHandler<StandardSchemaV1.InferOutput<S>, R>;
+  /** How the kind takes its jobs in batches, with its batch handler; null for a kind with a handler per job (the default). */
+  readonly batch: ResolvedBatch<StandardSchemaV1.InferOutput<S>, R> | null;
   /** Attempts before a job is dead-lettered (default `DEFAULT_MAX_ATTEMPTS`, 25). */
   readonly maxAttempts: number;
   /** Retry delays, defaults applied (1 s base, 1 h cap, 20% jitter). */
@@ -231,7 +258,9 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
   if (!input.schema || typeof input.schema !== "object" || !("~standard" in input.schema)) {
     throw new ConfigError(`${where}: schema must be a Standard Schema validator (zod 4, valibot, arktype…)`);
   }
-  if (typeof input.handler !== "function") throw new ConfigError(`${where}: handler must be a function`);
+  const batch = resolveBatch(input.batch, input.batchHandler, where);
+  if (batch && input.handler !== undefined) throw new ConfigError(`${where}: give handler or batchHandler, not both`);
+  if (!batch && typeof input.handler !== "function") throw new ConfigError(`${where}: handler must be a function`);
   const maxAttempts = input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   checkMaxAttempts(maxAttempts, `${where}: maxAttempts`, ConfigError);
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -248,7 +277,8 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
   return Object.freeze({
     kind: input.kind,
     schema: input.schema,
-    handler: input.handler,
+    handler: batch ? batchOfOne(batch) : input.handler!,
+    batch,
     maxAttempts,
     backoff: resolveBackoff(input.backoff, `${where}: backoff`),
     timeoutMs,
@@ -260,3 +290,26 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
   });
 }
 
+
+/**
+ * A batch kind's handler for one job: its batch handler run on a batch of
+ * that job alone (what `runHandler` calls), the job's signal serving as the
+ * batch's, and its transaction the job's (an error outcome rolls it back).
+ */
+function batchOfOne<P, R>(batch: ResolvedBatch<P, R>): JobHandler<P, R> {
+  return async (ctx) => {
+    const context: BatchContext<P> = {
+      jobs: [{ ...ctx.job, payload: ctx.payload, signal: ctx.signal }],
+      signal: ctx.signal,
+      batchId: ctx.job.executionId,
+      workerId: ctx.job.workerId,
+      log: ctx.log,
+      transaction: async <T extends ReadonlyArray<unknown>>(work: (tx: Queryable) => Promise<T>): Promise<T> => {
+        let outcomes: T | undefined;
+        await ctx.transaction(async (tx) => outcomeOf((outcomes = await work(tx)), 0, 1));
+        return outcomes!;
+      },
+    };
+    return outcomeOf(await batch.handler(context), 0, 1) as R;
+  };
+}

@@ -112,6 +112,8 @@ export interface JobExecution {
   outcome: ExecutionOutcome;
   /** The error it failed with; null otherwise. */
   error: StoredError | null;
+  /** The batch it ran in, for a batch handler's job: the batch's id and how many jobs it held; null otherwise. */
+  batch: { id: string; size: number } | null;
 }
 
 /** A job with its attempts, oldest first. */

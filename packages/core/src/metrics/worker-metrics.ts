@@ -39,6 +39,8 @@ export class WorkerMetrics {
   readonly waits: Counter<"outcome">;
   /** `conveyor_jobs_woken_total`: sleeping jobs this worker queued when their time came. */
   readonly woken: Counter;
+  /** `conveyor_batch_size{kind}`: jobs per batch a batch handler ran. */
+  readonly batchSize: Histogram<"kind">;
 
   private readonly activeSources = new Set<() => number>();
 
@@ -63,6 +65,13 @@ export class WorkerMetrics {
     this.suspensions = new Counter({ name: "conveyor_suspensions_total", help: "Attempts suspended by sleep or waitForEvent", labelNames: ["kind"], registers });
     this.waits = new Counter({ name: "conveyor_waits_ended_total", help: "Waits for an event that ended: received or timed_out", labelNames: ["outcome"], registers });
     this.woken = new Counter({ name: "conveyor_jobs_woken_total", help: "Sleeping jobs queued when their time came", registers });
+    this.batchSize = new Histogram({
+      name: "conveyor_batch_size",
+      help: "Jobs per batch run by a batch handler",
+      labelNames: ["kind"],
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      registers,
+    });
     this.deadLettered = new Counter({ name: "conveyor_jobs_dead_lettered_total", help: "Jobs moved to the dead-letter queue", labelNames: ["kind"], registers });
     this.fencedWrites = new Counter({
       name: "conveyor_fenced_writes_total",

@@ -31,6 +31,22 @@ export class HandlerStore {
   }
 
   /**
+   * Mark many attempts of worker `workerId` succeeded on `tx` (a batch's
+   * transaction) in one statement, fenced each on its execution id (the
+   * worker's own completion statement, jobComplete); returns the execution
+   * ids written: fewer than given when some were fenced.
+   */
+  async jobCompleteManyInTransaction(tx: Queryable, workerId: string, items: ReadonlyArray<{ jobId: string; executionId: string; result: string | null }>): Promise<string[]> {
+    const { rows } = await runQuery(tx, this.q.jobComplete, [items.map((i) => i.jobId), items.map((i) => i.executionId), items.map((i) => i.result), workerId]);
+    return rows.map((row) => row.execution_id as string);
+  }
+
+  /** Record which batch each of a batch's attempts runs in (display only). */
+  async jobBatchRecord(batchId: string, jobIds: readonly string[], executionIds: readonly string[]): Promise<void> {
+    await runQuery(this.pool, this.q.jobBatchRecord, [batchId, jobIds, executionIds]);
+  }
+
+  /**
    * Mark worker `workerId`'s attempt succeeded on `tx`, the connection
    * holding the handler's open transaction, and record it; false when
    * fenced (then the caller must roll back).

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { quoteIdent } from "./db.js";
 import * as apiKeys from "./sql/api-keys.js";
 import * as attempts from "./sql/attempts.js";
+import * as batches from "./sql/batches.js";
 import * as bulkActions from "./sql/bulk-actions.js";
 import * as claims from "./sql/claims.js";
 import * as clock from "./sql/clock.js";
@@ -48,6 +49,7 @@ const SOURCES = {
   ...bulkActions,
   ...waits,
   ...steps,
+  ...batches,
 } as const;
 
 type QueryName = {

@@ -106,6 +106,7 @@ export function rowToExecution(row: Row): JobExecution {
     finishedAt: row.finished_at,
     outcome: row.outcome,
     error: row.error ?? null,
+    batch: row.batch_id ? { id: row.batch_id, size: row.batch_size } : null,
   };
 }
 

@@ -125,6 +125,16 @@ CREATE TABLE conveyor.flows (
   CONSTRAINT flows_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE conveyor.job_batch_members (
+  job_id uuid NOT NULL,
+  execution_id uuid NOT NULL,
+  batch_id uuid NOT NULL,
+  batch_size integer NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT job_batch_members_pkey PRIMARY KEY (job_id, execution_id),
+  CONSTRAINT job_batch_members_size_positive CHECK ((batch_size >= 1))
+);
+
 CREATE TABLE conveyor.job_dependencies (
   depends_on uuid NOT NULL,
   job_id uuid NOT NULL,
@@ -166,7 +176,7 @@ CREATE TABLE conveyor.job_executions (
 CREATE TABLE conveyor.job_steps (
   job_id uuid NOT NULL,
   name text NOT NULL,
-  seq integer NOT NULL,
+  seq bigint NOT NULL,
   kind text NOT NULL,
   state text NOT NULL,
   result jsonb,

@@ -25,3 +25,4 @@ export {
 } from "./test-conveyor.js";
 export { type JobMatch, partialMatch } from "./expect-job.js";
 export type { TestEvent, TestStepRecord } from "./memory-durable.js";
+export { type BatchJobResult, runBatchHandler, type RunBatchHandlerOptions } from "./run-batch-handler.js";

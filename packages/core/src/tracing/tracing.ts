@@ -188,6 +188,38 @@ export class Tracing {
   }
 
   /**
+   * A CONSUMER span for one batch of a batch handler, linked to the trace
+   * context each of its jobs was enqueued with (each job's own attempt span
+   * stays in its own trace); undefined unless a tracer provider is
+   * registered. The batch handler runs inside it.
+   */
+  batchSpan(queue: string, kind: string, batchId: string, jobs: readonly ClaimedJob[]): AttemptSpan | undefined {
+    const tracer = this.tracer();
+    if (!tracer || !api) return undefined;
+    const links: Link[] = [];
+    for (const job of jobs) if (job.traceContext) pushLink(links, job.traceContext);
+    const span = tracer.startSpan(
+      `process ${queue} batch`,
+      {
+        kind: api.SpanKind.CONSUMER,
+        root: true,
+        links,
+        attributes: {
+          "messaging.system": MESSAGING_SYSTEM,
+          "messaging.operation.type": "process",
+          "messaging.operation.name": "process",
+          "messaging.destination.name": queue,
+          "messaging.batch.message_count": jobs.length,
+          "conveyor.job.kind": kind,
+          "conveyor.batch.id": batchId,
+        },
+      },
+      api.ROOT_CONTEXT,
+    );
+    return new OtelAttemptSpan(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
+  }
+
+  /**
    * An INTERNAL span for one durable step, sleep or wait
    * (worker/durable-run.ts), a child of the span active where it is called
    * (the attempt's, inside its handler); undefined unless a tracer provider

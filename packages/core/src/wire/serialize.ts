@@ -65,6 +65,10 @@ export const executionShape = z.object({
   finishedAt: optionalTime,
   outcome: z.enum(EXECUTION_OUTCOMES),
   error: errorShape.nullable(),
+  batch: z
+    .object({ id: z.uuid(), size: z.number().int().describe("jobs in the batch") })
+    .nullable()
+    .describe("the batch a batch handler ran this attempt in; null otherwise (and in a dead letter's history)"),
 });
 
 /** A dead letter as JSON, with the job's whole execution history. */
@@ -146,6 +150,7 @@ export function executionJson(execution: JobExecution): ExecutionJson {
     finishedAt: isoOrNull(execution.finishedAt),
     outcome: execution.outcome,
     error: errorJson(execution.error),
+    batch: execution.batch,
   };
 }
 
@@ -172,6 +177,7 @@ export function deadLetterJson(entry: DeadLetter): DeadLetterJson {
         finishedAt: isoOrNull(attempt.finishedAt),
         outcome: attempt.outcome,
         error: errorJson(attempt.error),
+        batch: null,
       }),
     ),
     deadAt: iso(entry.deadAt),

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { resolveBackoff, retryDelayMs } from "../core/backoff.js";
-import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, NO_DEADLINE } from "../core/defaults.js";
+import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, NO_DEADLINE, MAX_STEP_NAME_LENGTH } from "../core/defaults.js";
 import { JobSuspendedError, PermanentError, StepError } from "../core/errors.js";
 import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../core/queryable.js";
@@ -25,7 +25,6 @@ export interface DurableDeps {
   tracing: Tracing;
 }
 
-const MAX_LABEL_LENGTH = 255;
 
 /**
  * `step`, `sleep` and `waitForEvent` for one attempt (core/steps.ts
@@ -115,9 +114,9 @@ export class DurableRun implements DurableFunctions {
   waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
     this.begin(name, "wait");
     const label = `waitForEvent ${JSON.stringify(name)}`;
-    checkLabel(options?.event, `${label}: event`, MAX_LABEL_LENGTH, StepError);
+    checkLabel(options?.event, `${label}: event`, MAX_STEP_NAME_LENGTH, StepError);
     const key = options.key ?? "";
-    checkLabel(key, `${label}: key`, MAX_LABEL_LENGTH, StepError, true);
+    checkLabel(key, `${label}: key`, MAX_STEP_NAME_LENGTH, StepError, true);
     const { timeoutMs } = options;
     if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_DELAY_MS)) {
       throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
@@ -171,7 +170,7 @@ export class DurableRun implements DurableFunctions {
   /** A new name in this run, and the attempt not suspended. */
   private begin(name: string, kind: LoadedStep["kind"]): void {
     if (this.#suspended) throw this.#suspended;
-    checkLabel(name, `${kind} name`, MAX_LABEL_LENGTH, StepError);
+    checkLabel(name, `${kind} name`, MAX_STEP_NAME_LENGTH, StepError);
     if (this.#used.has(name)) {
       throw new StepError(`${kind} ${JSON.stringify(name)}: this name was already used in this run of the job; step, sleep and wait names are unique within a job`);
     }

@@ -26,8 +26,15 @@ type AttemptLog = { readonly log: Logger };
  * enforce the time limit, and record the outcome. Never throws; whatever
  * the handler does (throw a non-Error, never settle, reject later) ends as
  * a recorded outcome or, when the lease was lost, as no write at all.
+ * `handler`: what settles the attempt, the kind's handler unless given (a
+ * batch's job settles with its outcome in the batch, worker/batch-run.ts).
  */
-export async function executeAttempt(definition: AnyJobDefinition, running: Attempt, deps: ExecutorDeps): Promise<void> {
+export async function executeAttempt(
+  definition: AnyJobDefinition,
+  running: Attempt,
+  deps: ExecutorDeps,
+  handler: (context: AttemptContext) => unknown = definition.handler as (context: AttemptContext) => unknown,
+): Promise<void> {
   const context = new AttemptContext(running, deps);
   const started = performance.now();
   // Past the lease's local deadline another worker may own the job: the handler never starts.
@@ -43,7 +50,7 @@ export async function executeAttempt(definition: AnyJobDefinition, running: Atte
   const cancelledFirst = running.cancelObserved && running.phase === "claimed";
   const settled: Settled = cancelledFirst
     ? { kind: "threw", error: running.signal.reason }
-    : await (span ? span.run(() => running.run(definition.handler, context)) : running.run(definition.handler, context));
+    : await (span ? span.run(() => running.run(handler, context)) : running.run(handler, context));
   clearTimeout(timer);
   running.startWriting();
   let outcome = "error"; // the label when recording the outcome itself failed

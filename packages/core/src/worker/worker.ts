@@ -10,7 +10,8 @@ import type { ClaimStore } from "../store/claim-store.js";
 import { JobCancelledError, WorkerShutdownError } from "./abort-reasons.js";
 import { ClaimChooser } from "./claim-chooser.js";
 import { AttemptWriter } from "./attempt-writer.js";
-import { executeAttempt, type ExecutorDeps } from "./executor.js";
+import { BatchGatherer } from "./batch-gatherer.js";
+import type { BatchDeps } from "./batch-run.js";
 import { HandlerTools } from "./handler-tools.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
@@ -27,6 +28,7 @@ import type { WorkerDeps } from "./worker-deps.js";
 import { countClaimed, readTraceContexts } from "./claimed-jobs.js";
 import { waitToStart } from "./database-start.js";
 import { EarlyCancels } from "./early-cancels.js";
+import { ensureTenantIndex } from "./tenant-index.js";
 import { registerTestSignals, WorkerLoopTestSignals } from "./test-signals.js";
 
 export type { WorkerOptions } from "./options.js";
@@ -49,7 +51,7 @@ export class Worker {
   /** Jobs held right now, by execution id. */
   private readonly running = new Map<string, Attempt>();
   private readonly executions = new Set<Promise<void>>();
-  private readonly executorDeps: ExecutorDeps;
+  private readonly gatherer: BatchGatherer;
   private readonly workAvailable = new WakeSignal();
   private readonly slotFreed = new WakeSignal();
   private readonly writer: AttemptWriter;
@@ -100,12 +102,14 @@ export class Worker {
     this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
     this.tools = new HandlerTools(deps.store.handlers, this.id, this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
-    this.executorDeps = {
+    const executorDeps: BatchDeps = {
       writer: this.writer, metrics: this.metrics, log: this.log, workerId: this.id, tools: this.tools, flows: deps.store.flows,
       renew: (running) => this.leases.renewOne(running),
       durable: { steps: deps.store.steps, handlers: deps.store.handlers, workerId: this.id, metrics: this.metrics, tracing: deps.tracing },
       tracing: deps.tracing,
+      handlers: deps.store.handlers,
     };
+    this.gatherer = new BatchGatherer(executorDeps, () => this.running.size >= this.options.concurrency);
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     this.claimStore = deps.store.claimStoreOpen(deps.connection, this.options.queues);
@@ -155,7 +159,7 @@ export class Worker {
     }
     await this.register();
     await this.deps.store.clock.now(); // execution ids follow the database's clock from the first claim on
-    if (this.options.fairness === "tenant") await this.ensureTenantIndex();
+    if (this.options.fairness === "tenant") await ensureTenantIndex(this.deps.store, this.log);
     if (this.options.listen && this.deps.listenConnection === null) {
       this.log.info("polling only: the client goes through a transaction pooler and has no listenConnectionString");
     } else if (this.options.listen) {
@@ -226,6 +230,7 @@ export class Worker {
     // not waited for past the grace period: what it claims is never started.
     const intake = Promise.allSettled([this.scheduler?.stop(), this.loop, this.listener?.stop()]);
     await Promise.race([intake, grace.over]);
+    this.gatherer.flushAll(); // no more jobs will join a batch being gathered
     if (this.running.size > 0) {
       this.log.info({ running: this.running.size, graceMs }, "waiting for running jobs before shutdown");
       await Promise.race([Promise.allSettled([...this.executions]), grace.over]);
@@ -258,19 +263,6 @@ export class Worker {
     this.untrackActiveJobs();
     this.state = "stopped";
     this.log.info("worker stopped");
-  }
-
-  /**
-   * Fair claims walk the tenants through an index built when first needed
-   * (sql/tenant-index.ts in the store). Without it they still claim fairly, only by reading
-   * every ready job; so a failure to build it is logged, not fatal.
-   */
-  private async ensureTenantIndex(): Promise<void> {
-    try {
-      if (await this.deps.store.tenantIndexEnsure()) this.log.info("built the tenant index for fair claims");
-    } catch (error) {
-      this.log.warn({ err: (error as Error).message }, "could not build the tenant index; fair claims read every ready job until a worker builds it");
-    }
   }
 
   /** Enqueue the due ticks of this worker's cron schedules now (it also does this at each tick); returns jobs inserted. */
@@ -368,7 +360,7 @@ export class Worker {
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
     }
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
-    const execution = executeAttempt(definition, running, this.executorDeps).finally(() => {
+    const execution = this.gatherer.run(definition, running).finally(() => {
       // The slot frees only once the outcome is written (or given up), so the
       // database never shows this worker holding more jobs than its concurrency.
       this.running.delete(running.executionId);

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { NO_DEADLINE } from "conveyor-jobs/internal/core/defaults.js";
-import type { StepRecord } from "conveyor-jobs/internal/core/steps.js";
-import { isoOrNull, jobJson } from "conveyor-jobs/internal/wire/serialize.js";
+import { jobJson } from "conveyor-jobs/internal/wire/serialize.js";
+import { sentEventJson, stepJson } from "conveyor-jobs/internal/wire/step-json.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
-import { jsonResponse, problemResponse, problemResponses, responseSchemas, type stepShape } from "../response-schemas.js";
+import { jsonResponse, problemResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { idParams, rerunBody, type SendEventBody, sendEventBody } from "../schemas.js";
 import { actionScope, writeTenant } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
@@ -43,7 +42,7 @@ export function durableRoutes(app: FastifyInstance, { conveyor, metrics }: Route
       const sent = await conveyor.sendEvent({ ...event, tenant: writeTenant(request, requested) });
       metrics.eventsSent.inc();
       metrics.eventsDelivered.inc(sent.jobIds.length);
-      return sent;
+      return sentEventJson(sent);
     },
   );
 
@@ -101,32 +100,4 @@ export function durableRoutes(app: FastifyInstance, { conveyor, metrics }: Route
     },
     async (request) => jobJson(await conveyor.steps.rerunFrom(request.params.id, request.body.fromStep, actionScope(request))),
   );
-}
-
-/** A step record as JSON: times as ISO 8601, an error without its stack, and no deadline as null. */
-function stepJson(record: StepRecord): z.input<typeof stepShape> {
-  return {
-    name: record.name,
-    seq: record.seq,
-    kind: record.kind,
-    state: record.state,
-    result: record.result ?? null,
-    error: errorJson(record.error),
-    attempt: record.attempt,
-    executionId: record.executionId,
-    startedAt: isoOrNull(record.startedAt),
-    finishedAt: isoOrNull(record.finishedAt),
-    // A wait without timeoutMs is stored with the far-future deadline that stands for none.
-    wakeAt: record.wakeAt !== null && record.wakeAt.getTime() === NO_DEADLINE.getTime() ? null : isoOrNull(record.wakeAt),
-    event: record.event,
-    eventKey: record.eventKey,
-    eventId: record.eventId,
-  };
-}
-
-/** A stored error as `{ name, message }`: its stack stays in the database and the worker's logs. */
-function errorJson(error: unknown): { name: string; message: string } | null {
-  if (error === null || typeof error !== "object") return null;
-  const { name, message } = error as { name?: unknown; message?: unknown };
-  return { name: String(name ?? "Error"), message: String(message ?? "") };
 }

@@ -36,8 +36,9 @@ DROP INDEX IF EXISTS {{schema}}.jobs_by_queue_status_tenant_idx;
 CREATE TABLE IF NOT EXISTS {{schema}}.job_steps (
   job_id uuid NOT NULL,
   name text NOT NULL,
-  -- The order in which the job first recorded its steps (1, 2, …): what "this step and every later one" means.
-  seq integer NOT NULL,
+  -- The order in which records were first made, across jobs: what "this step and every later one" means
+  -- for a job (unique even for steps recorded side by side). Shown per job as 1, 2, … (jobStepsList).
+  seq bigint GENERATED ALWAYS AS IDENTITY,
   kind text NOT NULL,
   state text NOT NULL,
   -- A step's result, or a wait's event payload.

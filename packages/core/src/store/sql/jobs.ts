@@ -1,6 +1,6 @@
 import { COPY_COLUMNS } from "./copy-columns.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
-import { EXECUTION_COLUMNS, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { executionColumnsOf, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
 import { CANCELLABLE } from "./status-sets.js";
 
@@ -152,7 +152,10 @@ SELECT ${JOB_COLUMNS} FROM {{schema}}.jobs WHERE id = $1 AND ($2::text IS NULL O
  * $1 job id
  */
 export const executionListByJob = `
-SELECT ${EXECUTION_COLUMNS} FROM {{schema}}.job_attempts WHERE job_id = $1 ORDER BY started_at, id`;
+SELECT ${executionColumnsOf("a")}, b.batch_id, b.batch_size
+FROM {{schema}}.job_attempts AS a
+LEFT JOIN {{schema}}.job_batch_members AS b ON b.job_id = a.job_id AND b.execution_id = a.id
+WHERE a.job_id = $1 ORDER BY a.started_at, a.id`;
 
 /**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets

@@ -20,9 +20,6 @@ import { jobColumnsOf } from "./job-columns.js";
 // event committed before it, and the event sees every wait committed before
 // it, so an event that races a wait is never lost.
 
-/** The next `seq` of job $1: steps are numbered in the order the job first recorded them. */
-const NEXT_SEQ = `coalesce((SELECT max(seq) FROM {{schema}}.job_steps WHERE job_id = $1), 0) + 1`;
-
 /** The running attempt's job row, matched on its execution id and share-locked: the fence of a record. */
 const OWNER = `owner AS (
   SELECT id, tenant, attempts FROM {{schema}}.jobs
@@ -37,7 +34,7 @@ const OWNER = `owner AS (
  * $1 job id
  */
 export const jobStepsLoad = `
-SELECT name, kind, state, result, seq, wake_at,
+SELECT name, kind, state, result, wake_at,
        (extract(epoch FROM wake_at - now()) * 1000)::float8 AS wake_in_ms
 FROM {{schema}}.job_steps WHERE job_id = $1`;
 
@@ -53,8 +50,8 @@ FROM {{schema}}.job_steps WHERE job_id = $1`;
 export const jobStepRecord = `
 WITH ${OWNER}
 INSERT INTO {{schema}}.job_steps AS s
-  (job_id, name, seq, kind, state, result, error, attempt, execution_id, started_at, finished_at, tenant)
-SELECT o.id, $3, ${NEXT_SEQ}, 'step', $4, $5::jsonb, $6::jsonb, o.attempts, $2,
+  (job_id, name, kind, state, result, error, attempt, execution_id, started_at, finished_at, tenant)
+SELECT o.id, $3, 'step', $4, $5::jsonb, $6::jsonb, o.attempts, $2,
        now() - $7::float8 * interval '1 millisecond', now(), o.tenant
 FROM owner AS o
 ON CONFLICT (job_id, name) DO UPDATE SET
@@ -71,8 +68,8 @@ RETURNING s.result, s.state`;
 export const jobWaitReceive = `
 WITH ${OWNER}, ev AS (SELECT id, payload FROM {{schema}}.events WHERE id = $4)
 INSERT INTO {{schema}}.job_steps AS s
-  (job_id, name, seq, kind, state, result, attempt, execution_id, started_at, finished_at, tenant, event, event_key, event_id)
-SELECT o.id, $3, ${NEXT_SEQ}, 'wait', 'received', ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
+  (job_id, name, kind, state, result, attempt, execution_id, started_at, finished_at, tenant, event, event_key, event_id)
+SELECT o.id, $3, 'wait', 'received', ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
 FROM owner AS o, ev
 ON CONFLICT (job_id, name) DO UPDATE SET
   state = 'received', result = excluded.result, event_id = excluded.event_id, finished_at = now()
@@ -119,8 +116,8 @@ WITH target AS (
   WHERE j.id = $1 AND j.current_execution_id = $2 AND j.status = 'running'
   FOR UPDATE
 ), step AS (
-  INSERT INTO {{schema}}.job_steps (job_id, name, seq, kind, state, attempt, execution_id, started_at, wake_at, tenant, event, event_key)
-  SELECT t.id, $3, ${NEXT_SEQ}, $4, CASE $4 WHEN 'sleep' THEN 'sleeping' ELSE 'waiting' END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
+  INSERT INTO {{schema}}.job_steps (job_id, name, kind, state, attempt, execution_id, started_at, wake_at, tenant, event, event_key)
+  SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN 'sleeping' ELSE 'waiting' END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
   FROM target AS t WHERE NOT t.cancel_requested
   ON CONFLICT (job_id, name) DO NOTHING
 ), moved AS (
@@ -219,7 +216,7 @@ WITH target AS (
   FOR UPDATE
 ), start AS (
   SELECT seq FROM (SELECT coalesce((SELECT s.seq FROM {{schema}}.job_steps AS s WHERE s.job_id = $1 AND s.name = $2),
-                                   CASE WHEN $2::text IS NULL THEN 2147483647 END) AS seq) AS x
+                                   CASE WHEN $2::text IS NULL THEN 9223372036854775807 END) AS seq) AS x
   WHERE seq IS NOT NULL
 ), allowed AS (
   SELECT t.id, t.status FROM target AS t
@@ -250,7 +247,7 @@ FROM target AS t LEFT JOIN moved AS m ON true`;
  * $1 job id, $2 tenant|null
  */
 export const jobStepsList = `
-SELECT s.name, s.seq, s.kind, s.state, s.result, s.error, s.attempt, s.execution_id, s.started_at, s.finished_at,
+SELECT s.name, row_number() OVER (ORDER BY s.seq)::int AS seq, s.kind, s.state, s.result, s.error, s.attempt, s.execution_id, s.started_at, s.finished_at,
        s.wake_at, s.event, s.event_key, s.event_id
 FROM {{schema}}.job_steps AS s
 JOIN {{schema}}.jobs AS j ON j.id = s.job_id

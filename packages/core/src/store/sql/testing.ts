@@ -1,4 +1,4 @@
-import { EXECUTION_COLUMNS } from "./job-columns.js";
+import { executionColumnsOf } from "./job-columns.js";
 import { READY } from "./status-sets.js";
 
 // Statements of the test helpers (`conveyor-jobs/testing`, store/testing-store.ts).
@@ -52,7 +52,7 @@ SELECT count(*)::int AS jobs FROM moved`;
  * job_executions row, so the table is read, not the view job_attempts.
  */
 export const executionListEndedSince = `
-SELECT ${EXECUTION_COLUMNS.split(", ").map((column) => `e.${column}`).join(", ")},
+SELECT ${executionColumnsOf("e")},
        j.kind, j.status AS job_status, j.payload, j.result
 FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
 WHERE e.finished_at >= $1

@@ -58,6 +58,11 @@ export function Timeline({ attempts }: { attempts: ExecutionJson[] }) {
             <span>
               {formatTime(attempt.startedAt)} → {attempt.finishedAt ? formatTime(attempt.finishedAt) : "…"}
             </span>
+            {attempt.batch ? (
+              <span data-testid="attempt-batch">
+                in batch <code title={attempt.batch.id}>{attempt.batch.id.slice(-12)}</code> of {attempt.batch.size}
+              </span>
+            ) : null}
             {attempt.error ? (
               <span>
                 <StoredError error={attempt.error} />
