@@ -10,7 +10,7 @@ import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll } from "vitest";
 import { Conveyor } from "../../packages/core/src/index.js";
-import chaosJobs, { type ChaosDurablePayload, type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
+import chaosJobs, { type ChaosBatchPayload, type ChaosDurablePayload, type ChaosPayload, chaosLedgerSql } from "../fixtures/chaos-jobs.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { type CliProcess, killAllWorkers, spawnWorker } from "../worker-processes/process-helpers.js";
 import { DedicatedPostgres, type DedicatedPostgresOptions } from "./dedicated-postgres.js";
@@ -62,6 +62,7 @@ export function viaPort(url: string, port: number): string {
 export type Enqueue = (
   | { job: "chaos.work" | "chaos.fragile" | "chaos.timed"; payload: ChaosPayload }
   | { job: "chaos.durable"; payload: ChaosDurablePayload }
+  | { job: "chaos.batch"; payload: ChaosBatchPayload }
 ) & {
   /** Default the kind's queue ("default"). */
   queue?: string;
