@@ -114,11 +114,21 @@ describe("statements prepared once per connection", () => {
       if (stats === "after ANALYZE") await sql(t.conveyor, "ANALYZE {{schema}}.jobs, {{schema}}.job_executions");
       const queries = bindQueries(t.schema);
       // With them, the claim a worker over every queue prepares on its own connection (claim-store.ts).
-      const statements = { ...valuesFor(t.schema), jobClaimAllQueues: ["w2", 100, ["noop"], null, 60_000, freshExecutionIds(100, Date.now())] };
+      const claimValues = ["w2", 100, ["noop"], null, 60_000, freshExecutionIds(100, Date.now())];
+      const statements = {
+        ...valuesFor(t.schema),
+        jobClaimAllQueues: claimValues,
+        jobClaimAllQueuesAfter: [...claimValues, 0, new Date().toISOString(), "01890a5d-ac96-774b-bcce-b302099a8057"],
+      };
       for (const [name, values] of Object.entries(statements)) {
         const nodes = await genericPlan(name, queries[name as keyof typeof queries].text, values);
         expect(wholeScans(nodes), `${name} ${stats}: ${JSON.stringify(nodes)}`).toEqual([]);
         if (name === "jobClaimAllQueues") expect(nodes.map((node) => node["Index Name"]), JSON.stringify(nodes)).toContain("jobs_ready_idx");
+        if (name === "jobClaimAllQueuesAfter") {
+          // The cursor starts the index scan: entries before it are never read.
+          const ready = nodes.find((node) => node["Index Name"] === "jobs_ready_idx");
+          expect(String(ready?.["Index Cond"]), JSON.stringify(nodes)).toMatch(/ROW\(priority, run_at, id\) > ROW\(/);
+        }
         if (name === "jobLockExpired") expect(nodes.map((node) => node["Index Name"])).toContain("jobs_running_lease_idx");
       }
     });

@@ -194,9 +194,9 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
     await page.goto(`${server.url}/#/`);
     const queues = page.getByTestId("queues");
     await queues.waitFor();
-    // Default: 3 invoices succeeded, 5 dead, and one waiting an hour; nothing estimated in a table this small.
+    // Default: 3 invoices succeeded, 5 dead, and one waiting an hour; none sleeping; nothing estimated in a table this small.
     const cells = () => queues.locator("tr[data-queue=default] td").allTextContents();
-    await poll(async () => (await cells()).slice(1, 8)).toEqual(["0", "1", "0", "0", "3", "0", "5"]);
+    await poll(async () => (await cells()).slice(1, 9)).toEqual(["0", "1", "0", "0", "0", "3", "0", "5"]);
     expect(await queues.locator("tr[data-queue=default] [data-testid=recent]").textContent()).toBe("3 ok, 5 failed");
     expect(await queues.locator("tr[data-queue=default] [data-testid=failure-rate]").textContent()).toBe("63%");
     expect(await queues.locator(".estimated").count()).toBe(0);

@@ -51,7 +51,8 @@ describe("POST /v1/jobs/{id}/cancel", () => {
     const ended = await waitFor("job cancelled", async () => ((await get(job.id)).json.status === "cancelled" ? (await get(job.id)).json : null));
     expect(ended.executions).toHaveLength(1);
     expect(ended.executions[0]).toMatchObject({ attempt: 1, outcome: "cancelled", workerId: worker.id, finishedAt: expect.any(String) });
-    expect(Object.keys(ended.executions[0]).sort()).toEqual(["attempt", "error", "finishedAt", "id", "outcome", "startedAt", "workerId"]);
+    expect(Object.keys(ended.executions[0]).sort()).toEqual(["attempt", "batch", "error", "finishedAt", "id", "outcome", "startedAt", "workerId"]);
+    expect(ended.executions[0].batch).toBeNull(); // not a batch handler's job
   });
 
   it("answers 409 for a terminal job and changes nothing", async () => {
@@ -95,6 +96,7 @@ describe("dead letters", () => {
         finishedAt: expect.any(String),
         outcome: "failed",
         error: { name: "PermanentError", message: "account deleted" },
+        batch: null,
       },
     ]);
     expect(new Date(shown.json.history[0].startedAt).toISOString()).toBe(shown.json.history[0].startedAt);

@@ -434,6 +434,16 @@ export const KEY_METRICS_TOP = 10;
  * about as many as it will use.
  */
 export const CLAIM_MIN_FRESH_IDS = 16;
+/**
+ * Claims: how long a worker claims after its cursor (past the last job it
+ * claimed, store/sql/claims.ts) before it claims from the head of the ready
+ * index again, 250 ms, or CLAIM_HEAD_COST_FACTOR times what its last claim
+ * from the head took, if longer: how long a job that lands before the
+ * cursor (a higher priority, a retry due earlier) can wait behind later ones.
+ */
+export const CLAIM_CURSOR_RESET_MS = 250;
+/** Claims: claims from the head of the ready index take at most about 1/100 of a worker's claiming time, however slow a held-back VACUUM makes them. */
+export const CLAIM_HEAD_COST_FACTOR = 100;
 /** Worker: claim order across tenants; "off" is the plain priority/run_at order (the fast path). */
 export const DEFAULT_FAIRNESS = "off";
 

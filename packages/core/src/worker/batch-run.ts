@@ -126,8 +126,10 @@ async function batchTransaction<T extends ReadonlyArray<unknown>>(live: readonly
         successes.push({ running, result: outcome === undefined ? null : encodeJson(outcome, "result") });
       });
       const now = performance.now();
-      const lost = successes.filter(({ running }) => running.aborted || running.leaseDeadline <= now);
-      if (lost.length > 0) throw lostIn(lost.map(({ running }) => running), "its deadline passed or it was aborted before the commit");
+      // A job ended from outside (lease lost, timeout, shutdown) is no longer this transaction's to complete;
+      // a cancelled one still is: a success returned after a cancel stands, as for any job.
+      const lost = successes.filter(({ running }) => !running.holdsLease || running.leaseDeadline <= now);
+      if (lost.length > 0) throw lostIn(lost.map(({ running }) => running), "its attempt ended (lease lost, time limit or shutdown) before the commit");
       const written = new Set(
         await deps.handlers.jobCompleteManyInTransaction(
           client,

@@ -12,9 +12,9 @@ import { READY } from "./status-sets.js";
  * ($3) that pass `queueTest`, in claim order, each locked as it is read
  * (rows another worker holds are skipped).
  */
-function readyInClaimOrder(queueTest: string, limit: string): string {
+function readyInClaimOrder(queueTest: string, limit: string, after = ""): string {
   return `SELECT id FROM {{schema}}.jobs AS j
-  WHERE status IN (${READY}) AND run_at <= now()
+  WHERE status IN (${READY}) AND run_at <= now()${after}
     AND array_position($3::text[], kind) IS NOT NULL
     AND ${queueTest}
     -- Paused and limited queues are left to claims-limited.ts. One InitPlan
@@ -27,6 +27,40 @@ function readyInClaimOrder(queueTest: string, limit: string): string {
   ORDER BY priority, run_at, id
   LIMIT ${limit}
   FOR UPDATE SKIP LOCKED`;
+}
+
+// The claim cursor. Every job claimed leaves an entry in the ready indexes
+// that a claim must step over until VACUUM removes it, and VACUUM cannot
+// while anything holds back the xmin horizon (a long transaction, a replica
+// with hot_standby_feedback, an analytics query): then every claim walks
+// every job claimed since, from the head of the index, and the claims slow
+// down as the pile grows. A claim "after" starts its index scan past the
+// last job the worker claimed (its claim-order key: priority, run_at, id),
+// so it reads only entries not claimed yet. Jobs that land before the
+// cursor (a higher priority, a retry due earlier) are found by the claim
+// from the head that the worker runs at least every CLAIM_CURSOR_RESET_MS
+// (claim-store.ts).
+
+/** The claim-order condition of a claim after the cursor: $7 priority, $8 run_at (text), $9 id. */
+const AFTER_CURSOR = `
+    AND (priority, run_at, id) > ($7::smallint, $8::timestamptz, $9::uuid)`;
+
+/**
+ * The claimed rows with the cursor a following claim starts after: the
+ * claim-order key of the last of them (run_at as text, exact to the
+ * microsecond), the same on every row.
+ */
+const CLAIMED_WITH_CURSOR = `, last AS (
+  SELECT priority AS cursor_priority, run_at::text AS cursor_run_at, id AS cursor_id FROM claimed
+  ORDER BY priority DESC, run_at DESC, id DESC LIMIT 1
+)
+SELECT ${CLAIMED_COLUMNS}, last.* FROM claimed, last ORDER BY priority, run_at, id`;
+
+function claimStatement(afterCursor: boolean): string {
+  return `
+WITH claimable AS (
+  ${readyInClaimOrder("($4::text[] IS NULL OR queue = ANY($4::text[]))", "$2", afterCursor ? AFTER_CURSOR : "")}
+)${claimRows(STATEMENT_CLAIM)}${CLAIMED_WITH_CURSOR}`;
 }
 
 /**
@@ -46,11 +80,10 @@ function readyInClaimOrder(queueTest: string, limit: string): string {
  * stops after $2 rows, before and after ANALYZE. The cost: a worker that
  * handles only a few of the kinds in a deep backlog steps over the others.
  */
-export const jobClaim = `
-WITH claimable AS (
-  ${readyInClaimOrder("($4::text[] IS NULL OR queue = ANY($4::text[]))", "$2")}
-)${claimRows(STATEMENT_CLAIM)}
-SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+export const jobClaim = claimStatement(false);
+
+/** jobClaim after the cursor. $1-$6 as jobClaim, $7 priority, $8 run_at (text), $9 id of the last job claimed. */
+export const jobClaimAfter = claimStatement(true);
 
 /**
  * jobClaim for a worker over every queue ($4 must be null), written so that
@@ -67,11 +100,17 @@ SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
  * (test/statement-plans.test.ts checks this form's plan).
  * $1 worker_id, $2 limit (at most MAX_CLAIM_BATCH_SIZE), $3 kinds text[], $4 null, $5 lease_ms, $6 fresh execution ids uuid[]
  */
-export const jobClaimAllQueues = `
+export const jobClaimAllQueues = claimAllQueuesStatement(false);
+
+/** jobClaimAllQueues after the cursor. $1-$6 as jobClaimAllQueues, $7 priority, $8 run_at (text), $9 id of the last job claimed. */
+export const jobClaimAllQueuesAfter = claimAllQueuesStatement(true);
+
+function claimAllQueuesStatement(afterCursor: boolean): string {
+  return `
 WITH claimable AS (
   SELECT id FROM (
-    ${readyInClaimOrder("$4::text[] IS NULL", String(MAX_CLAIM_BATCH_SIZE))}
+    ${readyInClaimOrder("$4::text[] IS NULL", String(MAX_CLAIM_BATCH_SIZE), afterCursor ? AFTER_CURSOR : "")}
   ) AS ready
   LIMIT $2
-)${claimRows(STATEMENT_CLAIM)}
-SELECT ${CLAIMED_COLUMNS} FROM claimed ORDER BY priority, run_at, id`;
+)${claimRows(STATEMENT_CLAIM)}${CLAIMED_WITH_CURSOR}`;
+}
