@@ -61,11 +61,15 @@ const throwing = defineJob({
 /** Waits for its release, so a test can act on a batch while it runs. */
 let release: (() => void) | null = null;
 let gatedSignals: AbortSignal[] = [];
+/** The running batch's own signal, read by the test rather than the handler: it is made when first read. */
+let gatedBatchSignal: (() => AbortSignal) | null = null;
 const gated = defineJob({
   kind: "batch.gated",
   schema: z.object({ n: z.number() }),
   batch: { maxSize: 3, maxWaitMs: 100 },
-  async batchHandler({ jobs }) {
+  async batchHandler(context) {
+    const { jobs } = context;
+    gatedBatchSignal = () => context.signal;
     gatedSignals = jobs.map((job) => job.signal);
     await new Promise<void>((resolve) => (release = resolve));
     return jobs.map((job) => (job.signal.aborted ? new Error("cancelled") : job.payload.n));
@@ -194,10 +198,25 @@ describe("batch handlers", () => {
     await t.conveyor.cancel(jobs[1]!.id);
     await waitFor("the cancel to abort that job's signal", async () => gatedSignals[1]?.aborted === true, 5_000);
     expect(gatedSignals.map((signal) => signal.aborted)).toEqual([false, true, false]);
+    expect(gatedBatchSignal!().aborted).toBe(false); // the other jobs go on
     release!();
     const [a, b, c] = await Promise.all(jobs.map((job) => ended(job.id)));
     expect([a!.status, b!.status, c!.status]).toEqual(["succeeded", "cancelled", "succeeded"]);
     expect([a!.result, c!.result]).toEqual([1, 3]);
+  });
+
+  it("aborts the batch's signal once every job of it has aborted, first read after they did", async () => {
+    release = null;
+    await runWorker(["batch.gated"]);
+    await worker.start();
+    const jobs = await t.conveyor.enqueueMany([1, 2].map((n) => ({ job: gated, payload: { n } })));
+    await waitFor("the batch to start", async () => release !== null, 10_000);
+    await Promise.all(jobs.map((job) => t.conveyor.cancel(job.id)));
+    await waitFor("the cancels to abort both jobs' signals", async () => gatedSignals.length === 2 && gatedSignals.every((signal) => signal.aborted), 5_000);
+    expect(gatedBatchSignal!().aborted).toBe(true);
+    release!();
+    const done = await Promise.all(jobs.map((job) => ended(job.id)));
+    expect(done.map((job) => job!.status)).toEqual(["cancelled", "cancelled"]);
   });
 
   it("commits the batch's writes with every success, or none when a job is no longer the worker's", async () => {

@@ -28,8 +28,9 @@ export interface BatchDeps extends ExecutorDeps {
  */
 export async function executeBatch(definition: AnyJobDefinition, attempts: readonly Attempt[], deps: BatchDeps): Promise<void> {
   const now = performance.now();
-  const live = attempts.filter((running) => running.leaseDeadline > now && !running.cancelObserved);
-  const left = attempts.filter((running) => !live.includes(running));
+  const live: Attempt[] = [];
+  const left: Attempt[] = [];
+  for (const running of attempts) (running.leaseDeadline > now && !running.cancelObserved ? live : left).push(running);
   const batchId = uuidv7();
   const kind = definition.kind;
   deps.metrics.batchSize.observe({ kind }, live.length);
@@ -72,9 +73,13 @@ function batchContext(live: readonly Attempt[], batchId: string, log: Logger, de
     },
   }));
   let transactions = 0;
+  let signal: AbortSignal | undefined;
   return {
     jobs,
-    signal: batchSignal(live),
+    // Made when first read, as each job's own: most handlers never read it, and a signal per job of the batch to follow is not free.
+    get signal() {
+      return (signal ??= batchSignal(live));
+    },
     batchId,
     workerId: deps.workerId,
     log,
@@ -89,7 +94,8 @@ function batchContext(live: readonly Attempt[], batchId: string, log: Logger, de
 /**
  * Aborts when the worker shuts down past its grace period (each job is
  * then forced with WorkerShutdownError) or once every job of the batch has
- * aborted: nothing is left for the batch to do.
+ * aborted: nothing is left for the batch to do. Made at any time: jobs
+ * already aborted count at once.
  */
 function batchSignal(live: readonly Attempt[]): AbortSignal {
   const controller = new AbortController();
