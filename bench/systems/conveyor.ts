@@ -23,6 +23,22 @@ const CONCURRENCY = Number(process.env.BENCH_CONVEYOR_CONCURRENCY ?? 2_000);
 const PAYLOAD_INDEX = process.env.BENCH_CONVEYOR_PAYLOAD_INDEX === "1";
 const CLAIM_BATCH_SIZE = Number(process.env.BENCH_CONVEYOR_CLAIM_BATCH ?? CONCURRENCY / 4);
 
+/**
+ * The batch variant (workloads/batch.ts): batches of BATCH_MAX_SIZE, sent
+ * once that many are gathered or BATCH_MAX_WAIT_MS after the first; the
+ * worker holds BATCH_CONCURRENCY jobs, claimed BATCH_CLAIM_SIZE at a time.
+ * A claim the size of a batch fills one at once, so no batch waits out
+ * its maxWaitMs while jobs are waiting, and four batches' worth of slots
+ * keep a claim in flight while the others run and complete, as for the
+ * per-job handlers above, whose claims are the same 500 jobs: the two
+ * variants then differ in the handler alone. (BENCH_CONVEYOR_BATCH_SIZE, _BATCH_WAIT_MS,
+ * _BATCH_CONCURRENCY and _BATCH_CLAIM override them, for tuning.)
+ */
+const BATCH_MAX_SIZE = Number(process.env.BENCH_CONVEYOR_BATCH_SIZE ?? 500);
+const BATCH_MAX_WAIT_MS = Number(process.env.BENCH_CONVEYOR_BATCH_WAIT_MS ?? 50);
+const BATCH_CONCURRENCY = Number(process.env.BENCH_CONVEYOR_BATCH_CONCURRENCY ?? BATCH_MAX_SIZE * 4);
+const BATCH_CLAIM_SIZE = Number(process.env.BENCH_CONVEYOR_BATCH_CLAIM ?? BATCH_MAX_SIZE);
+
 const schema = z.object({ n: z.number(), t: z.number().optional() });
 const durableSchema = z.object({ n: z.number(), steps: z.number(), sleepMs: z.number() });
 
@@ -45,6 +61,24 @@ function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition
   // A zod-typed definition is not assignable to AnyJobDefinition under strict
   // TypeScript (the schema's type parameter is measured as invariant), hence the cast.
   return job as unknown as AnyJobDefinition;
+}
+
+/**
+ * The same kind as noopJob, taken in batches: a no-op batch handler that
+ * returns one outcome (no result) per job, so each job is completed on its
+ * own, behind its own execution id.
+ */
+function noopBatchJob(onJob: (payload: Payload) => void): AnyJobDefinition {
+  const job = defineJob({
+    kind: "bench.noop",
+    schema,
+    batch: { maxSize: BATCH_MAX_SIZE, maxWaitMs: BATCH_MAX_WAIT_MS },
+    batchHandler: ({ jobs }) => {
+      for (const { payload } of jobs) onJob(payload);
+      return jobs.map(() => undefined);
+    },
+  });
+  return job as unknown as AnyJobDefinition; // as noopJob
 }
 
 /**
@@ -103,11 +137,13 @@ const logger = () => pino({ level: "warn" });
 export const system: BenchSystem = {
   name: "conveyor",
   fillsFinished: true,
+  batchHandlers: true,
   settings: {
     worker: `concurrency ${CONCURRENCY}, claimBatchSize ${CLAIM_BATCH_SIZE}, listen on (LISTEN/NOTIFY), other options at their defaults (lease 60 s, heartbeat 20 s, poll 1 s)`,
     client: "pool of 10 (default); payload validated by a zod schema, as an application would",
     enqueue: "enqueue() one at a time; enqueueMany() for batches",
     workflows: "flows.enqueue() with the whole graph in one call; dependents released by the completion's trigger",
+    batch: `batchHandler with batch.maxSize ${BATCH_MAX_SIZE}, maxWaitMs ${BATCH_MAX_WAIT_MS}, returning one outcome per job; worker concurrency ${BATCH_CONCURRENCY}, claimBatchSize ${BATCH_CLAIM_SIZE}`,
     durable: `durable jobs of plain step() calls and sleep(); the same worker settings; for the SIGKILL run a lease of ${RESUME_LEASE.leaseMs / 1000} s swept every ${RESUME_LEASE.reclaimIntervalMs} ms (wake interval at its default, 1 s)`,
   },
   async unavailable() {
@@ -146,13 +182,13 @@ export const system: BenchSystem = {
       },
       settle: () => analyzeDatabase(db.url),
       async unfinished() {
-        // Sleeping counts where durable jobs run; elsewhere the statement is the one the other workloads have always polled with.
+        // Sleeping counts only where durable jobs run; `bench_poll` marks the bench's own polling in pg_stat_statements.
         const { rows } = await conveyor.pool.query(
           durable
             ? "SELECT count(*)::int AS bench_poll FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running', 'sleeping')"
-            : "SELECT count(*)::int AS n FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running')",
+            : "SELECT count(*)::int AS bench_poll FROM conveyor.jobs WHERE status IN ('waiting', 'queued', 'retrying', 'running')",
         );
-        return rows[0].bench_poll ?? rows[0].n;
+        return rows[0].bench_poll;
       },
       async succeeded() {
         const { rows } = await conveyor.pool.query("SELECT count(*)::int AS bench_poll FROM conveyor.jobs WHERE status = 'succeeded'");
@@ -204,10 +240,12 @@ function flowJobs(job: AnyJobDefinition, graph: WorkflowGraph): Record<string, F
 const isDurable = (variant: WorkerVariant) => variant === "durable" || variant === "durableResume";
 
 export const startWorker: StartWorker = async (target, variant, onJob) => {
-  const job = isDurable(variant) ? durableJob(onJob) : noopJob(onJob);
+  const job = isDurable(variant) ? durableJob(onJob) : variant === "batch" ? noopBatchJob(onJob) : noopJob(onJob);
   const conveyor = new Conveyor({ connectionString: target, jobs: [job], logger: logger() });
   const lease = variant === "durableResume" ? RESUME_LEASE : {};
-  const worker = conveyor.worker({ concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE, ...lease });
+  const slots =
+    variant === "batch" ? { concurrency: BATCH_CONCURRENCY, claimBatchSize: BATCH_CLAIM_SIZE } : { concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE };
+  const worker = conveyor.worker({ ...slots, ...lease });
   await worker.start();
   return {
     async stop() {

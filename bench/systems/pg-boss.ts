@@ -1,4 +1,4 @@
-import { PgBoss } from "pg-boss";
+import { type JobResult, PgBoss } from "pg-boss";
 import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
 import type { BenchSystem, Payload, StartWorker } from "./system.js";
@@ -8,6 +8,17 @@ const QUEUE = "bench";
 const LOCAL_CONCURRENCY = 20;
 /** The array handler: one worker fetching (and completing) 500 jobs per round trip. */
 const ARRAY_BATCH_SIZE = 500;
+/**
+ * The batch variant (workloads/batch.ts): work() with perJobResults, the
+ * handler returning one { id, status: "completed" } per job, which pg-boss
+ * settles in one statement per status; BATCH_WORKERS workers fetching
+ * BATCH_SIZE jobs each, so that one fetches while the others' batches run
+ * and complete, back to back while fetches come back full
+ * (burstWhenBatchFull). (BENCH_PGBOSS_BATCH_SIZE and
+ * BENCH_PGBOSS_BATCH_WORKERS override them, for tuning.)
+ */
+const BATCH_SIZE = Number(process.env.BENCH_PGBOSS_BATCH_SIZE ?? 500);
+const BATCH_WORKERS = Number(process.env.BENCH_PGBOSS_BATCH_WORKERS ?? 4);
 /** The flow resolver's polling interval for the workflows: its minimum (flowIntervalSeconds). */
 const FLOW_INTERVAL_SECONDS = 1;
 /** Finished jobs written per statement by `fillFinished`. */
@@ -52,8 +63,10 @@ function boss(url: string, role: "client" | "throughput" | "latency" | "workflow
 export const system: BenchSystem = {
   name: "pg-boss",
   fillsFinished: true,
+  batchHandlers: true,
   settings: {
     worker: `per-job handlers: work() with batchSize 1, localConcurrency ${LOCAL_CONCURRENCY}, pollingIntervalSeconds 0.5 (its minimum), burstWhenReadyExceeds 1 with the ready count refreshed every second (superviseIntervalSeconds, monitorIntervalSeconds, queueCacheIntervalSeconds 1); array handler: batchSize ${ARRAY_BATCH_SIZE}, burstWhenBatchFull`,
+    batch: `work() with perJobResults (one { id, status: "completed" } per job), batchSize ${BATCH_SIZE}, localConcurrency ${BATCH_WORKERS}, burstWhenBatchFull, pollingIntervalSeconds 0.5, the supervisor settings above`,
     latency: "queue created with notify: true, useListenNotify true (an idle worker is woken by NOTIFY; with it on, the throughput workers above stall, so they poll)",
     client: "pool max 25 (worker and client)",
     enqueue: "send() one at a time; insert() for batches",
@@ -62,13 +75,14 @@ export const system: BenchSystem = {
   async unavailable() {
     return null;
   },
-  async open(tag) {
-    const db = await createDatabase(`pgboss_${tag}`);
+  async open(tag, options = {}) {
+    const db = await createDatabase(`pgboss_${tag}`, options.server);
     const client = boss(db.url, "client");
     await client.start();
     await client.createQueue(QUEUE, { notify: true });
     return {
       target: db.url,
+      database: db.name,
       async enqueueOne(payload) {
         await client.send(QUEUE, payload);
       },
@@ -81,10 +95,10 @@ export const system: BenchSystem = {
       settle: () => analyzeDatabase(db.url),
       async unfinished() {
         const rows = await client.getDb().executeSql(
-          "SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state < 'completed'",
+          "SELECT count(*)::int AS bench_poll FROM pgboss.job WHERE name = $1 AND state < 'completed'",
           [QUEUE],
         );
-        return rows.rows[0].n;
+        return rows.rows[0].bench_poll;
       },
       async enqueueGraph(graph) {
         await client.flow(
@@ -107,7 +121,16 @@ export const system: BenchSystem = {
 export const startWorker: StartWorker = async (target, variant, onJob) => {
   const client = boss(target, variant === "latency" ? "latency" : variant === "workflow" ? "workflow" : "throughput");
   await client.start();
-  if (variant === "array") {
+  if (variant === "batch") {
+    await client.work<Payload>(
+      QUEUE,
+      { batchSize: BATCH_SIZE, localConcurrency: BATCH_WORKERS, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true },
+      async (jobs) => {
+        for (const job of jobs) onJob(job.data);
+        return jobs.map((job): JobResult => ({ id: job.id, status: "completed" }));
+      },
+    );
+  } else if (variant === "array") {
     await client.work<Payload>(QUEUE, { batchSize: ARRAY_BATCH_SIZE, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }, async (jobs) => {
       for (const job of jobs) onJob(job.data);
     });

@@ -30,9 +30,10 @@ export interface Payload {
  * whose `onJob` is called once per step function run (a replayed step is
  * not run, so not counted); `durableResume`, the same with whatever the
  * system needs to resume a killed worker's jobs soon (Conveyor: a short
- * lease, swept often).
+ * lease, swept often); `batch`, the system's batch handler, called once per
+ * batch with one outcome per job returned (systems with `batchHandlers`).
  */
-export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume";
+export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume" | "batch";
 
 /** Where and what `open` makes: the server (a URL of an admin database; default the bench server) and whether durable jobs will be enqueued. */
 export interface OpenOptions {
@@ -60,6 +61,8 @@ export interface BenchSystem {
   readonly fillsFinished?: boolean;
   /** True for a system measured in the durable-execution workloads only (DBOS: a workflow engine, not a job queue to compare job for job). */
   readonly durableOnly?: boolean;
+  /** True for a system with a `batch` worker variant (the batch workload, workloads/batch.ts). */
+  readonly batchHandlers?: boolean;
   /**
    * Why this system cannot run here, or null when it can. The bench calls
    * it once per selected system before anything else; a system whose server
@@ -85,15 +88,23 @@ export interface SystemInstance {
    * BullMQ. Absent for systems that keep no finished jobs.
    */
   fillFinished?(count: number): Promise<void>;
+  /**
+   * Enqueue the payloads as the `batch` worker takes them, where that is
+   * not one job each (graphile-worker: batch jobs whose payload is an array
+   * of them); absent where `enqueueMany` does.
+   */
+  enqueueBatchJobs?(payloads: readonly Payload[]): Promise<void>;
   /** After a fill: vacuum, analyze and checkpoint, as autovacuum and the checkpointer would soon (no-op for Redis). */
   settle(): Promise<void>;
   /**
    * Jobs not finished yet: waiting (on their dependencies too), running, or
-   * sleeping. In the durable workloads' systems the statement's text has
-   * `bench_poll` in it, so that server statistics can leave the
-   * bench's own polling out.
+   * sleeping. In the systems of the workloads that read server statistics
+   * (durable, batch) the statement's text has `bench_poll` in it, so that
+   * those statistics can leave the bench's own polling out.
    */
   unfinished(): Promise<number>;
+  /** The payloads (batch items) not finished yet, where a job can hold several (graphile-worker's batch jobs); absent where `unfinished` counts them. */
+  unfinishedItems?(): Promise<number>;
   /** Jobs (workflows) that succeeded, to check a durable run's jobs ended well; same marker as `unfinished`. */
   succeeded?(): Promise<number>;
   /** Enqueue durable jobs (workflows), one per payload (`steps`, `sleepMs`); absent for systems without durable execution. */
