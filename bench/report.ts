@@ -43,6 +43,14 @@ export const METRICS = {
   durableServerUsPerJob: { label: "  server time per job of no steps (µs)", higherIsBetter: false },
   durableWalBytesPerJob: { label: "  WAL per job of no steps (bytes)", higherIsBetter: false },
   durableResumeS: { label: "durable, SIGKILL → all resumed and done (s)", higherIsBetter: false },
+  batchJobsPerS: { label: "process in batches, batch handler (jobs/s)", higherIsBetter: true },
+  batchServerUsPerJob: { label: "  server time per job (µs)", higherIsBetter: false },
+  batchServerCpuUsPerJob: { label: "  server CPU per job (µs)", higherIsBetter: false },
+  batchWorkerCpuUsPerJob: { label: "  worker CPU per job (µs)", higherIsBetter: false },
+  batchPerJobJobsPerS: { label: "  same jobs, per-job handlers (jobs/s)", higherIsBetter: true },
+  batchPerJobServerUsPerJob: { label: "    server time per job (µs)", higherIsBetter: false },
+  batchPerJobServerCpuUsPerJob: { label: "    server CPU per job (µs)", higherIsBetter: false },
+  batchPerJobWorkerCpuUsPerJob: { label: "    worker CPU per job (µs)", higherIsBetter: false },
   sleepingNoneJobsPerS: { label: "process, 50k waiting, no job sleeping (jobs/s)", higherIsBetter: true },
   sleepingJobsPerS: { label: "  same, beside the sleeping jobs (jobs/s)", higherIsBetter: true },
 } as const;
@@ -220,6 +228,7 @@ export function targets(report: Report): Target[] {
   }
   add("worker RSS slope < 1 MB per 100k jobs", med("conveyor", "rssSlopeMbPer100k"), (v) => v < 1, " MB");
   add("1M waiting ≥ 90% of 10k waiting", med("conveyor", "processAt1M") / med("conveyor", "processAt10k"), (v) => v >= 0.9);
+  add("batch handler ≥ 1.5× pg-boss batch handler", r("pg-boss", "batchJobsPerS"), (v) => v >= 1.5);
   add("claim beside sleeping jobs ≥ 90% of none", med("conveyor", "sleepingJobsPerS") / med("conveyor", "sleepingNoneJobsPerS"), (v) => v >= 0.9);
   return out;
 }

@@ -7,7 +7,8 @@
  * one answers (`bullmq`), and on a Redis with AOF fsynced every second that
  * the bench starts itself when redis-server is installed (`bullmq-aof`).
  * The durable-execution workloads (Conveyor against DBOS) run on a
- * PostgreSQL the bench starts for them (workloads/durable.ts).
+ * PostgreSQL the bench starts for them (workloads/durable.ts), and so do the
+ * batch handlers (workloads/batch.ts), for the server time per job.
  * Progress goes to stderr; the table goes to stdout.
  */
 import { execFileSync } from "node:child_process";
@@ -22,11 +23,12 @@ import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } fro
 import { startPrivatePostgres, stopPrivatePostgres } from "./lib/private-postgres.js";
 import { REDIS_PORT, redisPersistence } from "./lib/redis.js";
 import { stopRedisServers } from "./lib/redis-server.js";
-import { figure, type MetricKey, type Report, svgChart, table, targetsText, toJson } from "./report.js";
+import { figure, type MetricKey, ratio, type Report, svgChart, table, targetsText, toJson } from "./report.js";
 import { loadSystem } from "./systems/index.js";
 import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
 import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard.js";
+import { batchRun } from "./workloads/batch.js";
 import { type DurableServer, durableServer, durableSteps, RESUME_STEPS, resumeAfterKill, sleepingClaim } from "./workloads/durable.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
 import { memoryRun } from "./workloads/memory.js";
@@ -48,6 +50,7 @@ const { values: args } = parseArgs({
     "dashboard-jobs": { type: "string" },
     "durable-jobs": { type: "string" },
     sleeping: { type: "string" },
+    "batch-jobs": { type: "string" },
   },
 });
 
@@ -71,6 +74,7 @@ if (args["durable-jobs"]) {
   config.durableJobs = Math.max(10, Number.parseInt(args["durable-jobs"], 10));
   config.durableResumeJobs = Math.max(10, Math.round(config.durableJobs / 2));
 }
+if (args["batch-jobs"]) config.batchJobs = Math.max(100, Number.parseInt(args["batch-jobs"], 10));
 if (args.sleeping) config.sleepingJobs = Math.max(1_000, Number.parseInt(args.sleeping, 10));
 
 const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
@@ -292,21 +296,85 @@ if (has("scale") && config.finishedKept > 0) {
   }
 }
 
-// Durable execution, Conveyor against DBOS (workloads/durable.ts), on a
-// PostgreSQL the bench starts for these workloads when it can, so that the
-// WAL written and pg_stat_statements are these runs' alone; else on the
-// bench server.
+/**
+ * The PostgreSQL the bench starts for the workloads that read server
+ * statistics (batch, durable), so that the WAL written and
+ * pg_stat_statements are their runs' alone; else the bench server. Started
+ * on first use, stopped by stopPrivatePostgres().
+ */
+let statsServer: DurableServer | null = null;
+async function privateServer(): Promise<DurableServer> {
+  if (statsServer === null) {
+    const started = await startPrivatePostgres();
+    statsServer =
+      typeof started === "string"
+        ? await durableServer(SERVER_URL, false, `the bench server, as no PostgreSQL could be started for these workloads (${started})`)
+        : await durableServer(started.url, true, started.description, started.pid);
+  }
+  return statsServer;
+}
+const serverTimeSource = (server: DurableServer) =>
+  server.statements ? "pg_stat_statements total_exec_time of the store's database" : "pg_stat_database active_time of the store's database";
 const durableSystems = systems.filter((system) => system.name === "conveyor" || system.durableOnly);
+const runsDurable = (has("durable") || has("durable-sleeping")) && durableSystems.length > 0;
+
+// Batch handlers (workloads/batch.ts): the same no-op jobs through each
+// system's batch handler, and through Conveyor's per-job handlers, on the
+// server above; run by run, side by side.
+const batchSystems = jobSystems.filter((system) => system.batchHandlers);
+let batch: { server: DurableServer; serverTime: string } | null = null;
+if (has("batch") && batchSystems.length > 0) {
+  const server = await privateServer();
+  batch = { server, serverTime: serverTimeSource(server) };
+  log(`batch: ${config.batchJobs.toLocaleString("en-US")} jobs per run on ${server.description}`);
+  report.meta.batch = { server: server.description, serverTime: batch.serverTime, jobs: config.batchJobs };
+  try {
+    const runs = [
+      ...batchSystems.map((system) => ({
+        system,
+        mode: "batch" as const,
+        metrics: ["batchJobsPerS", "batchServerUsPerJob", "batchServerCpuUsPerJob", "batchWorkerCpuUsPerJob"] as const,
+      })),
+      ...batchSystems
+        .filter((system) => system.name === "conveyor")
+        .map((system) => ({
+          system,
+          mode: "perJob" as const,
+          metrics: ["batchPerJobJobsPerS", "batchPerJobServerUsPerJob", "batchPerJobServerCpuUsPerJob", "batchPerJobWorkerCpuUsPerJob"] as const,
+        })),
+    ];
+    for (let run = 0; run < config.runs; run++) {
+      log(`batch run ${run + 1} of ${config.runs}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+      for (const { system, mode, metrics: [rate, serverUs, serverCpuUs, cpuUs] } of runs) {
+        const name = system.name;
+        const what = `${config.batchJobs} jobs, ${mode === "batch" ? "batch handler" : "per-job handlers"}`;
+        await measure(name, what, run, rate, async () => {
+          const result = await batchRun(system, mode, config, `r${run + 1}${mode === "batch" ? "b" : "bp"}`, server);
+          const note = result.capped ? `capped at ${config.batchCapMs / 1000} s` : undefined;
+          record(name, rate, run, result.jobsPerSecond, note);
+          record(name, serverUs, run, result.serverUsPerJob, note);
+          if (result.serverCpuUsPerJob !== null) record(name, serverCpuUs, run, result.serverCpuUsPerJob, note);
+          record(name, cpuUs, run, result.cpuUsPerJob, note);
+          const serverCpu = result.serverCpuUsPerJob === null ? "" : `, server CPU ${result.serverCpuUsPerJob.toFixed(1)} µs`;
+          log(
+            `  ${name} ${mode === "batch" ? "batch" : "per-job"}: ${fmtRate(result.jobsPerSecond)}; per job server time ${result.serverUsPerJob.toFixed(1)} µs${serverCpu}, worker CPU ${result.cpuUsPerJob.toFixed(1)} µs${note ? ` (${note})` : ""}`,
+          );
+        });
+      }
+    }
+  } finally {
+    if (!runsDurable) await stopPrivatePostgres();
+  }
+}
+
+// Durable execution, Conveyor against DBOS (workloads/durable.ts), on the
+// server above.
 let durable: { server: DurableServer; serverTime: string; wal: string } | null = null;
-if ((has("durable") || has("durable-sleeping")) && durableSystems.length > 0) {
-  const started = await startPrivatePostgres();
-  const server =
-    typeof started === "string"
-      ? await durableServer(SERVER_URL, false, `the bench server, as no PostgreSQL could be started for these workloads (${started})`)
-      : await durableServer(started.url, true, started.description);
+if (runsDurable) {
+  const server = await privateServer();
   durable = {
     server,
-    serverTime: server.statements ? "pg_stat_statements total_exec_time of the store's database" : "pg_stat_database active_time of the store's database",
+    serverTime: serverTimeSource(server),
     wal: server.private ? "the WAL position's advance on the whole server" : server.statements ? "pg_stat_statements wal_bytes (statements only)" : "not measured",
   };
   log(`durable: on ${server.description}`);
@@ -463,6 +531,14 @@ if (dashboard !== null) {
       `${p("filtered list", dashboard.filteredList, 200)}; ${p("payload search", dashboard.payloadSearch, 500)}; ${p("job page", dashboard.jobPage, 200)}\n` +
       `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s in ${bulk.phases} phases; a worker's claim rate ` +
       `${fmtRate(bulk.claimRateDuring)} beside it, ${fmtRate(bulk.claimRateAlone)} without (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
+  );
+}
+if (batch !== null) {
+  const perRun = ratio(report, "pg-boss", "batchJobsPerS");
+  process.stdout.write(
+    `Batch handlers, on ${batch.server.description}: ${config.batchJobs.toLocaleString("en-US")} no-op jobs enqueued first, then one worker process, ` +
+      `from its start until none is left unfinished (graphile-worker: its batch jobs, each entry counted as a job); server time per job from ${batch.serverTime}, ` +
+      `the bench's polling left out${batch.server.pid === null ? "" : "; server CPU from /proc, every process of the bench's server"}. Conveyor batch / pg-boss batch: ${perRun ? `${perRun.median.toFixed(2)}× (${perRun.min.toFixed(2)}–${perRun.max.toFixed(2)})` : "not measured"}, target >= 1.5×.\n`,
   );
 }
 if (durable !== null) {

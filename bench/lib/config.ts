@@ -74,6 +74,13 @@ export interface BenchConfig {
   durableResumeJobs: number;
   durableResumeSleepMs: number;
   durableCapMs: number;
+  /**
+   * Batch handlers (workloads/batch.ts): `batchJobs` no-op jobs enqueued
+   * first, then processed by one worker process in batches (and by
+   * Conveyor's per-job handlers), each run within `batchCapMs`.
+   */
+  batchJobs: number;
+  batchCapMs: number;
   /** Durable-sleeping: `sleepingJobs` sleeping jobs in the store beside `sleepingWaiting` waiting, the rate measured over `windowLarge`. */
   sleepingJobs: number;
   sleepingWaiting: number;
@@ -92,6 +99,7 @@ export const WORKLOAD_NAMES = [
   "dashboard",
   "durable",
   "durable-sleeping",
+  "batch",
 ] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
@@ -140,6 +148,8 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         durableCapMs: 30_000,
         sleepingJobs: 100_000,
         sleepingWaiting: 50_000,
+        batchJobs: 10_000,
+        batchCapMs: 10_000,
       }
     : {
         quick,
@@ -184,5 +194,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         durableCapMs: 60_000,
         sleepingJobs: 1_000_000,
         sleepingWaiting: 50_000,
+        batchJobs: 50_000,
+        batchCapMs: 20_000,
       };
 }

@@ -17,7 +17,7 @@
  * SIGKILL of the bench leaves it behind.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { accessSync, chmodSync, chownSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { accessSync, chmodSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -200,6 +200,36 @@ function installCleanup(): void {
       rmSync(server.dir, { recursive: true, force: true });
     }
   });
+}
+
+/**
+ * CPU time (user and system, ms) the server's processes have used so far:
+ * the postmaster's own and that of its children it has reaped, plus that
+ * of its children alive now (backends, checkpointer, WAL writer,
+ * autovacuum), read from /proc; null where there is no /proc. A backend
+ * that exits between the two reads is missed or counted twice, so read it
+ * when the measured clients are connected or gone, not on their way out.
+ */
+export function serverCpuMs(pid: number): number | null {
+  const msPerTick = 1000 / 100; // USER_HZ is 100 on Linux
+  const fields = (id: string | number): string[] | null => {
+    try {
+      // The fields after the command name, which is in parentheses and may hold spaces: state, ppid, … utime (index 11), stime, cutime, cstime.
+      const stat = readFileSync(`/proc/${id}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    } catch {
+      return null;
+    }
+  };
+  const own = fields(pid);
+  if (own === null) return null;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = fields(entry);
+    if (child !== null && Number(child[1]) === pid) ticks += Number(child[11]) + Number(child[12]);
+  }
+  return ticks * msPerTick;
 }
 
 /** Send `sig` to the postmaster by its PID, unless Node has already reaped it; true when sent. */

@@ -35,10 +35,12 @@ export interface DurableServer {
   private: boolean;
   statements: boolean;
   description: string;
+  /** The postmaster's PID when the bench started the server, else null: its processes' CPU time is the server's (lib/private-postgres.ts serverCpuMs). */
+  pid: number | null;
 }
 
 /** Whether pg_stat_statements answers on `url`. */
-export async function durableServer(url: string, isPrivate: boolean, description: string): Promise<DurableServer> {
+export async function durableServer(url: string, isPrivate: boolean, description: string, pid: number | null = null): Promise<DurableServer> {
   const statements = await withClient(url, async (client) => {
     try {
       await client.query("SELECT 1 FROM pg_stat_statements LIMIT 1");
@@ -47,7 +49,7 @@ export async function durableServer(url: string, isPrivate: boolean, description
       return false;
     }
   });
-  return { url, private: isPrivate, statements, description };
+  return { url, private: isPrivate, statements, description, pid };
 }
 
 async function withClient<T>(url: string, action: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -60,13 +62,14 @@ async function withClient<T>(url: string, action: (client: pg.Client) => Promise
   }
 }
 
-interface Snapshot {
+export interface Snapshot {
   lsn: string;
   serverMs: number;
   statementWal: number | null;
 }
 
-async function snapshot(server: DurableServer, database: string): Promise<Snapshot> {
+/** The server's WAL position and the store database's server time (and statement WAL) now; the durable and batch workloads take one either side of a run. */
+export async function snapshot(server: DurableServer, database: string): Promise<Snapshot> {
   return withClient(server.url, async (client) => {
     const { rows } = server.statements
       ? await client.query(
