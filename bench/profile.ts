@@ -1,7 +1,7 @@
 /**
  * Where a system's time goes (Conveyor unless `--system` names a peer), for one workload:
  *
- *   node bench/dist/profile.js process --waiting 50000 [--skip-analyze] [--cpu-prof]
+ *   node bench/dist/profile.js process --waiting 50000 [--variant batch] [--skip-analyze] [--cpu-prof]
  *   node bench/dist/profile.js enqueue-single --seconds 5
  *   node bench/dist/profile.js enqueue-batch --jobs 100000 --batch 1000
  *
@@ -11,7 +11,8 @@
  * time (nested statements too: triggers, NOTIFY). `--cpu-prof` records a CPU
  * profile of the worker process (`process`) or of this process (the enqueue
  * workloads, run with `node --cpu-prof`) and prints self time by package and
- * by function. After filling, the database is ANALYZEd as in the bench;
+ * by function. `--variant batch` runs the system's batch handler
+ * (workloads/batch.ts) in place of per-job handlers. After filling, the database is ANALYZEd as in the bench;
  * `--skip-analyze` leaves the planner without statistics (a fresh table).
  */
 import { mkdtempSync } from "node:fs";
@@ -37,9 +38,12 @@ const { values: args, positionals } = parseArgs({
     "cpu-prof": { type: "boolean", default: false },
     top: { type: "string", default: "15" },
     system: { type: "string", default: "conveyor" },
+    variant: { type: "string", default: "perJob" },
   },
 });
 if (!SYSTEM_NAMES.includes(args.system as SystemName)) throw new Error(`--system: one of ${SYSTEM_NAMES.join(", ")}`);
+if (args.variant !== "perJob" && args.variant !== "batch") throw new Error("--variant: perJob or batch");
+const variant = args.variant as "perJob" | "batch";
 const { system } = await loadSystem(args.system as SystemName);
 const workload = positionals[0] ?? "process";
 
@@ -75,13 +79,14 @@ async function resetStatements(): Promise<void> {
 async function profileProcess(target: SystemInstance): Promise<void> {
   const waiting = Number(args.waiting);
   const jobs = Math.min(waiting, Number(args.jobs ?? waiting));
-  const fillRate = await fill((p) => target.enqueueMany(p), waiting, 10_000);
+  const enqueue = variant === "batch" && target.enqueueBatchJobs ? target.enqueueBatchJobs.bind(target) : target.enqueueMany.bind(target);
+  const fillRate = await fill(enqueue, waiting, 10_000);
   console.log(`filled ${waiting} jobs at ${Math.round(fillRate)}/s`);
   if (!args["skip-analyze"]) await target.settle();
   await resetStatements();
   const profDir = mkdtempSync(join(tmpdir(), "conveyor-prof-"));
   const flags = args["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
-  const worker = await WorkerProcess.spawn(system.name, "perJob", target.target, flags);
+  const worker = await WorkerProcess.spawn(system.name, variant, target.target, flags);
   const started = now();
   await worker.start({ milestones: [1, jobs] });
   await worker.milestone(jobs, 600_000);
