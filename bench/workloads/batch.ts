@@ -8,10 +8,10 @@
  * per-job handlers on as many jobs beside them. Each run: jobs per second
  * from telling the worker to start until the store shows none unfinished;
  * per job, the server time (pg_stat_statements' executor time of the
- * store's statements over the run, the bench's polling left out: lock
- * waits are in it, planning and commits are not), the server's CPU time
- * (every process of the bench's own server: commits, WAL writing and
- * autovacuum too) and the worker process's CPU time.
+ * store's statements over the run, the bench's polling left out: waits for
+ * locks and for a CPU are in it, planning and commits are not), the
+ * server's CPU time (every process of the bench's own server: commits, WAL
+ * writing and autovacuum too) and the worker process's CPU time.
  */
 import pg from "pg";
 import { now, sleep } from "../lib/clock.js";
