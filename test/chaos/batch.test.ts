@@ -33,7 +33,21 @@ import { describe, expect, it } from "vitest";
 import { BATCH_TRANSIENT, type ChaosBatchPayload } from "../fixtures/chaos-jobs.js";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { StopWaiting, waitFor } from "../helpers/wait-for.js";
-import { between, type ChaosRun, dbNow, deadlocks, onDedicatedServer, openExecutionsAt, sleep, summary } from "./harness.js";
+import {
+  between,
+  type ChaosRun,
+  DATABASE_FENCE,
+  dbNow,
+  deadlocks,
+  fencesLogged,
+  LOCAL_FENCE,
+  notSucceededOnce,
+  onDedicatedServer,
+  openExecutionsAt,
+  sleep,
+  summary,
+  violations,
+} from "./harness.js";
 
 const JOBS = 4_000;
 const WORKERS = 4;
@@ -47,8 +61,6 @@ const DOWN_MS = 1_000;
 const DRAIN_BOUND_MS = 60_000;
 /** The frozen worker stays frozen until its attempts are reclaimed, or this long at most (see `freeze`). */
 const FREEZE_MAX_MS = 8_000;
-const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
-const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 const ROLLED_BACK = "the batch's transaction was rolled back";
 
 /**
@@ -71,10 +83,6 @@ async function batchMidway(r: ChaosRun, pid: number): Promise<{ batch_id: string
 }
 
 /** Rows of `text` (at most 10 shown) as one violation each, for expect(...).toEqual([]). */
-async function violations(r: ChaosRun, what: string, text: string, values?: unknown[]): Promise<string[]> {
-  const rows = await r.q(text, values);
-  return rows.length === 0 ? [] : [`${what}: ${rows.length} (e.g. ${JSON.stringify(rows.slice(0, 10))})`];
-}
 
 describe("chaos: batch handlers under SIGKILL, SIGSTOP and a PostgreSQL crash", () => {
   it(`settles ${JOBS} batched jobs once each, their transactional effects once, fencing a frozen worker's batches job by job`, async () => {
@@ -202,31 +210,14 @@ describe("chaos: batch handlers under SIGKILL, SIGSTOP and a PostgreSQL crash", 
           `SELECT id FROM ${s}.job_attempts WHERE id = ANY($1::uuid[]) AND outcome = 'lease_expired'`,
           [f.executions],
         );
-        const fenced = await waitFor(
-          `worker ${f.pid} to log a fence for each attempt taken from it`,
-          () => {
-            const lines = frozenWorker.logs().filter((line) => line.msg === LOCAL_FENCE || line.msg === DATABASE_FENCE);
-            const missing = reclaimed.filter((e) => !lines.some((line) => line.executionId === e.id));
-            return missing.length === 0 ? lines : null;
-          },
-          10_000,
-          100,
-        );
+        const fenced = await fencesLogged(frozenWorker, reclaimed);
         await r.stopWorkers();
         for (const w of alive()) expect(w.exit, w.output()).toEqual({ code: 0, signal: null });
 
         const verdict = await r.judge({ allowDuplicates: ["after_lease_expiry", "late_stale_owner", "after_failure"] });
         const problems: string[] = [];
         // Every job succeeded, once.
-        problems.push(
-          ...(await violations(
-            r,
-            "jobs without exactly one succeeded execution",
-            `SELECT j.id, j.status, (SELECT count(*)::int FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') AS wins
-               FROM ${s}.jobs AS j
-              WHERE j.status <> 'succeeded' OR (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1`,
-          )),
-        );
+        problems.push(...(await notSucceededOnce(r)));
         // Each transactional effect once per job, by its succeeded execution, in the batch its result names;
         // the result names that execution. None of an attempt that did not succeed (FENCED).
         problems.push(

@@ -18,8 +18,10 @@
 import { describe, expect, it } from "vitest";
 import {
   between,
+  DATABASE_FENCE,
   dbNow,
   deadlocks,
+  LOCAL_FENCE,
   openExecutionsAt,
   proxiedChaosFile,
   sleep,
@@ -35,8 +37,6 @@ const BLACKHOLE_MS = 3 * LEASE_MS;
 const DELAY = { ms: 50, forMs: 3_000 };
 const DRAIN_BOUND_MS = 90_000;
 const ARGS = ["--concurrency", "4", "--lease-ms", String(LEASE_MS), "--heartbeat-ms", "500", "--reclaim-interval-ms", "500", "--poll-interval-ms", "100"];
-const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
-const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 const LATE_CLAIM = "the claim was answered after the lease could have expired; not starting the job (the reclaim sweep returns it)";
 
 const file = proxiedChaosFile();

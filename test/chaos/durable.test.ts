@@ -39,7 +39,21 @@ import type { ChaosDurablePayload } from "../fixtures/chaos-jobs.js";
 import type { CliProcess } from "../worker-processes/process-helpers.js";
 import { StopWaiting, waitFor } from "../helpers/wait-for.js";
 import type { StopMode } from "./dedicated-postgres.js";
-import { between, type ChaosRun, dbNow, deadlocks, onDedicatedServer, openExecutionsAt, sleep, summary } from "./harness.js";
+import {
+  between,
+  type ChaosRun,
+  DATABASE_FENCE,
+  dbNow,
+  deadlocks,
+  fencesLogged,
+  LOCAL_FENCE,
+  notSucceededOnce,
+  onDedicatedServer,
+  openExecutionsAt,
+  sleep,
+  summary,
+  violations,
+} from "./harness.js";
 
 const JOBS = 1_000;
 /** Jobs waiting on the one shared key. */
@@ -68,8 +82,6 @@ const FREEZE_MAX_MS = 8_000;
 const PACE_MS = 15;
 /** Paced events held back until every fault was injected, so the sends outlast the faults. */
 const AFTER_FAULTS = 60;
-const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
-const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 const RECORDS = ["s1:step:completed", "s2:step:completed", "nap:sleep:completed", "go:wait:received", "s3:step:completed"];
 
 interface SendStats {
@@ -142,10 +154,6 @@ async function runningOn(r: ChaosRun, pid: number): Promise<number> {
 }
 
 /** Rows of `text` (at most 10 shown) as one violation each, for expect(...).toEqual([]). */
-async function violations(r: ChaosRun, what: string, text: string, values?: unknown[]): Promise<string[]> {
-  const rows = await r.q(text, values);
-  return rows.length === 0 ? [] : [`${what}: ${rows.length} (e.g. ${JSON.stringify(rows.slice(0, 10))})`];
-}
 
 describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and PostgreSQL restarts", () => {
   it(`runs ${JOBS} durable jobs' steps once, wakes every sleeper and delivers every event once`, async () => {
@@ -333,31 +341,14 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
                FROM ${s}.job_attempts AS e WHERE e.id = ANY($1::uuid[]) AND e.outcome = 'lease_expired'`,
             [f.executions],
           );
-          const fenced = await waitFor(
-            `worker ${f.pid} to log a fence for each attempt taken from it`,
-            () => {
-              const lines = frozenWorker.logs().filter((line) => line.msg === LOCAL_FENCE || line.msg === DATABASE_FENCE);
-              const missing = reclaimed.filter((e) => !lines.some((line) => line.executionId === e.id));
-              return missing.length === 0 ? lines : null;
-            },
-            10_000,
-            100,
-          );
+          const fenced = await fencesLogged(frozenWorker, reclaimed);
           await r.stopWorkers();
           for (const w of alive()) expect(w.exit, w.output()).toEqual({ code: 0, signal: null });
 
           const verdict = await r.judge({ allowDuplicates: ["after_lease_expiry", "late_stale_owner", "after_failure"] });
           const problems: string[] = [];
           // Every job succeeded, once.
-          problems.push(
-            ...(await violations(
-              r,
-              "jobs without exactly one succeeded execution",
-              `SELECT j.id, j.status, (SELECT count(*)::int FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') AS wins
-                 FROM ${s}.jobs AS j
-                WHERE j.status <> 'succeeded' OR (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1`,
-            )),
-          );
+          problems.push(...(await notSucceededOnce(r)));
           // Exactly its five records, each once (the key is (job_id, name)) and finished, in order.
           problems.push(
             ...(await violations(

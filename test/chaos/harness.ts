@@ -375,3 +375,40 @@ export async function onDedicatedServer<T>(
     await server?.cleanup();
   }
 }
+
+/** What a worker logs when its lease keeper gives up an attempt whose lease could have expired. */
+export const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
+/** What a worker logs when the database refused an outcome: the job was no longer that attempt's. */
+export const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
+
+/** A check as a query whose rows are its violations: none, or one line naming `what` with a few of them. */
+export async function violations(r: ChaosRun, what: string, text: string, values?: unknown[]): Promise<string[]> {
+  const rows = await r.q(text, values);
+  return rows.length === 0 ? [] : [`${what}: ${rows.length} (e.g. ${JSON.stringify(rows.slice(0, 10))})`];
+}
+
+/** The jobs of run `r` that did not succeed exactly once (one succeeded attempt each), as violations. */
+export function notSucceededOnce(r: ChaosRun): Promise<string[]> {
+  const s = r.s;
+  return violations(
+    r,
+    "jobs without exactly one succeeded execution",
+    `SELECT j.id, j.status, (SELECT count(*)::int FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') AS wins
+       FROM ${s}.jobs AS j
+      WHERE j.status <> 'succeeded' OR (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1`,
+  );
+}
+
+/** Wait until `worker` has logged a fence (LOCAL_FENCE or DATABASE_FENCE) for each of `executions`; returns its fence lines. */
+export function fencesLogged(worker: CliProcess, executions: ReadonlyArray<{ id: string }>): Promise<Array<Record<string, unknown>>> {
+  return waitFor(
+    `worker ${worker.pid} to log a fence for each attempt taken from it`,
+    () => {
+      const lines = worker.logs().filter((line) => line.msg === LOCAL_FENCE || line.msg === DATABASE_FENCE);
+      const missing = executions.filter((e) => !lines.some((line) => line.executionId === e.id));
+      return missing.length === 0 ? lines : null;
+    },
+    10_000,
+    100,
+  );
+}

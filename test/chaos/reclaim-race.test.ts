@@ -21,7 +21,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobStore } from "../../packages/core/src/store/job-store.js";
 import { bindQueries } from "../../packages/core/src/store/queries.js";
-import { ChaosRun, type ChaosDatabase, createChaosDatabase, deadlocks, sleep, summary } from "./harness.js";
+import { ChaosRun, type ChaosDatabase, createChaosDatabase, DATABASE_FENCE, deadlocks, sleep, summary } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const LEASE_MS = 2_000;
@@ -29,7 +29,6 @@ const LEASE_MS = 2_000;
 const RUNNER = ["--concurrency", "2", "--lease-ms", String(LEASE_MS), "--heartbeat-ms", "500", "--reclaim-interval-ms", "600000", "--poll-interval-ms", "100"];
 /** Sweeps every 100-200 ms and runs nothing (it serves a queue no job uses). */
 const SWEEPER = ["--queues", "sweep-only", "--lease-ms", String(LEASE_MS), "--heartbeat-ms", "500", "--reclaim-interval-ms", "150", "--poll-interval-ms", "1000"];
-const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 const RACERS = 3_000;
 
 let database: ChaosDatabase;

@@ -9,7 +9,7 @@
  * worker logs which fence stopped it. Three rounds, a different worker each.
  */
 import { describe, expect, it } from "vitest";
-import { between, chaosFile, dbNow, deadlocks, openExecutionsAt, sleep, summary } from "./harness.js";
+import { between, chaosFile, DATABASE_FENCE, dbNow, deadlocks, LOCAL_FENCE, openExecutionsAt, sleep, summary } from "./harness.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const JOBS = 600;
@@ -18,8 +18,6 @@ const ROUNDS = 3;
 const DRAIN_BOUND_MS = 120_000;
 const LEASE_MS = 2_000;
 const ARGS = ["--concurrency", "4", "--lease-ms", String(LEASE_MS), "--heartbeat-ms", "500", "--reclaim-interval-ms", "500", "--poll-interval-ms", "100"];
-const LOCAL_FENCE = "lease lost while running; this attempt writes nothing";
-const DATABASE_FENCE = "outcome not recorded: the job is no longer ours (fenced)";
 
 const file = chaosFile();
 
