@@ -358,7 +358,7 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
                  FROM ${s}.jobs AS j LEFT JOIN ${s}.job_steps AS st ON st.job_id = j.id
                 GROUP BY j.id
                HAVING array_agg(st.name || ':' || st.kind || ':' || st.state ORDER BY st.seq) IS DISTINCT FROM $1::text[]
-                   OR array_agg(st.seq ORDER BY st.seq) IS DISTINCT FROM '{1,2,3,4,5}'::int[]`,
+                   OR count(DISTINCT st.seq) <> 5`,
               [RECORDS],
             )),
           );
