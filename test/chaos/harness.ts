@@ -178,7 +178,8 @@ export class ChaosRun {
   /** Worker log lines or stderr that report a deadlock, a CHECK violation or a crash of the process itself. */
   logProblems(): string[] {
     const problems: string[] = [];
-    const bad = /deadlock detected|40P01|violates check constraint|23514|could not record attempt outcome|Uncaught|FATAL ERROR/i;
+    // SQLSTATEs as whole words: a uuid in a log line may hold the same digits.
+    const bad = /deadlock detected|\b40P01\b|violates check constraint|\b23514\b|could not record attempt outcome|Uncaught|FATAL ERROR/i;
     for (const w of this.workers) {
       for (const line of `${w.stdout}\n${w.stderr}`.split("\n")) {
         if (bad.test(line)) problems.push(`pid ${w.pid}: ${line.slice(0, 400)}`);

@@ -4,7 +4,7 @@
  * /v1/jobs/{id}/steps lists a job's records, POST /v1/jobs/{id}/resume
  * replays a dead job's steps, POST /v1/jobs/{id}/rerun runs it again from
  * a step; bad bodies, missing jobs and states that cannot rerun get their
- * problems; /metrics counts the events and the jobs they woke.
+ * problems; /metrics counts the events, the jobs they woke and the waits still open.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -155,6 +155,8 @@ describe("POST /v1/events", () => {
     const after = (await call(test.app, { url: "/metrics" })).body;
     expect(sample(after, "conveyor_events_sent_total") - sample(before, "conveyor_events_sent_total")).toBe(2);
     expect(sample(after, "conveyor_events_delivered_total") - sample(before, "conveyor_events_delivered_total")).toBe(2);
+    // The two waits were open before the event and received it after.
+    expect(sample(before, "conveyor_waits_open") - sample(after, "conveyor_waits_open")).toBe(2);
     await Promise.all([reaches(first.id, "succeeded"), reaches(second.id, "succeeded")]);
   });
 });

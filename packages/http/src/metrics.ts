@@ -35,6 +35,8 @@ export class ApiMetrics {
   readonly queueDepthUp: Gauge;
   /** `conveyor_flow_callbacks{state}`: batch callbacks waiting, released or skipped, read at scrape time. */
   readonly flowCallbacks: Gauge<"state">;
+  /** `conveyor_waits_open`: durable jobs waiting for an event, read at scrape time (up to `OPEN_WAITS_COUNT_LIMIT`). */
+  readonly waitsOpen: Gauge;
   /** `conveyor_key_limit_held_jobs{queue}`: ready jobs held back by their key's limit, read at scrape time. */
   readonly keyHeldJobs: Gauge<"queue">;
   /** `conveyor_keys_at_limit{queue}`: keys at their concurrency limit or with a full rate window, read at scrape time. */
@@ -110,6 +112,19 @@ export class ApiMetrics {
       registers,
       async collect() {
         this.set((await readDepth()) === null ? 0 : 1);
+      },
+    });
+    this.waitsOpen = new Gauge({
+      name: "conveyor_waits_open",
+      help: "Durable jobs waiting for an event (waitForEvent), all tenants, counted up to 100,000",
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          this.set(await overview.openWaits());
+        } catch (error) {
+          log.warn({ err: error }, "open waits unavailable for /metrics");
+        }
       },
     });
     this.flowCallbacks = new Gauge({

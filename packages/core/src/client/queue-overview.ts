@@ -7,6 +7,8 @@ import type { FlowStore } from "../store/flow-store.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { QueueStats, StatusCounts } from "../core/overview.js";
 import type { QueueStore } from "../store/queue-store.js";
+import type { StepStore } from "../store/step-store.js";
+import { OPEN_WAITS_COUNT_LIMIT } from "../core/defaults.js";
 import type { Store } from "../store/store.js";
 import type { TenantScope } from "./scope.js";
 import type { ResolvedConveyorOptions } from "./options.js";
@@ -44,6 +46,7 @@ export interface QueueOverviewItem extends QueueStats {
  */
 export class QueueOverview {
   private readonly store: QueueStore;
+  private readonly steps: StepStore;
   private readonly settings: QueueSettingsStore;
   private readonly flows: FlowStore;
   private readonly keyLimits: KeyLimitStore;
@@ -55,10 +58,16 @@ export class QueueOverview {
    */
   constructor(reader: Store, limits: Pick<ResolvedConveyorOptions, "exactCountLimit" | "searchTimeoutMs">) {
     this.limits = limits;
+    this.steps = reader.steps;
     this.store = reader.queues;
     this.settings = reader.queueSettings;
     this.flows = reader.flows;
     this.keyLimits = reader.keyLimits;
+  }
+
+  /** Durable jobs' waits for an event still open, all tenants, counted up to `OPEN_WAITS_COUNT_LIMIT` (100,000): for a metrics gauge. */
+  openWaits(): Promise<number> {
+    return this.steps.waitsOpenCount(OPEN_WAITS_COUNT_LIMIT);
   }
 
   /** Keys held back by their limits now (at their concurrency cap or with a full rate window), with their ready jobs: for metrics. */

@@ -240,6 +240,8 @@ export const MAX_STEPS_PER_JOB = 1_000;
 export const MAX_STEP_RESULT_BYTES = 256 * 1024;
 /** Durable execution: how often a worker queues sleeping jobs whose time has come (1 s): a sleep ends at most this late, plus a claim. */
 export const DEFAULT_WAKE_INTERVAL_MS = 1_000;
+/** Durable execution: the open-waits gauge (`conveyor_waits_open`) counts up to this many, 100,000, so a scrape reads a bounded number of rows. */
+export const OPEN_WAITS_COUNT_LIMIT = 100_000;
 /** Durable execution: most sleeping jobs one wake-up statement queues. */
 export const WAKE_BATCH_SIZE = 1_000;
 /** Durable execution: retries of a step's function before its error fails the attempt (0: the job's own retries alone). */

@@ -157,6 +157,12 @@ export class StepStore {
     return { previousStatus: row.previous_status, stepFound: row.step_found, forgotten: row.forgotten, job: row.id === null ? null : rowToJob(row) };
   }
 
+  /** Open waits for an event, all tenants, counted up to `limit`. */
+  async waitsOpenCount(limit: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.waitsOpenCount, [limit]);
+    return rows[0].n;
+  }
+
   /**
    * A job's records in the order they were first made; empty when the job
    * has none or is not in `tenant`. A wait without a deadline has `wakeAt` null.

@@ -253,3 +253,11 @@ FROM {{schema}}.job_steps AS s
 JOIN {{schema}}.jobs AS j ON j.id = s.job_id
 WHERE s.job_id = $1 AND ($2::text IS NULL OR j.tenant = $2)
 ORDER BY s.seq`;
+
+/**
+ * Waits for an event still open, all tenants, counted up to $1 through
+ * job_steps_open_waits_idx (a metrics gauge): never more than $1 rows read.
+ * $1 limit
+ */
+export const waitsOpenCount = `
+SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.job_steps WHERE state = 'waiting' LIMIT $1) AS open`;
