@@ -37,13 +37,12 @@ import {
   between,
   type ChaosRun,
   DATABASE_FENCE,
-  dbNow,
   deadlocks,
   fencesLogged,
+  freezeUntilReclaimed,
   LOCAL_FENCE,
   notSucceededOnce,
   onDedicatedServer,
-  openExecutionsAt,
   sleep,
   summary,
   violations,
@@ -148,28 +147,8 @@ describe("chaos: batch handlers under SIGKILL, SIGSTOP and a PostgreSQL crash", 
       const freeze = async (index: number) => {
         const victim = pool[index]!;
         const batch = await midway(index);
-        victim.signal("SIGSTOP");
-        const frozenAt = Date.now();
-        const open = (await openExecutionsAt(r, victim.pid, await dbNow(r))).map((e) => e.id);
-        try {
-          await waitFor(
-            `the attempts of frozen worker ${victim.pid} to be reclaimed`,
-            async () => {
-              const [row] = await r.q<{ running: number }>(
-                `SELECT count(*)::int AS running FROM ${s}.job_attempts WHERE id = ANY($1::uuid[]) AND outcome = 'running'`,
-                [open],
-              );
-              return row!.running === 0 || Date.now() - frozenAt > FREEZE_MAX_MS;
-            },
-            FREEZE_MAX_MS + 10_000,
-            100,
-          );
-          // The last renewal may have come up to a heartbeat before the freeze: stay frozen a whole lease at least.
-          await sleep(Math.max(0, frozenAt + LEASE_MS + 250 - Date.now()));
-        } finally {
-          victim.signal("SIGCONT");
-        }
-        frozen = { pid: victim.pid, batchId: batch.batch_id, batch: batch.executions, executions: open, frozenMs: Date.now() - frozenAt };
+        const { executions: open, frozenMs } = await freezeUntilReclaimed(r, victim, LEASE_MS, FREEZE_MAX_MS);
+        frozen = { pid: victim.pid, batchId: batch.batch_id, batch: batch.executions, executions: open, frozenMs };
       };
       /** Crash PostgreSQL (immediate: every backend killed, crash recovery) while a batch of worker `index` is mid-way. */
       const crash = async (index: number) => {

@@ -43,13 +43,12 @@ import {
   between,
   type ChaosRun,
   DATABASE_FENCE,
-  dbNow,
   deadlocks,
   fencesLogged,
+  freezeUntilReclaimed,
   LOCAL_FENCE,
   notSucceededOnce,
   onDedicatedServer,
-  openExecutionsAt,
   sleep,
   summary,
   violations,
@@ -270,28 +269,8 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
             20_000,
             5,
           );
-          victim.signal("SIGSTOP");
-          const frozenAt = Date.now();
-          const open = (await openExecutionsAt(r, victim.pid, await dbNow(r))).map((e) => e.id);
-          try {
-            await waitFor(
-              `the attempts of frozen worker ${victim.pid} to be reclaimed`,
-              async () => {
-                const [row] = await r.q<{ running: number }>(
-                  `SELECT count(*)::int AS running FROM ${s}.job_attempts WHERE id = ANY($1::uuid[]) AND outcome = 'running'`,
-                  [open],
-                );
-                return row!.running === 0 || Date.now() - frozenAt > FREEZE_MAX_MS;
-              },
-              FREEZE_MAX_MS + 10_000,
-              100,
-            );
-            // The last renewal may have come up to a heartbeat before the freeze: stay frozen a whole lease at least.
-            await sleep(Math.max(0, frozenAt + LEASE_MS + 250 - Date.now()));
-          } finally {
-            victim.signal("SIGCONT");
-          }
-          frozen = { pid: victim.pid, executions: open, frozenMs: Date.now() - frozenAt };
+          const { executions: open, frozenMs } = await freezeUntilReclaimed(r, victim, LEASE_MS, FREEZE_MAX_MS);
+          frozen = { pid: victim.pid, executions: open, frozenMs };
         };
         /** Wait until `count` (a query returning n) reaches `least`, failing early if a worker died. */
         const when = (what: string, count: string, least: number, values: unknown[] = []) =>

@@ -413,3 +413,33 @@ export function fencesLogged(worker: CliProcess, executions: ReadonlyArray<{ id:
     100,
   );
 }
+
+/**
+ * SIGSTOP `worker` until the attempts it held at the freeze are reclaimed
+ * (no longer `running`), or `maxMs` at most, and for at least one lease
+ * (its last renewal may have come up to a heartbeat before the freeze);
+ * then SIGCONT. Returns the attempts it held and how long it was frozen.
+ */
+export async function freezeUntilReclaimed(r: ChaosRun, worker: CliProcess, leaseMs: number, maxMs: number): Promise<{ executions: string[]; frozenMs: number }> {
+  worker.signal("SIGSTOP");
+  const frozenAt = Date.now();
+  const executions = (await openExecutionsAt(r, worker.pid, await dbNow(r))).map((e) => e.id);
+  try {
+    await waitFor(
+      `the attempts of frozen worker ${worker.pid} to be reclaimed`,
+      async () => {
+        const [row] = await r.q<{ running: number }>(
+          `SELECT count(*)::int AS running FROM ${r.s}.job_attempts WHERE id = ANY($1::uuid[]) AND outcome = 'running'`,
+          [executions],
+        );
+        return row!.running === 0 || Date.now() - frozenAt > maxMs;
+      },
+      maxMs + 10_000,
+      100,
+    );
+    await sleep(Math.max(0, frozenAt + leaseMs + 250 - Date.now()));
+  } finally {
+    worker.signal("SIGCONT");
+  }
+  return { executions, frozenMs: Date.now() - frozenAt };
+}
