@@ -220,11 +220,15 @@ describe("batch handlers", () => {
   });
 
   it("commits the batch's writes with every success, or none when a job is no longer the worker's", async () => {
-    // Enqueued before the worker starts: its first claim takes all four into one batch.
+    // Enqueued, and waited for, before the worker starts: a waitFor marks its job (jobs.awaited), which a
+    // claim running at that moment passes over; marked first, the first claim takes all four into one batch.
     const jobs = await t.conveyor.enqueueMany([1, 2, 3, 4].map(() => ({ job: transactional, payload: { table: `"${t.schema}".${table}` } })));
+    const ending = Promise.all(jobs.map((job) => ended(job.id)));
+    const ids = jobs.map((job) => job.id);
+    await waitFor("the waits to mark their jobs", async () => (await sql(t.conveyor, "SELECT count(*)::int AS n FROM {{schema}}.jobs WHERE id = ANY($1) AND awaited", [ids])).rows[0].n === 4, 5_000);
     await runWorker(["batch.transactional"]);
     await worker.start();
-    const done = await Promise.all(jobs.map((job) => ended(job.id)));
+    const done = await ending;
     for (const job of done) expect(job).toMatchObject({ status: "succeeded", result: { stored: job.id } });
     // The first transaction rolled back whole (one job was stolen); the retries wrote each job once.
     const { rows } = await sql(t.conveyor, `SELECT job_id, count(*)::int AS n FROM {{schema}}.${table} GROUP BY job_id`);
