@@ -4,11 +4,16 @@
  * is never shown. Empty states are 0 and exact, small ones exact, and only
  * a state with more jobs than the per-queue limit is estimated, close to
  * its count; through the client (overview, queueStats) and GET /v1/queues,
- * for all tenants and for one.
+ * for all tenants and for one. When counting runs past the time bound and
+ * every state is estimated, an empty state is still 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readQueueCounts } from "../packages/core/src/client/counts.js";
+import { SearchTimeoutError } from "../packages/core/src/core/errors.js";
 import type { StatusCounts, StatusEstimated } from "../packages/core/src/core/overview.js";
 import { JOB_STATUSES, type JobStatus } from "../packages/core/src/core/states.js";
+import type { QueueStore } from "../packages/core/src/store/queue-store.js";
+import { dbOf } from "./helpers/database.js";
 import { call, createApiTest, rows, type ApiTest } from "./http/support.js";
 
 let test: ApiTest;
@@ -100,6 +105,34 @@ describe("per-queue counts past the small-table limit", () => {
           continue;
         }
         expectTrue(name, tenant, item.counts, item.estimated);
+      }
+    }
+  });
+});
+
+describe("per-queue counts when counting runs past the time bound", () => {
+  /** The client's store, except that counting the queues times out, so the counts fall back to estimates. */
+  const timingOut = (): QueueStore => {
+    const store = dbOf(test.conveyor).queues;
+    return Object.assign(Object.create(store) as QueueStore, {
+      queueCounts: () => Promise.reject(new SearchTimeoutError(1)),
+    });
+  };
+
+  it("show every empty state as 0, for all tenants and for each, and every other close to its count", async () => {
+    for (const tenant of [null, "acme", "globex"]) {
+      const queues = await readQueueCounts(timingOut(), tenant, { perQueue: 1_000, table: 10_000, timeoutMs: 10_000 });
+      for (const name of ["busy", "fresh"]) {
+        const item = queues.find((queue) => queue.queue === name);
+        const want = truth(name, tenant);
+        if (item === undefined) continue; // a tenant's listing may leave out a queue where it has no jobs
+        for (const status of JOB_STATUSES) {
+          const label = `${name} ${status} (${tenant ?? "all tenants"}): ${item.counts[status]}, truly ${want[status]}`;
+          if (want[status] === 0) expect(item.counts[status], label).toBe(0);
+          else expect(item.counts[status], label).toBeGreaterThan(0);
+          if (!item.estimated[status]) expect(item.counts[status], label).toBe(want[status]);
+          else if (want[status] > 0) expect(Math.abs(item.counts[status] - want[status]) / want[status], label).toBeLessThan(0.1);
+        }
       }
     }
   });

@@ -1,7 +1,7 @@
 import { QUEUE_EXACT_COUNT_LIMIT } from "../core/defaults.js";
 import { SearchTimeoutError } from "../core/errors.js";
 import type { JobCount, OldestReadyJob, QueueStats, StatusCounts, StatusEstimated } from "../core/overview.js";
-import { JOB_STATUSES } from "../core/states.js";
+import { JOB_STATUSES, READY_STATUSES } from "../core/states.js";
 import type { JobSearchStore } from "../store/job-search-store.js";
 import type { QueueCountRow, QueueStore, ReadyHead } from "../store/queue-store.js";
 import type { JobFilterValues } from "../store/sql/job-filter.js";
@@ -61,8 +61,11 @@ export function queueCountLimits(options: { exactCountLimit: number; searchTimeo
  * when it holds at most `limits.perQueue`; only a state with more is the
  * planner's estimate, never below what was counted. When counting does
  * not finish within the time bound, every state is estimated, except that
- * a state with no jobs is 0. So no count shown is one the exact count
- * would deny: a state the store has no job in is never shown above 0.
+ * a state with no jobs is 0, and a queue's ready states are counted
+ * exactly when it has at most `limits.perQueue` ready jobs (otherwise a
+ * ready state too rare to be seen is an estimated 0). So no count shown
+ * is one the exact count would deny: a state the store has no job in is
+ * never shown above 0.
  * For a tenant, only queues where it has jobs counted, or that the
  * statistics name for it, are listed.
  */
@@ -75,11 +78,13 @@ export async function readQueueCounts(store: QueueStore, tenant: string | null, 
     rows = await store.queueCounts(tenant, limit + 1, timeoutMs);
   } catch (error) {
     if (!(error instanceof SearchTimeoutError)) throw error;
-    const estimates = await store.queueEstimates(tenant, timeoutMs);
-    return estimates.map(({ queue, counts }) => ({
+    const estimates = await store.queueEstimates(tenant, limit + 1, timeoutMs);
+    return estimates.map(({ queue, readyExact, counts }) => ({
       queue,
       counts,
-      estimated: Object.fromEntries(JOB_STATUSES.map((status) => [status, counts[status] > 0])) as StatusEstimated,
+      estimated: Object.fromEntries(
+        JOB_STATUSES.map((status) => [status, READY_STATUSES.includes(status) ? !readyExact : counts[status] > 0]),
+      ) as StatusEstimated,
     }));
   }
   const items: QueueCounts[] = [];

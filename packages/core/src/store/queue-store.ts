@@ -81,11 +81,21 @@ export class QueueStore {
       }));
   }
 
-  /** Per queue: the planner's estimate of every state, counting nothing but whether the state has jobs (0 when it has none); for all tenants, or the queues the statistics name for `tenant`. */
-  async queueEstimates(tenant: string | null, timeoutMs: number): Promise<Array<{ queue: string; counts: Record<JobStatus, number> }>> {
-    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema]));
+  /**
+   * Per queue: the planner's estimate of every state, 0 for a state with no
+   * jobs; the ready states counted exactly (`readyExact`) when the queue
+   * has at most `readLimit` - 1 ready jobs. For all tenants, or the queues
+   * the statistics name for `tenant`.
+   */
+  async queueEstimates(
+    tenant: string | null,
+    readLimit: number,
+    timeoutMs: number,
+  ): Promise<Array<{ queue: string; readyExact: boolean; counts: Record<JobStatus, number> }>> {
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema, readLimit]));
     return rows.map((row) => ({
       queue: row.queue,
+      readyExact: row.ready_exact === true,
       counts: Object.fromEntries(JOB_STATUSES.map((status) => [status, int(row[`${status}_estimate`])])) as Record<JobStatus, number>,
     }));
   }

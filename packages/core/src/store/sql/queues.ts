@@ -50,6 +50,18 @@ WITH RECURSIVE ready_queues AS (
   UNION SELECT queue FROM tenant_queues
 )`;
 
+/**
+ * At most `limit` ready jobs of queue `q.queue`, read through
+ * jobs_ready_by_queue_idx: how many were read (`ready_read`), and how many
+ * of them (of tenant $1 when not null) are in each ready state.
+ */
+const readyRead = (limit: string) => `
+  SELECT count(*)::int AS ready_read,
+         ${READY_STATUSES.map((status) => `(count(*) FILTER (WHERE x.status = '${status}' AND ($1::text IS NULL OR x.tenant = $1)))::int AS ${status}`).join(",\n         ")}
+  FROM (SELECT j.tenant, j.status FROM {{schema}}.jobs AS j
+        WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT ${limit}) AS x
+`;
+
 /** The states counted through jobs_by_queue_state_tenant_idx: every state but the ready ones. */
 const INDEXED_STATES = JOB_STATUSES.filter((status) => !READY_STATUSES.includes(status));
 
@@ -88,12 +100,7 @@ SELECT q.queue,
        ${JOB_STATUSES.map((status) => `c.${status}`).join(", ")},
        ${JOB_STATUSES.map((status) => `CASE WHEN c.${status} >= $2 THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) END AS ${status}_estimate`).join(",\n       ")}
 FROM queue_names AS q
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS ready_read,
-         ${READY_STATUSES.map((status) => `(count(*) FILTER (WHERE x.status = '${status}' AND ($1::text IS NULL OR x.tenant = $1)))::int AS ${status}`).join(",\n         ")}
-  FROM (SELECT j.tenant, j.status FROM {{schema}}.jobs AS j
-        WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT $2) AS x
-) AS r
+CROSS JOIN LATERAL (${readyRead("$2")}) AS r
 CROSS JOIN LATERAL (
   SELECT ${INDEXED_STATES.map((status) => `${countUpTo(status)} AS ${status}`).join(",\n         ")},
          ${READY_STATUSES.map((status) => `CASE WHEN r.ready_read < $2 OR r.${status} >= $2 THEN r.${status} ELSE ${countUpTo(status, ` AND j.status IN (${READY})`)} END AS ${status}`).join(",\n         ")}
@@ -131,22 +138,43 @@ const hasJobs = (status: JobStatus) => `CASE WHEN $1::text IS NULL
   END`;
 
 /**
- * The same queues with every state estimated, nothing counted: what
- * queueCounts falls back to when it did not finish within the time bound.
- * A state with no jobs is 0, never the planner's floor of 1: one probe of
- * jobs_by_queue_state_tenant_idx per state, and one of
- * jobs_ready_by_queue_idx for both ready states (a queue with no ready job
- * at all). With a tenant, only the queues the statistics name for it.
- * $1 tenant|null, $2 schema name
+ * Whether the table's statistics name `status` in queue `q.queue` (for
+ * tenant $1 when not null) among their most common combinations, that is,
+ * whether ANALYZE's sample held such jobs. `schema` names the parameter of
+ * the schema name.
+ */
+const inStatistics = (status: JobStatus, schema: string) => `EXISTS (
+    SELECT 1 FROM pg_stats_ext AS s CROSS JOIN generate_subscripts(s.most_common_vals, 1) AS i
+    WHERE s.statistics_schemaname = ${schema} AND CASE WHEN $1::text IS NULL
+      THEN s.statistics_name = 'jobs_queue_status_stats' AND s.most_common_vals[i][1] = q.queue AND s.most_common_vals[i][2] = '${status}'
+      ELSE s.statistics_name = 'jobs_tenant_queue_status_stats' AND s.most_common_vals[i][1] = $1
+           AND s.most_common_vals[i][2] = q.queue AND s.most_common_vals[i][3] = '${status}'
+    END)`;
+
+/**
+ * The same queues with every state estimated, counting next to nothing:
+ * what queueCounts falls back to when it did not finish within the time
+ * bound. A state with no jobs is 0, never the planner's floor of 1: one
+ * probe of jobs_by_queue_state_tenant_idx per state but the ready ones.
+ * Those are read together, at most $3 of the queue's ready jobs through
+ * jobs_ready_by_queue_idx: when that was all of them, each ready state's
+ * count is exact (`ready_exact`); otherwise a ready state seen in it is
+ * the planner's estimate, never below what was seen, and one not seen is
+ * the planner's estimate only when the statistics name it for the queue
+ * (and tenant), else 0: it holds too few jobs to be known. With a tenant,
+ * only the queues the statistics name for it.
+ * $1 tenant|null, $2 schema name, $3 ready jobs of one queue read at most
  */
 export const queueEstimates = `${queueNames("$2")}
-SELECT q.queue,
+SELECT q.queue, r.ready_read < $3 AS ready_exact,
        ${INDEXED_STATES.map((status) => `CASE WHEN ${hasJobs(status)} THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) ELSE 0 END AS ${status}_estimate`).join(",\n       ")},
-       ${READY_STATUSES.map((status) => `CASE WHEN r.any_ready THEN {{schema}}.jobs_estimate('${status}', q.queue, $1) ELSE 0 END AS ${status}_estimate`).join(",\n       ")}
+       ${READY_STATUSES.map(
+         (status) => `CASE WHEN r.ready_read < $3 THEN r.${status}
+         WHEN r.${status} > 0 OR ${inStatistics(status, "$2")} THEN GREATEST(r.${status}, {{schema}}.jobs_estimate('${status}', q.queue, $1))
+         ELSE 0 END AS ${status}_estimate`,
+       ).join(",\n       ")}
 FROM queue_names AS q
-CROSS JOIN LATERAL (
-  SELECT EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.status IN (${READY}) AND j.queue = q.queue) AS any_ready
-) AS r
+CROSS JOIN LATERAL (${readyRead("$3")}) AS r
 WHERE $1::text IS NULL OR q.queue IN (SELECT queue FROM tenant_queues)
 ORDER BY q.queue`;
 
