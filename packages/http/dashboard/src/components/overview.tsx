@@ -153,9 +153,9 @@ function CountCell({ queue, status, exactCountLimit }: { queue: OverviewQueueJso
   const estimated = queue.estimated[status];
   const text = `${estimated ? "~" : ""}${formatNumber(count)}`;
   const title = estimated
-    ? status === "succeeded" || status === "cancelled"
-      ? `about ${formatNumber(count)}: estimated from table statistics (finished jobs are not counted one by one in a large table)`
-      : `about ${formatNumber(count)}: estimated from table statistics (more than ${formatNumber(exactCountLimit)}, the most counted one by one)`
+    ? count > exactCountLimit
+      ? `about ${formatNumber(count)}: estimated from table statistics (more than ${formatNumber(exactCountLimit)}, the most counted one by one)`
+      : `about ${formatNumber(count)}: estimated from table statistics (counting ran past its time bound)`
     : undefined;
   if (count === 0 && !estimated) return <span class="muted">0</span>;
   return (
