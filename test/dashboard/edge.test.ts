@@ -5,10 +5,11 @@
  * calling only the routes the key may use, cancelling a flow only after a
  * confirmation that counts its jobs, the top errors and keys readable on a
  * phone, a bulk action that ended short saying what happened to the rest,
- * and "More filters" kept open while any of them is set.
+ * and "More filters" kept open while any of them is set; and at 390 px,
+ * each of these readable in place.
  */
 import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
@@ -90,6 +91,37 @@ function overflowingCells(on: Page, selector: string): Promise<string[]> {
         }
       });
     });
+    return found;
+  });
+}
+
+/**
+ * A cancel over 30 queued jobs of `queue`, walked 5 at a time, while a
+ * caller cancels the last 20 itself: it ends touching 10 of 30. Its id.
+ */
+async function shortBulkCancel(queue: string): Promise<string> {
+  tune(test.conveyor, { batchSize: 5, pauseMs: 1_000 }); // a second between batches: the caller's cancels land long before the third
+  const ids = await jobsIn(test.conveyor, "queued", 30, { kind: "item", queue });
+  const started = await api("POST", "/v1/bulk-actions", { action: "cancel", filter: { queue } });
+  expect(started.status).toBe(202);
+  await Promise.all(ids.slice(10).map((id) => test.conveyor.cancel(id)));
+  await poll(async () => (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json.status).toBe("succeeded");
+  const ended = (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json;
+  expect({ total: ended.total, touched: ended.touched }).toEqual({ total: 30, touched: 10 });
+  tune(test.conveyor, { batchSize: 1000, pauseMs: 0 });
+  return started.json.id;
+}
+
+/** Whether `target` can be read in place on a phone: scrolled into view, it lies within the screen and its text within its box. */
+async function readableOnPhone(target: Locator): Promise<string[]> {
+  await target.scrollIntoViewIfNeeded();
+  return target.evaluate((element: any) => {
+    const width: number = (globalThis as any).document.documentElement.clientWidth;
+    const box = element.getBoundingClientRect();
+    const found: string[] = [];
+    if (box.width === 0 || box.height === 0) found.push("not shown");
+    if (box.left < -0.5 || box.right > width + 0.5) found.push(`spans ${box.left}..${box.right} of ${width}`);
+    if (element.scrollWidth > element.clientWidth + 1) found.push(`text ${element.scrollWidth} wider than its box ${element.clientWidth}`);
     return found;
   });
 }
@@ -231,18 +263,10 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
   });
 
   it("says what happened to the jobs a bulk action did not touch, instead of a short count", async () => {
-    // A cancel over 30 queued jobs, walked 5 at a time; meanwhile a caller cancels the last 20 itself.
-    tune(test.conveyor, { batchSize: 5, pauseMs: 1_000 }); // a second between batches: the caller's cancels land long before the third
-    const ids = await jobsIn(test.conveyor, "queued", 30, { kind: "item", queue: "exports" });
-    const started = await api("POST", "/v1/bulk-actions", { action: "cancel", filter: { queue: "exports" } });
-    expect(started.status).toBe(202);
-    await Promise.all(ids.slice(10).map((id) => test.conveyor.cancel(id)));
-    await poll(async () => (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json.status).toBe("succeeded");
-    const ended = (await api("GET", `/v1/bulk-actions/${started.json.id}`)).json;
-    expect({ total: ended.total, touched: ended.touched }).toEqual({ total: 30, touched: 10 });
+    const operation = await shortBulkCancel("exports");
 
     await page.goto(`${server.url}/#/bulk-actions`);
-    const row = page.locator(`[data-testid=bulk-actions] tr[data-operation-id="${started.json.id}"]`);
+    const row = page.locator(`[data-testid=bulk-actions] tr[data-operation-id="${operation}"]`);
     await poll(() => row.getByTestId("touched").textContent()).toBe("10 cancelled, 20 already moved on");
     expect(await row.getByTestId("touched").getAttribute("title")).toBe(
       "10 cancelled; the other 20 were no longer waiting, queued, retrying, sleeping or running when it reached them " +
@@ -251,7 +275,6 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await screenshot("64-bulk-history-short");
     await row.getByRole("link").first().click();
     await poll(() => page.getByTestId("bulk-rest").textContent()).toMatch(/^10 cancelled; the other 20 were no longer waiting, queued, retrying, sleeping or running/);
-    tune(test.conveyor, { batchSize: 1000, pauseMs: 0 });
   });
 
   it("cancels the rows ticked on the Jobs page after a confirmation; the head's box ticks the whole page", async () => {
@@ -613,6 +636,62 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await poll(() => page.getByLabel("Error text").inputValue()).toBe("certificate");
     expect(await details.getAttribute("open")).not.toBeNull();
     await screenshot("65-more-filters-kept-open");
+    expect(browserErrors).toEqual([]);
+  });
+
+  it("at 390 px: priority, scheduled run time, the pause button, a short bulk action's outcome and set 'More filters' are readable", async () => {
+    const scheduled = await api("POST", "/v1/jobs", { kind: "item", queue: "phone-timed", payload: { n: 1 }, priority: -5, delayMs: 3_600_000 });
+    expect(scheduled.status).toBe(201);
+    await jobsIn(test.conveyor, "queued", 1, { kind: "item", queue: "phone-mail" });
+    const operation = await shortBulkCancel("phone-exports");
+    const { narrow, phonePage } = await phone(keys.admin);
+    const fitsScreen = async () => expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    try {
+      await phonePage.goto(`${server.url}/#/jobs?queue=phone-timed`);
+      const row = phonePage.locator(`tr[data-job-id="${scheduled.json.id}"]`);
+      await row.waitFor();
+      for (const cell of ["priority", "scheduled", "run-at"]) expect(await readableOnPhone(row.getByTestId(cell)), cell).toEqual([]);
+      expect(await row.getByTestId("priority").textContent()).toBe("-5");
+      await fitsScreen();
+      await screenshot("77-narrow-priority-scheduled", phonePage);
+
+      await phonePage.goto(`${server.url}/#/`);
+      const queue = phonePage.locator("[data-testid=queues] tr[data-queue=phone-mail]");
+      const pause = queue.getByRole("button", { name: "pause queue phone-mail" });
+      await pause.waitFor();
+      expect(await readableOnPhone(pause)).toEqual([]);
+      await pause.tap();
+      const resume = queue.getByRole("button", { name: "resume queue phone-mail" });
+      await resume.waitFor();
+      expect(await readableOnPhone(resume)).toEqual([]);
+      await fitsScreen();
+      await screenshot("78-narrow-queue-paused", phonePage);
+      await resume.tap();
+      await pause.waitFor();
+
+      await phonePage.goto(`${server.url}/#/bulk-actions`);
+      const touched = phonePage.locator(`[data-testid=bulk-actions] tr[data-operation-id="${operation}"] [data-testid=touched]`);
+      await poll(() => touched.textContent()).toBe("10 cancelled, 20 already moved on");
+      expect(await readableOnPhone(touched)).toEqual([]);
+      await fitsScreen();
+      await phonePage.locator(`[data-testid=bulk-actions] tr[data-operation-id="${operation}"]`).getByRole("link").first().tap();
+      const rest = phonePage.getByTestId("bulk-rest");
+      await rest.waitFor();
+      expect(await readableOnPhone(rest)).toEqual([]);
+      await fitsScreen();
+      await screenshot("79-narrow-bulk-short", phonePage);
+
+      await phonePage.goto(`${server.url}/#/jobs`);
+      await phonePage.getByTestId("match-count").waitFor();
+      await phonePage.evaluate("window.location.hash = '#/jobs?error=certificate'");
+      await poll(() => phonePage.locator("details.more-filters").getAttribute("open")).not.toBeNull();
+      expect(await readableOnPhone(phonePage.getByLabel("Error text"))).toEqual([]);
+      expect(await readableOnPhone(phonePage.getByTestId("more-filters-set"))).toEqual([]);
+      await fitsScreen();
+      await screenshot("80-narrow-more-filters", phonePage);
+    } finally {
+      await narrow.close();
+    }
     expect(browserErrors).toEqual([]);
   });
 });
