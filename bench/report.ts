@@ -209,6 +209,7 @@ export function targets(report: Report): Target[] {
   add("process ≥ 1.2× graphile-worker", r("graphile-worker", "process"), (v) => v >= 1.2);
   if (live("bullmq")) add("process > BullMQ", r("bullmq", "process"), (v) => v > 1);
   if (live("bullmq-aof")) add("process > BullMQ on AOF everysec", r("bullmq-aof", "process"), (v) => v > 1);
+  if (live("bullmq-pg")) add("process > BullMQ on PostgreSQL", r("bullmq-pg", "process"), (v) => v > 1);
   add("process ≥ 10× pg-boss per-job", r("pg-boss", "process"), (v) => v >= 10);
   add("process > pg-boss array handler", r("pg-boss", "process", "processArrayHandler"), (v) => v > 1);
   const batchPeers = SYSTEM_NAMES.filter((name) => name !== "conveyor" && live(name));
@@ -245,6 +246,7 @@ const COLORS: Record<SystemName, string> = {
   "pg-boss": "#3a9a5b",
   bullmq: "#b0413e",
   "bullmq-aof": "#6e2523",
+  "bullmq-pg": "#d9777a",
   dbos: "#7a4fbf",
 };
 

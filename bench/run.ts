@@ -5,7 +5,9 @@
  * PostgreSQL system on the same server (DATABASE_URL, else the machine's),
  * each run on a fresh database; BullMQ on the Redis at 127.0.0.1:6379 when
  * one answers (`bullmq`), and on a Redis with AOF fsynced every second that
- * the bench starts itself when redis-server is installed (`bullmq-aof`).
+ * the bench starts itself when redis-server is installed (`bullmq-aof`);
+ * BullMQ on its PostgreSQL backend (`bullmq-pg`) on a PostgreSQL the bench
+ * starts itself (lib/private-postgres.ts).
  * The durable-execution workloads (Conveyor against DBOS) run on a
  * PostgreSQL the bench starts for them (workloads/durable.ts), and so do the
  * batch handlers (workloads/batch.ts), for the server time per job.
@@ -20,7 +22,7 @@ import { parseArgs } from "node:util";
 import { now } from "./lib/clock.js";
 import { type BenchConfig, configFor, WORKLOAD_NAMES, type WorkloadName } from "./lib/config.js";
 import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } from "./lib/postgres.js";
-import { startPrivatePostgres, stopPrivatePostgres } from "./lib/private-postgres.js";
+import { sharedPrivatePostgres, stopPrivatePostgres } from "./lib/private-postgres.js";
 import { REDIS_PORT, redisPersistence } from "./lib/redis.js";
 import { stopRedisServers } from "./lib/redis-server.js";
 import { figure, type MetricKey, ratio, type Report, svgChart, table, targetsText, toJson } from "./report.js";
@@ -305,7 +307,7 @@ if (has("scale") && config.finishedKept > 0) {
 let statsServer: DurableServer | null = null;
 async function privateServer(): Promise<DurableServer> {
   if (statsServer === null) {
-    const started = await startPrivatePostgres();
+    const started = await sharedPrivatePostgres();
     statsServer =
       typeof started === "string"
         ? await durableServer(SERVER_URL, false, `the bench server, as no PostgreSQL could be started for these workloads (${started})`)

@@ -171,8 +171,27 @@ function stopServer(server: Running): Promise<void> {
   return server.stopping;
 }
 
+/** The server `sharedPrivatePostgres` hands out, until stopPrivatePostgres(). */
+let shared: Promise<PrivatePostgres | string> | null = null;
+
+/**
+ * One private server for every workload and system that asks (started on
+ * the first call, then the same one): the batch and durable workloads,
+ * BullMQ on PostgreSQL, the pressure workload. Resolves with why not when
+ * none could start (asked again, it tries again). After
+ * stopPrivatePostgres(), the next call starts a new one.
+ */
+export function sharedPrivatePostgres(): Promise<PrivatePostgres | string> {
+  const current = (shared ??= startPrivatePostgres());
+  void current.then((started) => {
+    if (typeof started === "string" && shared === current) shared = null;
+  });
+  return current;
+}
+
 /** Stop every server started here. */
 export async function stopPrivatePostgres(): Promise<void> {
+  shared = null;
   await Promise.all([...running].map(stopServer));
 }
 

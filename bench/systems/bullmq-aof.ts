@@ -5,7 +5,7 @@
  * when this system is selected, and stops it when it ends (lib/redis-server.ts).
  */
 import { startRedisServer } from "../lib/redis-server.js";
-import { bullmqSystem } from "./bullmq.js";
+import { bullmqSystem, redisStore } from "./bullmq.js";
 
 /** AOF on, fsynced once a second (Redis's default AOF policy); no RDB snapshots. */
 export const AOF_OPTIONS = ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""];
@@ -20,10 +20,12 @@ export async function aofRedisPort(): Promise<number | string> {
   return typeof started === "string" ? started : started.port;
 }
 
-export const { system, startWorker } = bullmqSystem({
-  name: "bullmq-aof",
-  redisPort: aofRedisPort,
-  store:
-    "a Redis the bench starts (redis-server on a free port of 127.0.0.1, a fresh directory) with appendonly yes, appendfsync everysec, " +
-    "no RDB (save \"\"); each run under its own key prefix, obliterated after",
-});
+export const { system, startWorker } = bullmqSystem(
+  redisStore({
+    name: "bullmq-aof",
+    redisPort: aofRedisPort,
+    store:
+      "a Redis the bench starts (redis-server on a free port of 127.0.0.1, a fresh directory) with appendonly yes, appendfsync everysec, " +
+      "no RDB (save \"\"); each run under its own key prefix, obliterated after",
+  }),
+);

@@ -13,6 +13,8 @@ export async function loadSystem(name: SystemName): Promise<SystemModule> {
       return import("./bullmq.js");
     case "bullmq-aof":
       return import("./bullmq-aof.js");
+    case "bullmq-pg":
+      return import("./bullmq-pg.js");
     case "dbos":
       return import("./dbos.js");
   }

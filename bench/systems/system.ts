@@ -5,7 +5,7 @@
  * system's library and its RSS is that system's alone.
  */
 
-export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof", "dbos"] as const;
+export const SYSTEM_NAMES = ["conveyor", "graphile-worker", "pg-boss", "bullmq", "bullmq-aof", "bullmq-pg", "dbos"] as const;
 export type SystemName = (typeof SYSTEM_NAMES)[number];
 
 /**
