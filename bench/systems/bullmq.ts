@@ -70,6 +70,11 @@ export function bullmqSystem<B extends IQueueBackend, C>(store: BullmqStore<B, C
     async open(tag, options = {}) {
       const namespace = await store.open(tag, options);
       const queue = new Queue<Payload>(QUEUE, namespace.options);
+      // The drop that follows close() ends what is left of its connections (the PostgreSQL backend's pool clients): no error by then.
+      let closing = false;
+      queue.on("error", (error) => {
+        if (!closing) console.error(`${store.name}: ${error.message}`);
+      });
       try {
         await queue.waitUntilReady();
       } catch (error) {
@@ -109,6 +114,7 @@ export function bullmqSystem<B extends IQueueBackend, C>(store: BullmqStore<B, C
           return Object.values(counts).reduce((sum, count) => sum + count, 0);
         },
         async close() {
+          closing = true;
           try {
             await queue.close();
           } finally {
