@@ -91,10 +91,14 @@ async function handle(message: ToChild): Promise<void> {
       await worker?.stop();
       const usage = process.resourceUsage();
       const cpuMs = (usage.userCPUTime + usage.systemCPUTime - (cpuAtStart ?? 0)) / 1000;
-      send({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [], rss });
-      process.disconnect?.();
-      // Let the IPC message flush, then leave even if a library left a timer behind.
-      setTimeout(() => process.exit(0), 200).unref();
+      // Disconnect once the report is written: a large one (thousands of
+      // start times) is still being written when send returns, and the
+      // disconnect, or the exit below, would end this process before it is.
+      process.send!({ type: "stopped", count, maxRssKb: peakRssKb(), cpuMs, starts: starts ?? [], rss } satisfies FromChild, undefined, {}, () => {
+        process.disconnect?.();
+        // Leave even if a library left a timer behind.
+        setTimeout(() => process.exit(0), 200).unref();
+      });
       return;
   }
 }
