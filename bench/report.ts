@@ -1,6 +1,7 @@
 import type { Figure } from "./lib/stats.js";
 import { figureOf } from "./lib/stats.js";
 import { SYSTEM_NAMES, type SystemName } from "./systems/system.js";
+import type { PressureResult } from "./workloads/pressure.js";
 
 /** Every figure the bench reports per system. Rates are jobs/s. */
 export const METRICS = {
@@ -180,14 +181,54 @@ export function table(report: Report): string {
     rows.push([label, fmt(value), ...systems.slice(1).map(() => ""), ...peers.map(() => "")]);
   if (pgbench !== null) postgresRow("PostgreSQL single-INSERT limit (rows/s)", pgbench);
   if (nodePg !== null) postgresRow(pgbench === null ? "PostgreSQL single-INSERT limit, Node `pg` loop (rows/s)" : "  same, from a Node `pg` loop (rows/s)", nodePg);
-  const widths = header.map((_, i) => Math.max(header[i]!.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (row: string[]) => `| ${row.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = systems.flatMap((name) =>
     Object.entries(report.systems[name]!.notes).map(([metric, note]) => `* ${name} ${metric}: ${note}`),
   );
   const skipped = systems.filter((name) => report.systems[name]!.skipped).map((name) => `${name} skipped: ${report.systems[name]!.skipped}`);
-  return [line(header), rule, ...rows.map(line), "", ...notes, ...skipped].join("\n").trimEnd();
+  return [markdown(header, rows), "", ...notes, ...skipped].join("\n").trimEnd();
+}
+
+/** The pressure workload's table: a row per system and phase (a system that failed gets one row saying why). */
+export function pressureTable(results: Partial<Record<SystemName, PressureResult | string>>): string {
+  const header = ["system", "phase", "offered (jobs/s)", "done (jobs/s)", "pickup p50 (ms)", "pickup p99 (ms)", "backlog at end", "dead tuples at end", "tables + indexes (MB)"];
+  const rows: string[][] = [];
+  const ms = (value: number | null) => (value === null ? "—" : Number.isFinite(value) ? fmt(value) : "not started");
+  for (const name of SYSTEM_NAMES) {
+    const result = results[name];
+    if (result === undefined) continue;
+    if (typeof result === "string") {
+      rows.push([name, result, ...header.slice(2).map(() => "")]);
+      continue;
+    }
+    for (const phase of result.phases) {
+      const drain = phase.name === "drain";
+      const label = drain
+        ? result.drainSeconds === null
+          ? `drain (not done in ${fmt(phase.seconds)} s)`
+          : `drain (${fmt(result.drainSeconds)} s)`
+        : phase.name;
+      rows.push([
+        name,
+        label,
+        drain ? "—" : fmt(phase.offeredPerS),
+        fmt(phase.donePerS),
+        ms(phase.p50Ms),
+        `${ms(phase.p99Ms)}${phase.notStarted > 0 ? ` (${phase.notStarted.toLocaleString("en-US")} never started)` : ""}`,
+        phase.backlog.toLocaleString("en-US"),
+        phase.deadTuples.toLocaleString("en-US"),
+        fmt(phase.sizeMb),
+      ]);
+    }
+  }
+  return markdown(header, rows);
+}
+
+/** A markdown table, the first column left-aligned and the others right. */
+function markdown(header: string[], rows: string[][]): string {
+  const widths = header.map((_, i) => Math.max(header[i]!.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (row: string[]) => `| ${row.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  return [line(header), rule, ...rows.map(line)].join("\n");
 }
 
 interface Target {

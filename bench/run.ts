@@ -25,15 +25,16 @@ import { dropLeftoverDatabases, measureInsertLimit, serverInfo, SERVER_URL } fro
 import { sharedPrivatePostgres, stopPrivatePostgres } from "./lib/private-postgres.js";
 import { REDIS_PORT, redisPersistence } from "./lib/redis.js";
 import { stopRedisServers } from "./lib/redis-server.js";
-import { figure, type MetricKey, ratio, type Report, svgChart, table, targetsText, toJson } from "./report.js";
+import { figure, type MetricKey, pressureTable, ratio, type Report, svgChart, table, targetsText, toJson } from "./report.js";
 import { loadSystem } from "./systems/index.js";
-import { type BenchSystem, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
+import { type BenchSystem, PRESSURE_CONCURRENCY, PRESSURE_JOB_MS, SYSTEM_NAMES, type SystemName } from "./systems/system.js";
 import { enqueueBatch, enqueueOneAtATime } from "./workloads/enqueue.js";
 import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard.js";
 import { batchRun } from "./workloads/batch.js";
 import { type DurableServer, durableServer, durableSteps, RESUME_STEPS, resumeAfterKill, sleepingClaim } from "./workloads/durable.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
 import { memoryRun } from "./workloads/memory.js";
+import { type PressureResult, pressureRun } from "./workloads/pressure.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
 import { chainGraph, fanInGraph, layeredGraph, runWorkflow } from "./workloads/workflows.js";
 
@@ -53,6 +54,10 @@ const { values: args } = parseArgs({
     "durable-jobs": { type: "string" },
     sleeping: { type: "string" },
     "batch-jobs": { type: "string" },
+    "pressure-rate": { type: "string" },
+    "pressure-phase-s": { type: "string" },
+    "pressure-drain-s": { type: "string" },
+    "pressure-reader-pause-ms": { type: "string" },
   },
 });
 
@@ -77,6 +82,10 @@ if (args["durable-jobs"]) {
   config.durableResumeJobs = Math.max(10, Math.round(config.durableJobs / 2));
 }
 if (args["batch-jobs"]) config.batchJobs = Math.max(100, Number.parseInt(args["batch-jobs"], 10));
+if (args["pressure-rate"]) config.pressureRate = Math.max(1, Number(args["pressure-rate"]));
+if (args["pressure-phase-s"]) config.pressurePhaseMs = Math.max(1, Number(args["pressure-phase-s"])) * 1000;
+if (args["pressure-drain-s"]) config.pressureDrainMs = Math.max(1, Number(args["pressure-drain-s"])) * 1000;
+if (args["pressure-reader-pause-ms"]) config.pressureReaderPauseMs = Math.max(0, Number(args["pressure-reader-pause-ms"]));
 if (args.sleeping) config.sleepingJobs = Math.max(1_000, Number.parseInt(args.sleeping, 10));
 
 const log = (message: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
@@ -461,6 +470,47 @@ if (has("memory")) {
   }
 }
 
+// Pressure (workloads/pressure.ts): a steady load through one worker per
+// system while an xid is held, while readers hold snapshots, and above the
+// rate, then the drain; on the PostgreSQL the bench starts (autovacuum on,
+// where the machine's server may have it off), a fresh database each.
+let pressure: { server: string; results: Partial<Record<SystemName, PressureResult | string>> } | null = null;
+const pressureSystems = jobSystems.filter((system) => !system.redis);
+if (has("pressure") && pressureSystems.length > 0) {
+  const started = await sharedPrivatePostgres();
+  if (typeof started === "string") log(`pressure: skipped, no PostgreSQL of the bench's own (${started})`);
+  else {
+    const phaseS = config.pressurePhaseMs / 1000;
+    log(
+      `pressure: ${config.pressureRate.toLocaleString("en-US")} jobs/s of 1 ms jobs, ${phaseS} s per phase (overload ${config.pressureOverload}×), ` +
+        `drain up to ${config.pressureDrainMs / 1000} s, on ${started.description}`,
+    );
+    pressure = { server: started.description, results: {} };
+    for (const system of pressureSystems) {
+      try {
+        pressure.results[system.name] = await pressureRun(
+          system,
+          {
+            rate: config.pressureRate,
+            overload: config.pressureOverload,
+            phaseMs: config.pressurePhaseMs,
+            drainMs: config.pressureDrainMs,
+            readers: config.pressureReaders,
+            readerPauseMs: config.pressureReaderPauseMs,
+          },
+          "pr",
+          started.url,
+          log,
+        );
+      } catch (error) {
+        pressure.results[system.name] = `failed: ${(error as Error).message.split("\n")[0]}`;
+        log(`  ${system.name} pressure: FAILED ${(error as Error).stack ?? error}`);
+      }
+    }
+    report.meta.pressure = pressure;
+  }
+}
+
 // Limits per key, Conveyor alone (no peer has them in the same form): the
 // claim rate with a key limit that never binds against none, and the other
 // keys' rate while hot keys are held at their limit (workloads/key-limits.ts).
@@ -533,6 +583,13 @@ if (dashboard !== null) {
       `${p("filtered list", dashboard.filteredList, 200)}; ${p("payload search", dashboard.payloadSearch, 500)}; ${p("job page", dashboard.jobPage, 200)}\n` +
       `Bulk retry of ${bulk.jobs.toLocaleString("en-US")} dead jobs: ${bulk.seconds.toFixed(1)} s in ${bulk.phases} phases; a worker's claim rate ` +
       `${fmtRate(bulk.claimRateDuring)} beside it, ${fmtRate(bulk.claimRateAlone)} without (${Math.round(bulk.ratio * 100)}%, target >= 80%)\n`,
+  );
+}
+if (pressure !== null) {
+  process.stdout.write(
+    `\nPressure, on ${pressure.server}: ${config.pressureRate.toLocaleString("en-US")} jobs/s of ${PRESSURE_JOB_MS} ms jobs offered to one worker of ${PRESSURE_CONCURRENCY} slots, ` +
+      `${config.pressurePhaseMs / 1000} s per phase (overload ${config.pressureOverload}× the rate; readers: ${config.pressureReaders} REPEATABLE READ transactions ` +
+      `scanning the job tables, ${config.pressureReaderPauseMs} ms apart), then a drain of at most ${config.pressureDrainMs / 1000} s:\n\n${pressureTable(pressure.results)}\n\n`,
   );
 }
 if (batch !== null) {

@@ -7,9 +7,9 @@
  * its RSS every so many jobs).
  */
 import { readFileSync } from "node:fs";
-import { now } from "./lib/clock.js";
+import { now, sleep } from "./lib/clock.js";
 import { loadSystem } from "./systems/index.js";
-import type { Payload, RunningWorker, SystemName, WorkerVariant } from "./systems/system.js";
+import { type Payload, PRESSURE_JOB_MS, type RunningWorker, type SystemName, type WorkerVariant } from "./systems/system.js";
 
 export type ToChild =
   | { type: "clock"; id: number }
@@ -54,12 +54,15 @@ let worker: RunningWorker | null = null;
 /** CPU time (µs) used before the worker started: loading the libraries is not the worker's work. */
 let cpuAtStart: number | null = null;
 
-function onJob(payload: Payload): void {
+function countJob(payload: Payload): void {
   count++;
   if (starts) starts.push([payload.n, now()]);
   if (rssEvery > 0 && count % rssEvery === 0) rss.push([count, process.memoryUsage.rss() / 1024]);
   if (milestones.has(count)) send({ type: "milestone", count, t: now() });
 }
+
+/** The handler's work: none, or in the pressure variant PRESSURE_JOB_MS of waiting after the start is counted. */
+const onJob = variant === "pressure" ? (payload: Payload) => (countJob(payload), sleep(PRESSURE_JOB_MS)) : countJob;
 
 process.on("message", (message: ToChild) => {
   void handle(message).catch((error: unknown) => {

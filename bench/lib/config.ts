@@ -84,6 +84,19 @@ export interface BenchConfig {
   /** Durable-sleeping: `sleepingJobs` sleeping jobs in the store beside `sleepingWaiting` waiting, the rate measured over `windowLarge`. */
   sleepingJobs: number;
   sleepingWaiting: number;
+  /**
+   * Pressure (workloads/pressure.ts): `pressureRate` jobs/s of 1 ms jobs
+   * offered to one worker of 64 slots, `pressurePhaseMs` per phase (clean,
+   * held xmin, readers, overload at `pressureOverload` times the rate), then
+   * a drain of at most `pressureDrainMs`; `pressureReaders` readers, each
+   * pausing `pressureReaderPauseMs` between two scans.
+   */
+  pressureRate: number;
+  pressureOverload: number;
+  pressurePhaseMs: number;
+  pressureDrainMs: number;
+  pressureReaders: number;
+  pressureReaderPauseMs: number;
 }
 
 export const WORKLOAD_NAMES = [
@@ -100,8 +113,19 @@ export const WORKLOAD_NAMES = [
   "durable",
   "durable-sleeping",
   "batch",
+  "pressure",
 ] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
+
+/** The pressure workload's settings, but for its phases' length in quick mode. */
+const PRESSURE = {
+  pressureRate: 1_000,
+  pressureOverload: 1.5,
+  pressurePhaseMs: 60_000,
+  pressureDrainMs: 120_000,
+  pressureReaders: 4,
+  pressureReaderPauseMs: 50,
+} as const;
 
 export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "workloads"> {
   return quick
@@ -150,6 +174,8 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         sleepingWaiting: 50_000,
         batchJobs: 10_000,
         batchCapMs: 10_000,
+        ...PRESSURE,
+        pressurePhaseMs: 15_000,
       }
     : {
         quick,
@@ -196,5 +222,6 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         sleepingWaiting: 50_000,
         batchJobs: 50_000,
         batchCapMs: 20_000,
+        ...PRESSURE,
       };
 }

@@ -35,6 +35,7 @@ export const { system, startWorker } = bullmqSystem({
     `with the backend's tables in its default schema "${DEFAULT_SCHEMA}", migrated by the client's connection (migrate: true); a pool of ${POOL_SIZE} per Queue or Worker, ` +
     `plus a dedicated LISTEN connection for a Worker; the database dropped after`,
   fillsFinished: false,
+  redis: false,
   async unavailable() {
     const url = await privateServerUrl();
     return typeof url === "string" ? null : url.unavailable;
@@ -46,6 +47,8 @@ export const { system, startWorker } = bullmqSystem({
     return {
       target: db.url,
       database: db.name,
+      schema: DEFAULT_SCHEMA,
+      jobTables: [`${DEFAULT_SCHEMA}.job`],
       options: { connection: reach(db.url, true) },
       settle: () => analyzeDatabase(db.url),
       drop: () => db.drop(),

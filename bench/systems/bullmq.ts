@@ -2,7 +2,7 @@ import { type BackendClasses, type ConnectionOptions, createRedisBackend, type F
 import { Redis } from "ioredis";
 import { chunkRanges } from "../lib/chunks.js";
 import { REDIS_HOST, REDIS_PORT, redisUnavailable } from "../lib/redis.js";
-import type { BenchSystem, OpenOptions, Payload, StartWorker, SystemModule, SystemName, WorkflowGraph } from "./system.js";
+import { type BenchSystem, type OpenOptions, type Payload, PRESSURE_CONCURRENCY, type StartWorker, type SystemModule, type SystemName, type WorkflowGraph } from "./system.js";
 
 const QUEUE = "bench";
 /** BullMQ runs this many jobs at once in one worker (docs.bullmq.io/guide/workers/concurrency). */
@@ -28,6 +28,8 @@ export interface BullmqStore<B extends IQueueBackend, C> {
   store: string;
   /** See BenchSystem.fillsFinished: whether its namespaces offer `fillFinished`. */
   fillsFinished: boolean;
+  /** See BenchSystem.redis. */
+  redis: boolean;
   /** As BenchSystem.unavailable (a server the bench runs itself is started here). */
   unavailable(): Promise<string | null>;
   /** A fresh namespace (a key prefix, a database), with what the client needs to reach it. */
@@ -40,6 +42,9 @@ export interface BullmqNamespace<C> {
   /** See SystemInstance.target: `reach` turns it back into options. */
   target: string;
   database?: string;
+  /** See SystemInstance.schema and jobTables: where the store is a PostgreSQL database. */
+  schema?: string;
+  jobTables?: readonly string[];
   /** The client's options (the same store as `reach(target)`, set up for it: migrated). */
   options: QueueOptions<C>;
   /** See SystemInstance.fillFinished; absent where the bench cannot write finished jobs straight into the store. */
@@ -60,8 +65,9 @@ export function bullmqSystem<B extends IQueueBackend, C>(store: BullmqStore<B, C
   const system: BenchSystem = {
     name: store.name,
     fillsFinished: store.fillsFinished,
+    redis: store.redis,
     settings: {
-      worker: `one Worker, concurrency ${CONCURRENCY}; lock renewal and stalled-job checks at their defaults; completed jobs kept (default)`,
+      worker: `one Worker, concurrency ${CONCURRENCY} (the pressure workload: ${PRESSURE_CONCURRENCY}); lock renewal and stalled-job checks at their defaults; completed jobs kept (default)`,
       enqueue: "Queue.add() one at a time; addBulk() for batches",
       workflows: "FlowProducer.add() of the graph as a tree (a parent waits for its children; a job has at most one parent, so graphs where a job has two dependents are not expressible)",
       store: store.store,
@@ -85,6 +91,7 @@ export function bullmqSystem<B extends IQueueBackend, C>(store: BullmqStore<B, C
       return {
         target: namespace.target,
         ...(namespace.database ? { database: namespace.database } : {}),
+        ...(namespace.schema ? { schema: namespace.schema, jobTables: namespace.jobTables ?? [] } : {}),
         async enqueueOne(payload) {
           await queue.add("noop", payload);
         },
@@ -125,13 +132,13 @@ export function bullmqSystem<B extends IQueueBackend, C>(store: BullmqStore<B, C
     },
   };
 
-  const startWorker: StartWorker = async (target, _variant, onJob) => {
+  const startWorker: StartWorker = async (target, variant, onJob) => {
     const worker = new Worker<Payload>(
       QUEUE,
       async (job) => {
-        onJob(job.data);
+        await onJob(job.data);
       },
-      { ...store.reach(target), concurrency: CONCURRENCY },
+      { ...store.reach(target), concurrency: variant === "pressure" ? PRESSURE_CONCURRENCY : CONCURRENCY },
     );
     worker.on("error", (error) => console.error(`${store.name}: ${error.message}`));
     await worker.waitUntilReady();
@@ -168,6 +175,7 @@ export function redisStore({
     classes,
     store,
     fillsFinished: true,
+    redis: true,
     async unavailable() {
       const port = await redisPort();
       return typeof port === "string" ? port : redisUnavailable(port);

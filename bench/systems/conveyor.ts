@@ -3,7 +3,7 @@ import pino from "pino";
 import { z } from "zod";
 import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
-import type { BenchSystem, Payload, StartWorker, SystemInstance, WorkerVariant, WorkflowGraph } from "./system.js";
+import { type BenchSystem, type Payload, PRESSURE_CONCURRENCY, type StartWorker, type SystemInstance, type WorkerVariant, type WorkflowGraph } from "./system.js";
 
 /**
  * Worker settings for throughput: enough slots that the database, not the
@@ -39,6 +39,9 @@ const BATCH_MAX_WAIT_MS = Number(process.env.BENCH_CONVEYOR_BATCH_WAIT_MS ?? 50)
 const BATCH_CONCURRENCY = Number(process.env.BENCH_CONVEYOR_BATCH_CONCURRENCY ?? BATCH_MAX_SIZE * 4);
 const BATCH_CLAIM_SIZE = Number(process.env.BENCH_CONVEYOR_BATCH_CLAIM ?? BATCH_MAX_SIZE);
 
+/** The pressure variant's slots, claimed a quarter at a time as above. */
+const PRESSURE_SLOTS = { concurrency: PRESSURE_CONCURRENCY, claimBatchSize: PRESSURE_CONCURRENCY / 4 } as const;
+
 const schema = z.object({ n: z.number(), t: z.number().optional() });
 const durableSchema = z.object({ n: z.number(), steps: z.number(), sleepMs: z.number() });
 
@@ -50,13 +53,11 @@ const durableSchema = z.object({ n: z.number(), steps: z.number(), sleepMs: z.nu
  */
 const RESUME_LEASE = { leaseMs: 2_000, reclaimIntervalMs: 500 } as const;
 
-function noopJob(onJob: (payload: Payload) => void = () => {}): AnyJobDefinition {
+function noopJob(onJob: (payload: Payload) => void | Promise<void> = () => {}): AnyJobDefinition {
   const job = defineJob({
     kind: "bench.noop",
     schema,
-    handler: ({ payload }) => {
-      onJob(payload);
-    },
+    handler: ({ payload }) => onJob(payload),
   });
   // A zod-typed definition is not assignable to AnyJobDefinition under strict
   // TypeScript (the schema's type parameter is measured as invariant), hence the cast.
@@ -144,6 +145,7 @@ export const system: BenchSystem = {
     enqueue: "enqueue() one at a time; enqueueMany() for batches",
     workflows: "flows.enqueue() with the whole graph in one call; dependents released by the completion's trigger",
     batch: `batchHandler with batch.maxSize ${BATCH_MAX_SIZE}, maxWaitMs ${BATCH_MAX_WAIT_MS}, returning one outcome per job; worker concurrency ${BATCH_CONCURRENCY}, claimBatchSize ${BATCH_CLAIM_SIZE}`,
+    pressure: `concurrency ${PRESSURE_SLOTS.concurrency}, claimBatchSize ${PRESSURE_SLOTS.claimBatchSize} (a quarter of the slots, as above), the rest as above`,
     durable: `durable jobs of plain step() calls and sleep(); the same worker settings; for the SIGKILL run a lease of ${RESUME_LEASE.leaseMs / 1000} s swept every ${RESUME_LEASE.reclaimIntervalMs} ms (wake interval at its default, 1 s)`,
   },
   async unavailable() {
@@ -160,6 +162,8 @@ export const system: BenchSystem = {
     const instance: SystemInstance = {
       target: db.url,
       database: db.name,
+      schema: "conveyor",
+      jobTables: ["conveyor.jobs"],
       async enqueueOne(payload) {
         await conveyor.enqueue(job, payload);
       },
@@ -244,7 +248,11 @@ export const startWorker: StartWorker = async (target, variant, onJob) => {
   const conveyor = new Conveyor({ connectionString: target, jobs: [job], logger: logger() });
   const lease = variant === "durableResume" ? RESUME_LEASE : {};
   const slots =
-    variant === "batch" ? { concurrency: BATCH_CONCURRENCY, claimBatchSize: BATCH_CLAIM_SIZE } : { concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE };
+    variant === "batch"
+      ? { concurrency: BATCH_CONCURRENCY, claimBatchSize: BATCH_CLAIM_SIZE }
+      : variant === "pressure"
+        ? PRESSURE_SLOTS
+        : { concurrency: CONCURRENCY, claimBatchSize: CLAIM_BATCH_SIZE };
   const worker = conveyor.worker({ ...slots, ...lease });
   await worker.start();
   return {

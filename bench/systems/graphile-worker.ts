@@ -2,7 +2,7 @@ import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import pg from "pg";
 import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
-import type { BenchSystem, Payload, StartWorker } from "./system.js";
+import { type BenchSystem, type Payload, PRESSURE_CONCURRENCY, type StartWorker } from "./system.js";
 
 // The configuration graphile-worker's own performance page uses for its
 // figures (worker.graphile.org/docs/performance): 24 concurrent jobs, a pool
@@ -32,6 +32,7 @@ export const system: BenchSystem = {
   settings: {
     worker: `concurrency ${CONCURRENCY}, maxPoolSize ${MAX_POOL_SIZE}, localQueue.size ${LOCAL_QUEUE_SIZE}, completeJobBatchDelay ${COMPLETE_JOB_BATCH_DELAY}, failJobBatchDelay ${COMPLETE_JOB_BATCH_DELAY} (its documented performance configuration)`,
     enqueue: "addJob() one at a time; addJobs() for batches",
+    pressure: `concurrency ${PRESSURE_CONCURRENCY}, the rest as above`,
     batch: `batch jobs: addJobs() of jobs whose payload is an array of ${BATCH_ITEMS} payloads, the task returning one outcome per entry; the worker settings above`,
   },
   async unavailable() {
@@ -52,6 +53,8 @@ export const system: BenchSystem = {
     return {
       target: db.url,
       database: db.name,
+      schema: "graphile_worker",
+      jobTables: ["graphile_worker._private_jobs"],
       async enqueueOne(payload) {
         await utils.addJob("noop", payload);
       },
@@ -87,17 +90,17 @@ export const system: BenchSystem = {
   },
 };
 
-export const startWorker: StartWorker = async (target, _variant, onJob) => {
+export const startWorker: StartWorker = async (target, variant, onJob) => {
   const runner = await run({
     connectionString: target,
-    concurrency: CONCURRENCY,
+    concurrency: variant === "pressure" ? PRESSURE_CONCURRENCY : CONCURRENCY,
     maxPoolSize: MAX_POOL_SIZE,
     noHandleSignals: true,
     logger: silent,
     taskList: {
       noop: async (payload) => {
         if (!Array.isArray(payload)) {
-          onJob(payload as Payload);
+          await onJob(payload as Payload);
           return;
         }
         // A batch job: one outcome per entry (were some to reject, the job would be retried holding only those).

@@ -1,7 +1,7 @@
 import { type JobResult, PgBoss } from "pg-boss";
 import { chunkRanges } from "../lib/chunks.js";
 import { analyzeDatabase, createDatabase } from "../lib/postgres.js";
-import type { BenchSystem, Payload, StartWorker } from "./system.js";
+import { type BenchSystem, type Payload, PRESSURE_CONCURRENCY, type StartWorker } from "./system.js";
 
 const QUEUE = "bench";
 /** Per-job handlers: this many workers, each fetching one job at a time (`batchSize` 1). */
@@ -67,6 +67,7 @@ export const system: BenchSystem = {
   settings: {
     worker: `per-job handlers: work() with batchSize 1, localConcurrency ${LOCAL_CONCURRENCY}, pollingIntervalSeconds 0.5 (its minimum), burstWhenReadyExceeds 1 with the ready count refreshed every second (superviseIntervalSeconds, monitorIntervalSeconds, queueCacheIntervalSeconds 1); array handler: batchSize ${ARRAY_BATCH_SIZE}, burstWhenBatchFull`,
     batch: `work() with perJobResults (one { id, status: "completed" } per job), batchSize ${BATCH_SIZE}, localConcurrency ${BATCH_WORKERS}, burstWhenBatchFull, pollingIntervalSeconds 0.5, the supervisor settings above`,
+    pressure: `the per-job handlers above with localConcurrency ${PRESSURE_CONCURRENCY}`,
     latency: "queue created with notify: true, useListenNotify true (an idle worker is woken by NOTIFY; with it on, the throughput workers above stall, so they poll)",
     client: "pool max 25 (worker and client)",
     enqueue: "send() one at a time; insert() for batches",
@@ -83,6 +84,8 @@ export const system: BenchSystem = {
     return {
       target: db.url,
       database: db.name,
+      schema: "pgboss",
+      jobTables: ["pgboss.job"],
       async enqueueOne(payload) {
         await client.send(QUEUE, payload);
       },
@@ -137,9 +140,9 @@ export const startWorker: StartWorker = async (target, variant, onJob) => {
   } else {
     await client.work<Payload>(
       QUEUE,
-      { batchSize: 1, localConcurrency: LOCAL_CONCURRENCY, pollingIntervalSeconds: 0.5, burstWhenReadyExceeds: 1 },
+      { batchSize: 1, localConcurrency: variant === "pressure" ? PRESSURE_CONCURRENCY : LOCAL_CONCURRENCY, pollingIntervalSeconds: 0.5, burstWhenReadyExceeds: 1 },
       async ([job]) => {
-        onJob(job!.data);
+        await onJob(job!.data);
       },
     );
   }

@@ -31,9 +31,16 @@ export interface Payload {
  * not run, so not counted); `durableResume`, the same with whatever the
  * system needs to resume a killed worker's jobs soon (Conveyor: a short
  * lease, swept often); `batch`, the system's batch handler, called once per
- * batch with one outcome per job returned (systems with `batchHandlers`).
+ * batch with one outcome per job returned (systems with `batchHandlers`);
+ * `pressure`, `perJob` with PRESSURE_CONCURRENCY slots whatever the system's
+ * own count, each job taking PRESSURE_JOB_MS (the handler awaits `onJob`).
  */
-export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume" | "batch";
+export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume" | "batch" | "pressure";
+
+/** The pressure workload's jobs at once in its one worker (workloads/pressure.ts), the same for every system. */
+export const PRESSURE_CONCURRENCY = 64;
+/** How long each of the pressure workload's jobs takes (a sleep in the handler). */
+export const PRESSURE_JOB_MS = 1;
 
 /** Where and what `open` makes: the server (a URL of an admin database; default the bench server) and whether durable jobs will be enqueued. */
 export interface OpenOptions {
@@ -63,6 +70,8 @@ export interface BenchSystem {
   readonly durableOnly?: boolean;
   /** True for a system with a `batch` worker variant (the batch workload, workloads/batch.ts). */
   readonly batchHandlers?: boolean;
+  /** True for a system on Redis, which the workloads about PostgreSQL's tables (pressure) leave out. */
+  readonly redis?: boolean;
   /**
    * Why this system cannot run here, or null when it can. The bench calls
    * it once per selected system before anything else; a system whose server
@@ -78,6 +87,10 @@ export interface SystemInstance {
   readonly target: string;
   /** The PostgreSQL database holding the store, for server statistics per database; absent for Redis. */
   readonly database?: string;
+  /** The PostgreSQL schema holding every table of the store (their dead tuples and sizes); absent for Redis. */
+  readonly schema?: string;
+  /** The store's job tables, schema-qualified, as a reader would scan them (`SELECT count(*) FROM …`); absent for Redis. */
+  readonly jobTables?: readonly string[];
   enqueueOne(payload: Payload): Promise<void>;
   /** Enqueue in one call (the system's batch API). */
   enqueueMany(payloads: readonly Payload[]): Promise<void>;
@@ -136,8 +149,12 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** The child-process side of a system: start a worker whose handler calls `onJob` with each payload. */
-export type StartWorker = (target: string, variant: WorkerVariant, onJob: (payload: Payload) => void) => Promise<RunningWorker>;
+/**
+ * The child-process side of a system: start a worker whose handler calls
+ * `onJob` with each payload and awaits what it returns (a promise only in
+ * the `pressure` variant, where a job takes PRESSURE_JOB_MS).
+ */
+export type StartWorker = (target: string, variant: WorkerVariant, onJob: (payload: Payload) => void | Promise<void>) => Promise<RunningWorker>;
 
 export interface SystemModule {
   system: BenchSystem;
