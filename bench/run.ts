@@ -10,7 +10,8 @@
  * starts itself (lib/private-postgres.ts).
  * The durable-execution workloads (Conveyor against DBOS) run on a
  * PostgreSQL the bench starts for them (workloads/durable.ts), and so do the
- * batch handlers (workloads/batch.ts), for the server time per job.
+ * batch handlers (workloads/batch.ts), for the server time per job, and
+ * the pressure workload (workloads/pressure.ts), for autovacuum.
  * Progress goes to stderr; the table goes to stdout.
  */
 import { execFileSync } from "node:child_process";
