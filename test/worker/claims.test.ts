@@ -52,20 +52,24 @@ describe("claim restrictions", () => {
     } as ClaimStore;
     const limited = dbOf(t.conveyor).limitedClaims;
     const chooser = new ClaimChooser(store, limited, settings, "off", () => {});
+    const reads = chooser.testSignals.restrictionsRead;
+    reads.init();
     const request = { workerId: "w", limit: 5, kinds: ["noop"], queues: null, leaseMs: 60_000 };
 
     await chooser.claim(request);
     expect(events).toEqual(["read sent", "read done", "claim sent"]);
+    expect((await reads.wait()).limitedQueues).toEqual([]);
 
     // A limit set now is not known to the view the worker holds.
     await t.conveyor.enqueue(noop, {}, { queue: "capped" });
     await t.conveyor.queues.setLimits("capped", { concurrency: 1 });
+    // The view goes stale by the clock alone: only the interval passing makes the next claim read again.
     await new Promise((resolve) => setTimeout(resolve, CLAIM_RESTRICTIONS_REFRESH_MS + 50));
     events.length = 0;
     // Stale: the read goes out, and this claim does not wait for it (the fast claim skips the capped queue anyway).
     expect(await chooser.claim(request)).toEqual([]);
     expect(events.slice(0, 2)).toEqual(["read sent", "claim sent"]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await reads.wait()).limitedQueues).toEqual(["capped"]);
     // The next claim knows the queue is limited and claims from it through the limited claim.
     const [job] = await chooser.claim(request);
     expect(job?.queue).toBe("capped");

@@ -11,6 +11,17 @@ import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimRequest, LimitedClaimStore } from "../store/limited-claim-store.js";
 import { isLockTimeout } from "../store/pg-errors.js";
 import type { ClaimRestrictions, QueueSettingsStore } from "../store/queue-settings-store.js";
+import { TestSignal } from "./test-signal.js";
+
+/** What the claim chooser reports to tests (workerTestSignals in test-signals.ts); off until `init()`. */
+export class ClaimChooserTestSignals {
+  /** A read of the claim restrictions ended and the view was replaced by what it found. A read that failed reports nothing. */
+  readonly restrictionsRead = new TestSignal<ClaimRestrictions>();
+
+  init(): void {
+    this.restrictionsRead.init();
+  }
+}
 
 /**
  * Decides which claim statements a worker runs, so queues without limits
@@ -40,6 +51,8 @@ export class ClaimChooser {
   /** Per claimed job, when its claim statement was sent (sentAtOf); dropped with the job. */
   private readonly sentAt = new WeakMap<ClaimedJob, number>();
   private refreshing: Promise<void> | null = null;
+  /** For tests: each read of the restrictions reported as it ends (workerTestSignals). */
+  readonly testSignals = new ClaimChooserTestSignals();
 
   constructor(
     private readonly jobs: ClaimStore,
@@ -168,6 +181,7 @@ export class ClaimChooser {
       .then((restrictions) => {
         this.restrictions = restrictions;
         this.readAt = startedAt;
+        this.testSignals.restrictionsRead.signal(restrictions);
       })
       .finally(() => {
         this.refreshing = null;

@@ -1,3 +1,4 @@
+import type { ClaimChooserTestSignals } from "./claim-chooser.js";
 import type { ReclaimerTestSignals } from "./reclaimer.js";
 import { TestSignal } from "./test-signal.js";
 
@@ -37,6 +38,8 @@ export class WorkerLoopTestSignals {
 
 /** The test signals of one worker's parts. */
 export interface WorkerTestSignals {
+  /** The claim chooser: its reads of which queues are limited (ClaimChooser). */
+  claims: ClaimChooserTestSignals;
   /** The reclaim sweep (Reclaimer). */
   reclaimer: ReclaimerTestSignals;
   /** The worker's own loop: claims, late answers, cancels, the wait for the database. */
@@ -58,6 +61,7 @@ export function registerTestSignals(worker: object, signals: WorkerTestSignals):
 export function workerTestSignals(worker: object): WorkerTestSignals {
   const signals = byWorker.get(worker);
   if (signals === undefined) throw new Error("not a worker: no test signals registered for it");
+  signals.claims.init();
   signals.reclaimer.init();
   signals.worker.init();
   return signals;

@@ -94,7 +94,6 @@ export class Worker {
     );
     const sleepers = { steps: deps.store.steps, intervalMs: this.options.wakeIntervalMs };
     this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id }, sleepers);
-    registerTestSignals(this, { reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
       this.metrics.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
@@ -123,6 +122,7 @@ export class Worker {
         this.log.warn({ cap, waitedMs: CLAIM_LOCK_TIMEOUT_MS }, "a cap's lock was held too long; skipped that cap for this claim round");
       },
     );
+    registerTestSignals(this, { claims: this.claims.testSignals, reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
   }
 
   /** This worker's id, as in the `workers` table and every attempt it runs. Default `<hostname>-<pid>-<random>`. */
