@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, Conveyor, defineJob, NotFoundError, ValidationError, type Worker } from "../packages/core/src/index.js";
-import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
+import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
+import { createTestConveyor, dbOf, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { drained, silent, sql, statusCounts } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";
 
@@ -46,10 +47,17 @@ afterAll(async () => {
   await test?.cleanup();
 });
 
-/** One worker per client, all started; stop them with `stopAll`. */
-async function startWorkers(options: Parameters<Conveyor["worker"]>[0]): Promise<Worker[]> {
+/**
+ * One worker per client, all started; stop them with `stopAll`. With `idle`,
+ * returns once each has ended a claim round and sleeps with no wake-up
+ * pending (its test signal `idle`): each has looked for work and taken what
+ * it may.
+ */
+async function startWorkers(options: Parameters<Conveyor["worker"]>[0], { idle = false } = {}): Promise<Worker[]> {
   const workers = clients.map((client) => client.worker({ pollIntervalMs: 50, ...options }));
+  const loops = idle ? workers.map((worker) => workerTestSignals(worker).worker) : [];
   await Promise.all(workers.map((worker) => worker.start()));
+  await Promise.all(loops.map((loop) => loop.idle.wait()));
   return workers;
 }
 
@@ -129,9 +137,8 @@ describe("pause and resume", () => {
     await test.conveyor.queues.pause(queue);
     const enqueued = await test.conveyor.enqueueMany(Array.from({ length: 6 }, () => ({ job: slow, payload: { ms: 1 }, queue })));
     // A poll interval far beyond the test: only the resume notification can wake them.
-    const workers = await startWorkers({ concurrency: 2, pollIntervalMs: 120_000 });
+    const workers = await startWorkers({ concurrency: 2, pollIntervalMs: 120_000 }, { idle: true });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
       const { rows } = await sql(test.conveyor, `SELECT status, count(*)::int AS n FROM {{schema}}.jobs WHERE queue = $1 GROUP BY status`, [queue]);
       expect(rows).toEqual([{ status: "queued", n: 6 }]);
       const settings = await test.conveyor.queues.resume(queue);
@@ -151,9 +158,12 @@ describe("pause and resume", () => {
     await test.conveyor.queues.setLimits(queue, { concurrency: 2 });
     await test.conveyor.queues.pause(queue);
     await test.conveyor.enqueueMany(Array.from({ length: 4 }, () => ({ job: slow, payload: { ms: 1 }, queue })));
-    const workers = await startWorkers({ concurrency: 2 });
+    // A worker whose view of the limits predates the pause still sends the limited claim: it takes nothing.
+    const request = { workerId: "stale-view", limit: 2, kinds: ["slow"], queues: [queue], leaseMs: 60_000 };
+    expect(await dbOf(test.conveyor).limitedClaims.jobClaimFromLimitedQueue(queue, request)).toEqual([]);
+    // Each worker's first claim waits for its view of the limits, read after the pause.
+    const workers = await startWorkers({ concurrency: 2 }, { idle: true });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the restrictions refresh and many polls
       const { rows } = await sql(test.conveyor, `SELECT count(*)::int AS n FROM {{schema}}.jobs WHERE queue = $1 AND status = 'queued'`, [queue]);
       expect(rows[0].n).toBe(4);
       await test.conveyor.queues.resume(queue);
