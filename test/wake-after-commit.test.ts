@@ -12,8 +12,6 @@ import { emptyPayload, silent } from "./worker/support.js";
 // an enqueue alone in flight, and an insert in a caller's transaction,
 // notify at the commit (JobStore.inserting).
 const mail = defineJob({ kind: "mail", queue: "mail", schema: emptyPayload, handler: () => {} });
-/** Long enough for a notification sent at a commit to have arrived. */
-const QUIET_MS = 300;
 
 describe("wake-ups after commit", () => {
   let t: TestConveyor;
@@ -36,21 +34,36 @@ describe("wake-ups after commit", () => {
     await t?.cleanup();
   });
 
-  const quiet = () => new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-  async function heardWithin(ms: number): Promise<string[]> {
-    const deadline = Date.now() + ms;
-    while (heard.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  /**
+   * What was heard up to now: the client's pending wake-ups are sent, then a
+   * marker on the same channel, and this waits for the marker. PostgreSQL
+   * delivers notifications in the order their transactions committed, so
+   * every wake-up committed before the marker has arrived before it. The
+   * marker itself is left out.
+   */
+  async function heardUpToNow(): Promise<string[]> {
+    await storeOf(t.conveyor).drainWakeUps();
+    const marker = `marker-${uuidv7()}`;
+    const arrived = new Promise<void>((resolve) => {
+      const onMarker = (message: pg.Notification) => {
+        if (message.payload !== marker) return;
+        listener.off("notification", onMarker);
+        resolve();
+      };
+      listener.on("notification", onMarker);
+    });
+    await t.conveyor.pool.query("SELECT pg_notify($1, $2)", [`${t.schema}:jobs`, marker]);
+    await arrived;
+    heard = heard.filter((payload) => payload !== marker);
     return heard;
   }
 
   it("enqueue and enqueueMany wake the job's queue once they have committed", async () => {
     await t.conveyor.enqueue(mail, {});
-    expect(await heardWithin(5_000)).toContain("mail");
+    expect(await heardUpToNow()).toEqual(["mail"]);
     heard = [];
     await t.conveyor.enqueueMany([{ job: mail, payload: {} }, { job: mail, payload: {}, queue: "other" }]);
-    await heardWithin(5_000);
-    await quiet();
-    expect(new Set(heard)).toEqual(new Set(["mail", "other"]));
+    expect(new Set(await heardUpToNow())).toEqual(new Set(["mail", "other"]));
   });
 
   /** The statements sent on Conveyor's pool while `work` runs: each one's name and values. */
@@ -81,7 +94,7 @@ describe("wake-ups after commit", () => {
     const sent = await statementsDuring(() => t.conveyor.enqueue(mail, {}));
     expect(named(sent, "jobInsertKeyless").map((insert) => insert.values[WAKE_AFTER_COMMIT])).toEqual([false]);
     expect(named(sent, "queuesWake")).toEqual([]);
-    expect(await heardWithin(5_000)).toEqual(["mail"]);
+    expect(await heardUpToNow()).toEqual(["mail"]);
   });
 
   it("enqueues in flight together: one notifies inside its commit, the others wake their queues after theirs", async () => {
@@ -91,15 +104,12 @@ describe("wake-ups after commit", () => {
     expect(flags).toHaveLength(queues.length);
     expect(flags.filter((afterCommit) => afterCommit === false)).toHaveLength(1);
     expect(named(sent, "queuesWake").length).toBeGreaterThan(0);
-    await heardWithin(5_000);
-    await quiet();
-    expect(new Set(heard)).toEqual(new Set(queues));
+    expect(new Set(await heardUpToNow())).toEqual(new Set(queues));
   });
 
   it("a job not yet due wakes nobody", async () => {
     await t.conveyor.enqueue(mail, {}, { delayMs: 60_000 });
-    await quiet();
-    expect(heard).toEqual([]);
+    expect(await heardUpToNow()).toEqual([]);
   });
 
   it("an enqueue in the caller's transaction notifies at the caller's commit, not before", async () => {
@@ -107,10 +117,9 @@ describe("wake-ups after commit", () => {
     try {
       await client.query("BEGIN");
       await t.conveyor.enqueue(mail, {}, { tx: client });
-      await quiet();
-      expect(heard).toEqual([]);
+      expect(await heardUpToNow()).toEqual([]);
       await client.query("COMMIT");
-      expect(await heardWithin(5_000)).toEqual(["mail"]);
+      expect(await heardUpToNow()).toEqual(["mail"]);
     } finally {
       await client.end();
     }
@@ -122,8 +131,7 @@ describe("wake-ups after commit", () => {
       await client.query("BEGIN");
       await t.conveyor.enqueue(mail, {}, { tx: client });
       await client.query("ROLLBACK");
-      await quiet();
-      expect(heard).toEqual([]);
+      expect(await heardUpToNow()).toEqual([]);
     } finally {
       await client.end();
     }
@@ -131,13 +139,11 @@ describe("wake-ups after commit", () => {
 
   it("an enqueue answered by an existing idempotency key wakes nobody", async () => {
     await t.conveyor.enqueue(mail, {}, { idempotencyKey: "wake-once" });
-    expect(await heardWithin(5_000)).toEqual(["mail"]);
-    await quiet();
+    expect(await heardUpToNow()).toEqual(["mail"]);
     heard = [];
     const again = await t.conveyor.enqueue(mail, {}, { idempotencyKey: "wake-once" });
     expect(again.created).toBe(false);
-    await quiet();
-    expect(heard).toEqual([]);
+    expect(await heardUpToNow()).toEqual([]);
   });
 
   it("the insert statement leaves out its NOTIFY only when told the wake-up follows the commit", async () => {
@@ -145,10 +151,9 @@ describe("wake-ups after commit", () => {
     const insert = (wakeAfterCommit: boolean) =>
       t.conveyor.pool.query(jobInsertKeyless.text, [uuidv7(), "default", "mail", "mail", "{}", 0, 3, null, null, null, wakeAfterCommit, `${t.schema}:jobs`, null, null]);
     await insert(true);
-    await quiet();
-    expect(heard).toEqual([]);
+    expect(await heardUpToNow()).toEqual([]);
     await insert(false);
-    expect(await heardWithin(5_000)).toEqual(["mail"]);
+    expect(await heardUpToNow()).toEqual(["mail"]);
   });
 
   it("close() sends the wake-ups of jobs just enqueued before it ends the pool", async () => {
@@ -156,8 +161,6 @@ describe("wake-ups after commit", () => {
     // Two at once, so that one of them leaves its wake-up until after its commit.
     await Promise.all([short.enqueue(mail, {}, { queue: "late-1" }), short.enqueue(mail, {}, { queue: "late-2" })]);
     await short.close();
-    await heardWithin(5_000);
-    await quiet();
-    expect(new Set(heard)).toEqual(new Set(["late-1", "late-2"]));
+    expect(new Set(await heardUpToNow())).toEqual(new Set(["late-1", "late-2"]));
   });
 });
