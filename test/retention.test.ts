@@ -13,6 +13,7 @@ import { ConfigError, type Conveyor, defineJob, ValidationError } from "../packa
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
+import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
 import { waitFor } from "./helpers/wait-for.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
@@ -220,12 +221,16 @@ describe("worker retention", () => {
     const dead = await make(2, "dead", 3 * DAY_MS);
     const young = await make(2, "succeeded", 60 * 60 * 1000);
     const worker = conveyor.worker({ logger: silent, retention: { intervalMs: 100, finishedMs: DAY_MS, deadLetterMs: DAY_MS } });
+    const pruned = workerTestSignals(worker).pruner!.pruned;
     await worker.start();
     try {
-      await waitFor("the worker to prune", async () => (await surviving(conveyor, "jobs", sorted(finished, dead))).length === 0, 30_000);
+      // Prunes until one deletes nothing: it ran with nothing old left, and left the young jobs alone.
+      let result = await pruned.wait();
+      while (result.jobs + result.deadLetters > 0) result = await pruned.wait();
     } finally {
       await worker.stop();
     }
+    expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
     expect(await surviving(conveyor, "jobs", young)).toEqual(sorted(young));
     const counter = await worker.metrics.pruned.get();
     const byReason = Object.fromEntries(counter.values.map((v) => [v.labels.reason, v.value]));
@@ -236,11 +241,15 @@ describe("worker retention", () => {
     const finished = await make(5, "succeeded", 400 * DAY_MS);
     const worker = conveyor.worker({ logger: silent, retention: false, pollIntervalMs: 50 });
     expect(worker.options.retention).toBeNull();
+    const signals = workerTestSignals(worker);
+    // No prune loop at all; a worker with the default retention has one, whose first prune would delete these 400-day-old jobs.
+    expect(signals.pruner).toBeNull();
+    const pruning = conveyor.worker({ logger: silent });
+    expect(workerTestSignals(pruning).pruner).not.toBeNull();
+    await pruning.stop();
     await worker.start();
     try {
-      // Past the first prune a worker with the default retention makes (within 2.5 s of start),
-      // which would delete these 400-day-old jobs.
-      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      await signals.worker.idle.wait(); // running: it has claimed and sleeps until a poll
     } finally {
       await worker.stop();
     }

@@ -1,7 +1,8 @@
 /**
  * `conveyor worker` prunes on its own: with --retain-finished/--retain-dead
  * it deletes what is older than those ages soon after it starts; with
- * --no-retention it deletes nothing; a bad duration is one line and exit 1.
+ * --no-retention it starts with no prune loop (its "worker started" line says
+ * `retention: false`) and deletes nothing; a bad duration is one line and exit 1.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DAY_MS, makeJobs, surviving } from "../retention-support.js";
@@ -25,7 +26,7 @@ describe("conveyor worker retention", () => {
     const dead = await make(2, "dead", 3 * DAY_MS);
     const young = await make(2, "cancelled", 60 * 60 * 1000);
     const worker = spawnWorker({ databaseUrl: ledger.databaseUrl, schema: ledger.schema, args: ["--retain-finished", "1d", "--retain-dead", "48h"] });
-    await worker.ready();
+    expect((await worker.ready()).retention).toMatchObject({ finishedMs: DAY_MS, deadLetterMs: 2 * DAY_MS });
     const logged = await worker.waitForLog("pruned old finished jobs, dead letters and events", 30_000);
     expect(logged).toMatchObject({ jobs: 3, deadLetters: 2 });
     expect(await surviving(ledger.conveyor, "jobs", [...finished, ...dead])).toEqual([]);
@@ -37,12 +38,11 @@ describe("conveyor worker retention", () => {
   it("prunes nothing with --no-retention", async () => {
     const old = await make(3, "succeeded", 400 * DAY_MS);
     const worker = spawnWorker({ databaseUrl: ledger.databaseUrl, schema: ledger.schema, args: ["--no-retention"] });
-    await worker.ready();
-    // Past the first prune a worker with the default retention makes (about 2 s after start).
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    expect(await surviving(ledger.conveyor, "jobs", old)).toEqual([...old].sort());
+    // Started without a prune loop (test/retention.test.ts shows a worker with retention: false has none).
+    expect((await worker.ready()).retention).toBe(false);
     worker.signal("SIGTERM");
     expect((await worker.waitForExit(30_000)).code).toBe(0);
+    expect(await surviving(ledger.conveyor, "jobs", old)).toEqual([...old].sort());
     expect(worker.logs().filter((entry) => entry.msg === "pruned old finished jobs, dead letters and events")).toEqual([]);
   }, 60_000);
 

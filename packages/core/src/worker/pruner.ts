@@ -3,6 +3,17 @@ import type { PruneResult } from "../core/retention.js";
 import { RETENTION_FIRST_SWEEP_MAX_MS } from "../core/defaults.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { Periodic } from "./periodic.js";
+import { TestSignal } from "./test-signal.js";
+
+/** What the pruner reports to tests (workerTestSignals in test-signals.ts); off until `init()`. */
+export class PrunerTestSignals {
+  /** A prune ended, on the worker's interval or through `sweep()`, with what it deleted. A prune that failed reports nothing. */
+  readonly pruned = new TestSignal<PruneResult>();
+
+  init(): void {
+    this.pruned.init();
+  }
+}
 
 /**
  * Every worker prunes old finished jobs and dead letters; there is no leader.
@@ -13,6 +24,8 @@ import { Periodic } from "./periodic.js";
 export class Pruner {
   private readonly abort = new AbortController();
   private readonly periodic: Periodic<PruneResult>;
+  /** For tests: each prune reported as it ends (workerTestSignals). */
+  readonly testSignals = new PrunerTestSignals();
 
   constructor(
     private readonly prune: (signal: AbortSignal) => Promise<PruneResult>,
@@ -44,6 +57,7 @@ export class Pruner {
     if (result.jobs + result.deadLetters + result.flows + result.events > 0) {
       this.log.info({ jobs: result.jobs, deadLetters: result.deadLetters, flows: result.flows, events: result.events }, "pruned old finished jobs, dead letters and events");
     }
+    this.testSignals.pruned.signal(result);
     return result;
   }
 

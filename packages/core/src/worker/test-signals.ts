@@ -1,4 +1,5 @@
 import type { ClaimChooserTestSignals } from "./claim-chooser.js";
+import type { PrunerTestSignals } from "./pruner.js";
 import type { ReclaimerTestSignals } from "./reclaimer.js";
 import { TestSignal } from "./test-signal.js";
 
@@ -40,6 +41,8 @@ export class WorkerLoopTestSignals {
 export interface WorkerTestSignals {
   /** The claim chooser: its reads of which queues are limited (ClaimChooser). */
   claims: ClaimChooserTestSignals;
+  /** The prune of old rows (Pruner); null for a worker that does not prune (`retention: false`). */
+  pruner: PrunerTestSignals | null;
   /** The reclaim sweep (Reclaimer). */
   reclaimer: ReclaimerTestSignals;
   /** The worker's own loop: claims, late answers, cancels, the wait for the database. */
@@ -62,6 +65,7 @@ export function workerTestSignals(worker: object): WorkerTestSignals {
   const signals = byWorker.get(worker);
   if (signals === undefined) throw new Error("not a worker: no test signals registered for it");
   signals.claims.init();
+  signals.pruner?.init();
   signals.reclaimer.init();
   signals.worker.init();
   return signals;

@@ -122,7 +122,12 @@ export class Worker {
         this.log.warn({ cap, waitedMs: CLAIM_LOCK_TIMEOUT_MS }, "a cap's lock was held too long; skipped that cap for this claim round");
       },
     );
-    registerTestSignals(this, { claims: this.claims.testSignals, reclaimer: this.reclaimer.testSignals, worker: this.testSignals });
+    registerTestSignals(this, {
+      claims: this.claims.testSignals,
+      pruner: this.pruner?.testSignals ?? null,
+      reclaimer: this.reclaimer.testSignals,
+      worker: this.testSignals,
+    });
   }
 
   /** This worker's id, as in the `workers` table and every attempt it runs. Default `<hostname>-<pid>-<random>`. */
@@ -186,6 +191,7 @@ export class Worker {
         queues: this.options.queues ?? "all",
         kinds: this.options.kinds,
         listen: this.options.listen,
+        retention: this.options.retention ?? false,
       },
       "worker started",
     );
