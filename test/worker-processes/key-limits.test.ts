@@ -12,6 +12,7 @@ import {
   type LedgerSchema,
   ledgerSchema,
   spawnWorker,
+  workerIdOf,
 } from "./process-helpers.js";
 import { KEYED_EXECUTIONS_SQL, type KeyedExecution, keyedExecutions, maxOverlapByKey, maxStartsPerWindow } from "../helpers/key-executions.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -89,18 +90,26 @@ describe("limits per key across 4 worker processes", () => {
     );
     const survivor = spawnWorker({ databaseUrl: t.databaseUrl, schema: t.schema, args: [...FAST_LEASE_ARGS, "--concurrency", "4"] });
     await survivor.ready();
-    // The survivor has free slots, but the key has none: it starts nothing of it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await t.db.ledger({ pid: survivor.pid, event: "start" })).toEqual([]);
+    // The survivor has free slots, but the key has none (judged below from the stored attempts).
     expect((await t.conveyor.keyLimits.status("keyed", "acct")).state).toBe("concurrency_limit");
 
     victim.signal("SIGKILL");
     await victim.waitForExit(10_000);
     await waitFor("every job to succeed", async () => (await t.db.countStatus("succeeded")) === 6, 30_000, 100);
+    const reclaimedAt: number[] = [];
     for (const { id } of held) {
       const executions = await t.db.executions(id);
       expect(executions.map((e) => e.outcome)).toEqual(["lease_expired", "succeeded"]);
+      reclaimedAt.push(executions[0]!.finished_at!.getTime());
     }
+    // The survivor claimed every 100 ms from its start until the victim's leases (2 s, renewed every
+    // 500 ms) ran out after the kill and were reclaimed: it started nothing of the key before then.
+    const survivorStarts = (await Promise.all([...held, ...behind].map(({ id }) => t.db.executions(id))))
+      .flat()
+      .filter((e) => workerIdOf(survivor.pid).test(e.worker_id))
+      .map((e) => e.started_at.getTime());
+    expect(survivorStarts).toHaveLength(6);
+    expect(Math.min(...survivorStarts)).toBeGreaterThanOrEqual(Math.min(...reclaimedAt));
     const overlap = maxOverlapByKey(await executionsOf(t, "keyed"));
     expect(overlap.get("acct")).toBe(2);
     expect(behind).toHaveLength(4);
