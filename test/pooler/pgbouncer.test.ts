@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, Conveyor, defineJob, type Worker } from "../../packages/core/src/index.js";
+import { workerTestSignals } from "../../packages/core/src/worker/test-signals.js";
 import { buildApp } from "../../packages/http/src/index.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "../helpers/database.js";
 import { type PgBouncer, startPgBouncer } from "../helpers/pgbouncer.js";
@@ -103,10 +104,11 @@ describe("through PgBouncer in transaction mode", () => {
       logger: silent,
     });
     const worker = listening.worker({ concurrency: 2, pollIntervalMs: 120_000, logger: silent });
+    const signals = workerTestSignals(worker).worker;
     try {
       await worker.start();
-      // Its first poll has passed; only a notification can wake it within the wait below.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Its first poll has passed and it sleeps with no wake-up pending: only a notification can wake it within the wait below.
+      await signals.idle.wait();
       const job = await conveyor.enqueue(work, { n: 42 });
       await waitFor("the woken worker to run it", () => ran.has(job.id), 5_000);
     } finally {
