@@ -1,6 +1,7 @@
 /**
  * Cron schedules against real PostgreSQL: four workers (separate clients on
- * one schema) enqueue every tick of a per-second schedule exactly once; the
+ * one schema) enqueue every tick of a per-second schedule exactly once, until
+ * their passes (each one's test signal) have enqueued five ticks; the
  * row lock and the idempotency key each stop a second enqueue on their own;
  * missed ticks after downtime under `catch-up` (with its limit) and `skip`;
  * a time-zone schedule stored with the right next tick; definition changes.
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Conveyor, defineJob, type Worker } from "../packages/core/src/index.js";
 import { parseCron } from "../packages/core/src/core/cron.js";
+import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
 import { silent, sql } from "./worker/support.js";
 import { waitFor } from "./helpers/wait-for.js";
@@ -46,10 +48,20 @@ describe("exactly once across four workers", () => {
     await test?.cleanup();
   });
 
-  it("enqueues each tick of a per-second schedule once over ~5 s: no gaps, no duplicates", async () => {
+  it("enqueues each tick of a per-second schedule once over five ticks: no gaps, no duplicates", async () => {
     for (const [index, client] of clients.entries()) workers.push(client.worker({ id: `cron-worker-${index}`, concurrency: 4 }));
+    const passes = workers.map((worker) => workerTestSignals(worker).scheduler!.passed);
     await Promise.all(workers.map((worker) => worker.start()));
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    // Each worker passes at every tick, whether it or another enqueued it: each waits out its own passes until five are in.
+    let enqueued = 0;
+    await Promise.all(
+      passes.map(async (passed) => {
+        while (enqueued < 5) {
+          const pass = await passed.wait();
+          enqueued += pass.enqueued; // read after the wait: the other workers' loops add too
+        }
+      }),
+    );
     await Promise.all(workers.map((worker) => worker.stop({ graceMs: 5_000 })));
 
     const { rows } = await sql(
@@ -57,7 +69,7 @@ describe("exactly once across four workers", () => {
       `SELECT run_at, count(*)::int AS n, min(idempotency_key) AS key, min(payload::text) AS payload
        FROM {{schema}}.jobs WHERE kind = 'tick' GROUP BY run_at ORDER BY run_at`,
     );
-    expect(rows.length).toBeGreaterThanOrEqual(4);
+    expect(rows.length).toBeGreaterThanOrEqual(5);
     const ticks = rows.map((row: { run_at: Date }) => row.run_at.getTime());
     for (const row of rows) {
       expect(row.n).toBe(1);

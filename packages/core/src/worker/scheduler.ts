@@ -16,10 +16,21 @@ import type { Pool } from "../store/db.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
 import type { JobStore } from "../store/job-store.js";
 import { withTransaction } from "../store/transaction.js";
+import { TestSignal } from "./test-signal.js";
 import { WakeSignal } from "./wake-signal.js";
 
 /** The advance guard failed: someone moved the schedule under our lock (should not happen); roll the pass back. */
 class ScheduleMoved extends Error {}
+
+/** What the cron scheduler reports to tests (workerTestSignals in test-signals.ts); off until `init()`. */
+export class CronSchedulerTestSignals {
+  /** A pass committed, on the scheduler's loop or through `runDue()`; `enqueued`: the ticks it inserted. A pass that failed reports nothing. */
+  readonly passed = new TestSignal<{ enqueued: number }>();
+
+  init(): void {
+    this.passed.init();
+  }
+}
 
 /**
  * Enqueues the due ticks of the cron schedules of this worker's kinds. Every
@@ -37,6 +48,8 @@ export class CronScheduler {
   private readonly expressions = new Map<string, CronExpression>();
   private loop: Promise<void> | null = null;
   private stopped = false;
+  /** For tests: each pass reported as it commits (workerTestSignals). */
+  readonly testSignals = new CronSchedulerTestSignals();
 
   constructor(
     private readonly pool: Pool,
@@ -106,6 +119,7 @@ export class CronScheduler {
     const enqueued = await this.insertDue();
     // Counted once committed: a pass that rolled back enqueued nothing.
     for (const schedule of enqueued) this.ticksEnqueued?.inc({ schedule });
+    this.testSignals.passed.signal({ enqueued: enqueued.length });
     return enqueued.length;
   }
 

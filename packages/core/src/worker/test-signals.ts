@@ -1,6 +1,7 @@
 import type { ClaimChooserTestSignals } from "./claim-chooser.js";
 import type { PrunerTestSignals } from "./pruner.js";
 import type { ReclaimerTestSignals } from "./reclaimer.js";
+import type { CronSchedulerTestSignals } from "./scheduler.js";
 import { TestSignal } from "./test-signal.js";
 
 // Test signals of a worker's parts, reached from a worker without a public
@@ -45,6 +46,8 @@ export interface WorkerTestSignals {
   pruner: PrunerTestSignals | null;
   /** The reclaim sweep (Reclaimer). */
   reclaimer: ReclaimerTestSignals;
+  /** The cron passes (CronScheduler); null for a worker with no schedules, or with `schedules: false`. */
+  scheduler: CronSchedulerTestSignals | null;
   /** The worker's own loop: claims, late answers, cancels, the wait for the database. */
   worker: WorkerLoopTestSignals;
 }
@@ -67,6 +70,7 @@ export function workerTestSignals(worker: object): WorkerTestSignals {
   signals.claims.init();
   signals.pruner?.init();
   signals.reclaimer.init();
+  signals.scheduler?.init();
   signals.worker.init();
   return signals;
 }

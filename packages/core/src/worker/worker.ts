@@ -126,6 +126,7 @@ export class Worker {
       claims: this.claims.testSignals,
       pruner: this.pruner?.testSignals ?? null,
       reclaimer: this.reclaimer.testSignals,
+      scheduler: this.scheduler?.testSignals ?? null,
       worker: this.testSignals,
     });
   }
