@@ -253,7 +253,7 @@ END)),
   CONSTRAINT jobs_unique_key_bounded CHECK (((unique_key IS NULL) OR ((length(unique_key) >= 1) AND (length(unique_key) <= 255)))),
   CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND ((status = ANY (unique_states)) OR ((status = 'sleeping'::text) AND ('running'::text = ANY (unique_states))))))),
   CONSTRAINT jobs_unique_states_valid CHECK (((unique_states IS NULL) OR ((unique_states <@ '{queued,retrying,running}'::text[]) AND ('queued'::text = ANY (unique_states)))))
-);
+) WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=10000, autovacuum_vacuum_cost_delay=0, autovacuum_analyze_scale_factor=0.01);
 
 CREATE TABLE conveyor.key_limit_state (
   queue text NOT NULL,
