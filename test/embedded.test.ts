@@ -164,8 +164,10 @@ describe("embedded PostgreSQL in this process", () => {
     const client = new pg.Client({ connectionString: first.connectionString });
     await client.connect();
     await client.query("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('still here')");
-    const { rows: listen } = await client.query("SELECT current_setting('listen_addresses') AS a, current_setting('unix_socket_directories') AS s");
-    expect(listen[0]).toEqual({ a: "127.0.0.1", s: "" });
+    const { rows: listen } = await client.query(
+      "SELECT current_setting('listen_addresses') AS a, current_setting('unix_socket_directories') AS s, current_setting('autovacuum_naptime') AS n",
+    );
+    expect(listen[0]).toEqual({ a: "127.0.0.1", s: "", n: "10s" });
     await client.end();
     await first.stop();
     await first.stop(); // twice is fine

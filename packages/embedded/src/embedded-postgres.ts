@@ -196,7 +196,9 @@ async function startOwned(paths: Paths, options: EmbeddedPostgresOptions, tail: 
         port,
         // TCP on loopback only, and no Unix socket: nothing is created in /tmp,
         // and servers of different data directories never share a socket path.
-        flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+        // Autovacuum comes round every 10 s, as recommended for any server
+        // that runs Conveyor (docs/reliability.md, "Server settings").
+        flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "autovacuum_naptime=10s"],
         onOutput: (chunk) => tail.push(chunk),
       });
     } catch (error) {
