@@ -42,6 +42,7 @@ const { values: args } = parseArgs({
     phase: { type: "string", default: "steady" },
     variants: { type: "string", default: "A,B,C,D" },
     repeats: { type: "string", default: "2" },
+    "first-repeat": { type: "string", default: "1" },
     jobs: { type: "string" },
     batch: { type: "string", default: "32" },
     backlog: { type: "string", default: "1024" },
@@ -473,7 +474,7 @@ function cell(xs: number[], digits = 0, scale = 1): string {
 }
 
 function report(files: string[]): void {
-  // biome-ignore lint/suspicious/noExplicitAny: raw JSON lines
+  // Raw JSON lines, read as they were written.
   const runs: any[] = files.flatMap((f) => readFileSync(f, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)));
   const variants = (Object.keys(VARIANTS) as Variant[]).filter((v) => runs.some((r) => r.variant === v));
   const steadyRuns = runs.filter((r) => r.phase === "steady");
@@ -481,7 +482,7 @@ function report(files: string[]): void {
   if (steadyRuns.length > 0) {
     const by = (v: Variant) => steadyRuns.filter((r) => r.variant === v);
     console.log(`Steady state, no held xmin: ${by(variants[0]!)[0]?.jobs} jobs a run, batches of ${BATCH}; median (min–max) of ${by(variants[0]!).length} runs.\n`);
-    console.log("| Layout | server µs/job | insert / claim / complete µs | WAL bytes/job | versions/job (ins+upd) | upd/job (HOT) | del/job | size after run, MB (live part) | jobs/s (client) |");
+    console.log("| Layout | server µs/job | insert / claim / complete µs | WAL bytes/job | versions/job (ins+upd) | upd/job (HOT) | del/job | size after the run, MB (of it the live table) | jobs/s (client) |");
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const v of variants) {
       const rs = by(v);
@@ -504,7 +505,7 @@ function report(files: string[]): void {
   if (pinnedRuns.length > 0) {
     const by = (v: Variant) => pinnedRuns.filter((r) => r.variant === v);
     const marks = [...new Set(pinnedRuns.flatMap((r) => r.windows.map((w: { jobsSincePin: number }) => w.jobsSincePin)))].sort((a, b) => a - b);
-    const pick = marks.filter((m, i) => i === 0 || (m / WINDOW) % 4 === 0 || i === marks.length - 1);
+    const pick = marks.filter((_, i) => i === 0 || (i + 1) % 4 === 0 || i === marks.length - 1);
     const table = (title: string, key: string, digits: number, scale = 1) => {
       console.log(`\n${title}\n`);
       console.log(`| jobs since the pin | ${variants.map((v) => VARIANTS[v].label).join(" | ")} |`);
@@ -556,7 +557,8 @@ async function main(): Promise<void> {
     const version = (await one<{ v: string }>(c, "SELECT version() AS v")).v;
     await c.end();
     process.stderr.write(`${version}; ${cpus().length} CPUs (${cpus()[0]?.model}), load ${loadavg().map((l) => l.toFixed(1)).join(" ")}\n`);
-    for (let r = 1; r <= repeats; r++) {
+    const first = Number(args["first-repeat"]);
+    for (let r = first; r < first + repeats; r++) {
       // Alternate the order, so no variant always runs first or last.
       const order = r % 2 === 1 ? variants : [...variants].reverse();
       for (const v of order) {
