@@ -8,7 +8,7 @@
  *   node bench/experiments/storage-layout/run.ts --report results/*.jsonl
  *
  * Every run appends one JSON line to --out. --report reads such files and
- * prints the Markdown tables of RESULTS.md (medians, and the spread min–max).
+ * prints the Markdown tables of docs/performance.md's "Storage layout" section (medians, and the spread min–max).
  * Runs with Node 22's type stripping (no build step); `pg` comes from the
  * workspace's node_modules.
  */
