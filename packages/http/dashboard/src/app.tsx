@@ -30,7 +30,7 @@ export function App() {
   );
 
   // What the key may do, read once per sign-in: pages offer admin-only routes to admin keys only.
-  const me = usePoll<CurrentKey | null>(async () => (api ? api.get<CurrentKey>("/v1/me") : null), null, [api]);
+  const me = usePoll<CurrentKey | null>(async () => (api ? api.get<CurrentKey>("/v1/me") : null), null, [api], "me");
   const admin = me.data ? me.data.admin : null;
 
   if (!api || !key) {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.js";
 
 export interface Polled<T> {
@@ -16,12 +16,20 @@ export interface Polled<T> {
  * overlaps the previous one, and answers to an outdated request (deps
  * changed meanwhile) are dropped. A changed `intervalMs` only restarts the
  * timer: the data stays.
+ *
+ * Test signal, always on: once a load's answer (or error) is rendered, the
+ * poll raises `data-refreshes-<name>` on `<html>` (rounds completed under
+ * that name in this document; a dropped answer does not count), and while
+ * its timer runs `data-refresh-ms-<name>` holds the period. Browser tests
+ * wait on these (`refreshes` in test/helpers/browser.ts) instead of
+ * sleeping to show that nothing happens across refreshes.
  */
-export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, deps: unknown[]): Polled<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; updatedAt: Date | null }>({
+export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, deps: unknown[], name: string): Polled<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; updatedAt: Date | null; rounds: number }>({
     data: undefined,
     error: null,
     updatedAt: null,
+    rounds: 0,
   });
   const generation = useRef(0);
   const inFlight = useRef<Promise<void> | null>(null);
@@ -34,10 +42,10 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, de
     const attempt = (async () => {
       try {
         const data = await loadRef.current();
-        if (mine === generation.current) setState({ data, error: null, updatedAt: new Date() });
+        if (mine === generation.current) setState((previous) => ({ data, error: null, updatedAt: new Date(), rounds: previous.rounds + 1 }));
       } catch (error) {
         const apiError = error instanceof ApiError ? error : new ApiError(0, "CLIENT", String((error as Error)?.message ?? error));
-        if (mine === generation.current) setState((previous) => ({ ...previous, error: apiError }));
+        if (mine === generation.current) setState((previous) => ({ ...previous, error: apiError, rounds: previous.rounds + 1 }));
       } finally {
         inFlight.current = null;
       }
@@ -49,17 +57,27 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, de
   useEffect(() => {
     generation.current += 1;
     inFlight.current = null;
-    setState({ data: undefined, error: null, updatedAt: null });
+    setState((previous) => ({ data: undefined, error: null, updatedAt: null, rounds: previous.rounds }));
     void run();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
+
+  useLayoutEffect(() => {
+    if (state.rounds === 0) return;
+    const root = document.documentElement;
+    root.setAttribute(`data-refreshes-${name}`, String(Number(root.getAttribute(`data-refreshes-${name}`) ?? 0) + 1));
+  }, [state.rounds]);
 
   useEffect(() => {
     if (intervalMs === null) return;
     const timer = setInterval(() => {
       if (document.visibilityState === "visible") void run();
     }, intervalMs);
-    return () => clearInterval(timer);
+    document.documentElement.setAttribute(`data-refresh-ms-${name}`, String(intervalMs));
+    return () => {
+      clearInterval(timer);
+      document.documentElement.removeAttribute(`data-refresh-ms-${name}`);
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [intervalMs, ...deps]);
 

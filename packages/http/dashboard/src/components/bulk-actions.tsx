@@ -21,6 +21,7 @@ export function BulkActions({ api, route }: { api: Api; route: Route }) {
     () => api.get<BulkActionPage>(`/v1/bulk-actions${query({ cursor, limit: PAGE_SIZE })}`),
     anyRunning ? RUNNING_REFRESH_MS : IDLE_REFRESH_MS,
     [api, cursor],
+    "bulk-actions",
   );
   useEffect(() => setAnyRunning(data?.items.some((operation) => operation.status === "running") ?? false), [data]);
   return (

@@ -99,7 +99,7 @@ export function ProgressBar({ operation }: { operation: BulkActionJson }) {
  */
 export function useBulkAction(api: Api, id: string, onEnd?: () => void): Polled<BulkActionJson> {
   const [ended, setEnded] = useState(false);
-  const polled = usePoll(() => api.get<BulkActionJson>(`/v1/bulk-actions/${encodeURIComponent(id)}`), ended ? null : RUNNING_REFRESH_MS, [api, id]);
+  const polled = usePoll(() => api.get<BulkActionJson>(`/v1/bulk-actions/${encodeURIComponent(id)}`), ended ? null : RUNNING_REFRESH_MS, [api, id], "bulk-action");
   const endSeen = useRef(false);
   const operation = polled.data;
   useEffect(() => {

@@ -17,6 +17,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
     () => api.get<DeadLetterPage>(`/v1/dead-letters${query({ kind, cursor, limit: 50 })}`),
     REFRESH_MS,
     [api, kind, cursor],
+    "dead-letters",
   );
   return (
     <section>
@@ -80,7 +81,7 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
 /** One dead letter: payload, last error, the whole history; requeue or purge. */
 export function DeadLetterPage({ api, id }: { api: Api; id: string }) {
   const path = `/v1/dead-letters/${encodeURIComponent(id)}`;
-  const { data: entry, error } = usePoll(() => api.get<DeadLetterJson>(path), 10_000, [api, id]);
+  const { data: entry, error } = usePoll(() => api.get<DeadLetterJson>(path), 10_000, [api, id], "dead-letter");
   const [failure, setFailure] = useState<string | null>(null);
   const [confirmingPurge, setConfirmingPurge] = useState(false);
   const [busy, setBusy] = useState(false);

@@ -18,6 +18,7 @@ export function Flows({ api, route }: { api: Api; route: Route }) {
     () => api.get<FlowPage>(`/v1/flows${query({ kind: filter.kind, cursor: filter.cursor, limit: PAGE_SIZE })}`),
     REFRESH_MS,
     [api, filter.kind, filter.cursor],
+    "flows",
   );
   return (
     <section>
@@ -115,7 +116,7 @@ function FlowProgress({ counts }: { counts: Counts }) {
 
 /** One flow: its counts, and its jobs as a layered tree (level 0 waits on nothing in the flow), each with its live status. */
 export function FlowPage({ api, id }: { api: Api; id: string }) {
-  const { data: flow, error, updatedAt, refresh } = usePoll(() => api.get<FlowDetail>(`/v1/flows/${encodeURIComponent(id)}`), REFRESH_MS, [api, id]);
+  const { data: flow, error, updatedAt, refresh } = usePoll(() => api.get<FlowDetail>(`/v1/flows/${encodeURIComponent(id)}`), REFRESH_MS, [api, id], "flow");
   const [action, setAction] = useState<{ kind: "ok" | "error"; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);

@@ -9,7 +9,7 @@ const REFRESH_MS = 2_000;
 
 /** A job's flow, the jobs it waits for (parents) and the jobs waiting for it (children), each a link; nothing when it has none. */
 export function JobLinks({ api, id }: { api: Api; id: string }) {
-  const { data } = usePoll(() => api.get<JobDependencies>(`/v1/jobs/${encodeURIComponent(id)}/dependencies`), REFRESH_MS, [api, id]);
+  const { data } = usePoll(() => api.get<JobDependencies>(`/v1/jobs/${encodeURIComponent(id)}/dependencies`), REFRESH_MS, [api, id], "job-links");
   if (!data || (data.flowId === null && data.dependencies.length === 0 && data.dependents.length === 0)) return null;
   return (
     <>

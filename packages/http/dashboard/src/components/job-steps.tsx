@@ -29,7 +29,7 @@ type Pending = { action: "resume" } | { action: "rerun"; step: StepJson };
  */
 export function JobSteps({ api, job, onDone }: { api: Api; job: JobJson; onDone: (outcome: StepActionOutcome) => void | Promise<void> }) {
   const path = `/v1/jobs/${encodeURIComponent(job.id)}`;
-  const { data, error, refresh } = usePoll(() => api.get<StepList>(`${path}/steps`), REFRESH_MS, [api, job.id]);
+  const { data, error, refresh } = usePoll(() => api.get<StepList>(`${path}/steps`), REFRESH_MS, [api, job.id], "job-steps");
   const [pending, setPending] = useState<Pending | null>(null);
   const [busy, setBusy] = useState(false);
   const steps = data?.items ?? [];

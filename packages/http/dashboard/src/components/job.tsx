@@ -24,6 +24,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
     () => api.get<JobWithExecutions>(`/v1/jobs/${encodeURIComponent(id)}`),
     REFRESH_MS,
     [api, id],
+    "job",
   );
   const [action, setAction] = useState<{ kind: "ok" | "error"; text: string } | null>(null);
   const [busy, setBusy] = useState(false);

@@ -39,11 +39,13 @@ export function Jobs({ api, route }: { api: Api; route: Route }) {
     async () => (invalid ? null : api.get<JobPage>(`/v1/jobs${query({ ...fields, cursor, limit: PAGE_SIZE })}`)),
     invalid || costly || timedOut ? null : REFRESH_MS,
     [api, searchKey, cursor],
+    "jobs",
   );
   const count = usePoll<JobCount | null>(
     async () => (invalid ? null : api.get<JobCount>(`/v1/jobs/count${query(fields)}`)),
     invalid || costly || timedOut ? null : COUNT_REFRESH_MS,
     [api, searchKey],
+    "jobs-count",
   );
   useEffect(() => setTimedOut(list.error?.code === "SEARCH_TIMEOUT"), [list.error]);
 

@@ -110,7 +110,7 @@ export function KeyLimitsPage({ api, admin }: { api: Api; admin: boolean | null 
   const polled = usePoll<KeyLimitedQueue[] | null>(async () => (admin === true ? loadKeyLimitedQueues(api, PAGE_TOP_KEYS) : null), admin === true ? PAGE_REFRESH_MS : null, [
     api,
     admin,
-  ]);
+  ], "key-limits");
   const queues = polled.data;
   return (
     <section data-testid="key-limits-page">

@@ -62,6 +62,7 @@ export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
     },
     REFRESH_MS,
     [api],
+    "overview",
   );
   const slow = usePoll<Slow>(
     async () => {
@@ -75,6 +76,7 @@ export function Overview({ api, admin }: { api: Api; admin: boolean | null }) {
     },
     SLOW_REFRESH_MS,
     [api, admin],
+    "overview-slow",
   );
   const data = glance.data;
   const overview = data?.overview;
