@@ -9,7 +9,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, saveScreenshot } from "../helpers/browser.js";
+import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, refreshes, saveScreenshot } from "../helpers/browser.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../packages/http/src/server.js";
 import { z } from "zod";
@@ -229,7 +229,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await page.goto(`${server.url}/#/jobs?status=bogus`);
     await page.getByRole("alert").waitFor();
     expect(await page.getByRole("alert").textContent()).toMatch(/^400 /);
-    await page.waitForTimeout(2_500); // past the next refresh
+    await refreshes(page, "jobs", 1); // past the next refresh
     expect(await page.locator(".page-head").textContent()).not.toContain("loading");
   });
 

@@ -16,7 +16,7 @@ import { type ApiServer, startApiServer } from "../../packages/http/src/server.j
 import { defineJob, PermanentError } from "../../packages/core/src/index.js";
 import { jobsIn, tune } from "../bulk-actions-support.js";
 import { runUntilFinished, silent } from "../cli/support.js";
-import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, saveScreenshot } from "../helpers/browser.js";
+import { apiRequest, chromiumAvailable, DASHBOARD_ARTIFACTS, openBrowserPage, refreshes, saveScreenshot } from "../helpers/browser.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 
 const available = chromiumAvailable("the dashboard edge tests");
@@ -171,8 +171,9 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
       await signIn(tenantPage, keys.acme);
       await tenantPage.goto(`${server.url}/#/`);
       await tenantPage.getByTestId("top-errors").locator("tbody tr").first().waitFor();
-      // Past two rounds of the slow refresh (5 s), which is where limits per key are read.
-      await tenantPage.waitForTimeout(11_000);
+      // Once the key's role is known, two rounds of the slow refresh (5 s), which is where limits per key are read.
+      await refreshes(tenantPage, "me", 1, 0);
+      await refreshes(tenantPage, "overview-slow", 2);
       expect(refused).toEqual([]);
       expect(consoleErrors).toEqual([]);
       expect(calls.filter((path) => path.includes("key-limits") || path.includes("/keys"))).toEqual([]);
@@ -290,7 +291,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await page.getByLabel("select every job on this page").check();
     await poll(() => page.getByTestId("selected-count").textContent()).toBe("6 selected");
     // It stays ticked through the list's refreshes.
-    await page.waitForTimeout(2_500);
+    await refreshes(page, "jobs", 2);
     expect(await page.getByTestId("selected-count").textContent()).toBe("6 selected");
 
     await page.getByRole("button", { name: "Cancel selected" }).click();
@@ -417,7 +418,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
       await signIn(tenantPage, keys.acme);
       await tenantPage.goto(`${server.url}/#/`);
       await tenantPage.getByTestId("queues").waitFor();
-      await tenantPage.waitForTimeout(500);
+      await refreshes(tenantPage, "me", 1, 0); // the key's role is known
       expect(await tenantPage.getByTestId("queue-control").count()).toBe(0);
     } finally {
       await tenantPage.close();
@@ -568,11 +569,11 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     });
     try {
       await signIn(tenantPage, keys.acme);
-      await tenantPage.waitForTimeout(500);
+      await refreshes(tenantPage, "me", 1, 0); // the key's role is known
       expect(await tenantPage.getByRole("link", { name: "Limits per key", exact: true }).count()).toBe(0);
       await tenantPage.goto(`${server.url}/#/key-limits`);
       await tenantPage.getByTestId("admin-only").waitFor();
-      await tenantPage.waitForTimeout(1_000);
+      await refreshes(tenantPage, "key-limits", 1, 0); // the page's load, answered
       expect(refused).toEqual([]);
     } finally {
       await tenantPage.close();

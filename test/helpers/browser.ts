@@ -64,3 +64,21 @@ export async function apiRequest(baseUrl: string, key: string, method: string, p
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(DASHBOARD_ARTIFACTS, `${name}.png`), fullPage: true });
 }
+
+/** How many rounds the dashboard's polls named `name` have completed in `page`'s document (`data-refreshes-<name>`, see usePoll). */
+export async function refreshRounds(page: Page, name: string): Promise<number> {
+  return Number((await page.locator("html").getAttribute(`data-refreshes-${name}`)) ?? 0);
+}
+
+/**
+ * Waits until the dashboard's polls named `name` have completed `more`
+ * rounds past `since` (by default, their count now), each answered and
+ * rendered: what the page shows then is what those rounds left.
+ */
+export async function refreshes(page: Page, name: string, more: number, since?: number): Promise<void> {
+  const target = (since ?? (await refreshRounds(page, name))) + more;
+  await page.waitForFunction(
+    ([attribute, rounds]) => Number((globalThis as any).document.documentElement.getAttribute(attribute) ?? 0) >= rounds,
+    [`data-refreshes-${name}`, target] as const,
+  );
+}
