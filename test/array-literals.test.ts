@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { numberArray, textArray, timestampArray } from "../packages/core/src/store/array-literals.js";
+import { numberArray, textArray, timestampArray, uuidArray } from "../packages/core/src/store/array-literals.js";
 import { connectTestClient } from "./helpers/database.js";
 
 // The store builds array parameters itself (array-literals.ts): whatever a
@@ -49,6 +49,12 @@ describe("array literals", () => {
     await client.query("SET TIME ZONE 'America/St_Johns'");
     const values = [new Date("2026-11-23T12:34:56.789Z"), new Date(0), null];
     expect(await roundTrip(timestampArray(values), "timestamptz[]")).toEqual(values);
+  });
+
+  it("carries canonical UUIDs unquoted", async () => {
+    const values = ["0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b", "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-7fff-bfff-ffffffffffff"];
+    expect(await roundTrip(uuidArray(values), "uuid[]")).toEqual(values);
+    expect(await roundTrip(uuidArray([]), "uuid[]")).toEqual([]);
   });
 
   it("builds an empty array", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isUuid, uuidv7 } from "./ids.js";
+import { isUuid, uuidv7, uuidv7ArrayLiteral } from "./ids.js";
 
 describe("uuidv7", () => {
   it("is a canonical UUID with version 7 and the RFC 9562 variant", () => {
@@ -27,5 +27,21 @@ describe("uuidv7", () => {
     const ms = Date.UTC(2031, 0, 1);
     const tails = new Set(Array.from({ length: 100 }, () => uuidv7(ms).slice(19)));
     expect(tails.size).toBe(100);
+  });
+
+  it("makes a uuid[] literal of fresh ids, in the order uuidv7 would", () => {
+    const ms = Date.UTC(2032, 0, 1);
+    expect(uuidv7ArrayLiteral(0, ms)).toBe("{}");
+    const literal = uuidv7ArrayLiteral(1_000, ms);
+    expect(literal.startsWith("{") && literal.endsWith("}")).toBe(true);
+    const ids = literal.slice(1, -1).split(",");
+    expect(ids).toHaveLength(1_000);
+    for (const id of ids) {
+      expect(isUuid(id)).toBe(true);
+      expect(id[14]).toBe("7");
+      expect(Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16)).toBeGreaterThanOrEqual(ms);
+    }
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+    expect(uuidv7(ms) > ids.at(-1)!).toBe(true);
   });
 });

@@ -19,6 +19,14 @@ export function textArray(values: readonly (string | null)[]): string {
   return `{${parts.join(",")}}`;
 }
 
+/**
+ * A uuid[] literal of canonical UUIDs (ids this package made or read from a
+ * uuid column): hex digits and dashes need neither quotes nor escapes.
+ */
+export function uuidArray(values: readonly string[]): string {
+  return `{${values.join(",")}}`;
+}
+
 /** A literal of finite numbers (smallint[], integer[], float8[]); null elements are SQL NULL. */
 export function numberArray(values: readonly (number | null)[]): string {
   const parts = new Array<string>(values.length);

@@ -1,5 +1,4 @@
-import { uuidv7 } from "../core/ids.js";
-import { textArray } from "./array-literals.js";
+import { uuidv7ArrayLiteral } from "../core/ids.js";
 
 /**
  * `count` fresh execution ids for a claim's $6, as the text of a uuid[]
@@ -8,5 +7,5 @@ import { textArray } from "./array-literals.js";
  * its right edge.
  */
 export function freshExecutionIds(count: number, nowMs: number): string {
-  return textArray(Array.from({ length: count }, () => uuidv7(nowMs)));
+  return uuidv7ArrayLiteral(count, nowMs);
 }

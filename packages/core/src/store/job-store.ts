@@ -6,7 +6,7 @@ import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
 import type { Pool, Queryable } from "./db.js";
-import { numberArray, textArray, timestampArray } from "./array-literals.js";
+import { numberArray, textArray, timestampArray, uuidArray } from "./array-literals.js";
 import { runJobClaim } from "./claim-store.js";
 import type { BoundQuery, Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
@@ -328,12 +328,16 @@ export class JobStore {
    */
   async jobComplete(workerId: string, done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
     if (done.length === 0) return new Set();
-    const { rows } = await this.run(this.q.jobComplete, [
-      textArray(done.map((d) => d.jobId)),
-      textArray(done.map((d) => d.executionId)),
-      textArray(done.map((d) => d.result)),
-      workerId,
-    ]);
+    const jobIds = new Array<string>(done.length);
+    const executionIds = new Array<string>(done.length);
+    const results = new Array<string | null>(done.length);
+    for (let i = 0; i < done.length; i++) {
+      const d = done[i]!;
+      jobIds[i] = d.jobId;
+      executionIds[i] = d.executionId;
+      results[i] = d.result;
+    }
+    const { rows } = await this.run(this.q.jobComplete, [uuidArray(jobIds), uuidArray(executionIds), textArray(results), workerId]);
     return new Set(rows.map((row) => row.execution_id as string));
   }
 
