@@ -10,17 +10,31 @@ import { sleep } from "./wake-signal.js";
 /** Result of writing one attempt's end: written, or fenced (the job was no longer ours). */
 export type WriteResult = { written: true; job: Job | null } | { written: false };
 
-interface Pending<T> {
-  entry: T;
+/** The two results of a success's write: it carries no job, so they are shared rather than made per attempt. */
+const SUCCESS_WRITTEN: WriteResult = Object.freeze({ written: true, job: null });
+const FENCED: WriteResult = Object.freeze({ written: false });
+
+/**
+ * One outcome waiting to be written, with what its write needs: a success
+ * carries its fields itself (the store's jobComplete reads them from it), so
+ * queuing one makes this object and its promise, nothing more.
+ */
+interface Pending {
   /** performance.now() after which our lease has surely expired; writing is pointless then. */
   giveUpAt: number;
   resolve(result: WriteResult): void;
 }
-
-type Success = { jobId: string; executionId: string; result: string | null };
-
-/** One outcome waiting to be written: a success, or any other end of an attempt. */
-type Outcome = { kind: "success"; pending: Pending<Success> } | { kind: "end"; pending: Pending<AttemptEnd> };
+interface PendingSuccess extends Pending {
+  kind: "success";
+  jobId: string;
+  executionId: string;
+  result: string | null;
+}
+interface PendingEnd extends Pending {
+  kind: "end";
+  entry: AttemptEnd;
+}
+type Outcome = PendingSuccess | PendingEnd;
 
 /**
  * Writes attempt outcomes in batches (core/batcher.ts): while one flush is
@@ -47,12 +61,13 @@ export class AttemptWriter {
     private readonly log: Logger,
   ) {}
 
-  complete(entry: Success, giveUpAt: number): Promise<WriteResult> {
-    return new Promise((resolve) => this.batcher.add({ kind: "success", pending: { entry, giveUpAt, resolve } }));
+  /** Write a success: `result` is the handler's value as JSON text, or null. */
+  complete(jobId: string, executionId: string, result: string | null, giveUpAt: number): Promise<WriteResult> {
+    return new Promise((resolve) => this.batcher.add({ kind: "success", jobId, executionId, result, giveUpAt, resolve }));
   }
 
   end(entry: AttemptEnd, giveUpAt: number): Promise<WriteResult> {
-    return new Promise((resolve) => this.batcher.add({ kind: "end", pending: { entry, giveUpAt, resolve } }));
+    return new Promise((resolve) => this.batcher.add({ kind: "end", entry, giveUpAt, resolve }));
   }
 
   /** Resolves once everything queued so far is written or given up. */
@@ -61,11 +76,11 @@ export class AttemptWriter {
   }
 
   private async flush(outcomes: Outcome[]): Promise<void> {
-    const successes: Pending<Success>[] = [];
-    const ends: Pending<AttemptEnd>[] = [];
+    const successes: PendingSuccess[] = [];
+    const ends: PendingEnd[] = [];
     for (const outcome of outcomes) {
-      if (outcome.kind === "success") successes.push(outcome.pending);
-      else ends.push(outcome.pending);
+      if (outcome.kind === "success") successes.push(outcome);
+      else ends.push(outcome);
     }
     await Promise.all([
       successes.length > 0 ? this.writeBatch("complete", successes, (batch) => this.writeSuccesses(batch)) : undefined,
@@ -73,22 +88,22 @@ export class AttemptWriter {
     ]);
   }
 
-  private async writeSuccesses(batch: Pending<Success>[]): Promise<void> {
-    const written = await this.store.jobComplete(this.workerId, batch.map((p) => p.entry));
+  private async writeSuccesses(batch: PendingSuccess[]): Promise<void> {
+    const written = await this.store.jobComplete(this.workerId, batch);
     for (const pending of batch) {
-      const ok = written.has(pending.entry.executionId);
+      const ok = written.has(pending.executionId);
       if (!ok) this.metrics.fencedWrites.inc({ operation: "complete" });
-      pending.resolve(ok ? { written: true, job: null } : { written: false });
+      pending.resolve(ok ? SUCCESS_WRITTEN : FENCED);
     }
   }
 
-  private async writeEnds(batch: Pending<AttemptEnd>[]): Promise<void> {
+  private async writeEnds(batch: PendingEnd[]): Promise<void> {
     const moved = await this.store.jobEndAttempts(batch.map((p) => p.entry));
     const byId = new Map(moved.map((job) => [job.id, job]));
     for (const pending of batch) {
       const job = byId.get(pending.entry.jobId);
       if (!job) this.metrics.fencedWrites.inc({ operation: "end" });
-      pending.resolve(job ? { written: true, job } : { written: false });
+      pending.resolve(job ? { written: true, job } : FENCED);
     }
   }
 
@@ -98,7 +113,7 @@ export class AttemptWriter {
    * one bad row cannot sink the others, and one that still fails is given
    * up (logged) and left to the lease and the reclaim sweep.
    */
-  private async writeBatch<T>(operation: string, batch: Pending<T>[], write: (batch: Pending<T>[]) => Promise<void>): Promise<void> {
+  private async writeBatch<T extends Pending>(operation: string, batch: T[], write: (batch: T[]) => Promise<void>): Promise<void> {
     let backoff = ERROR_BACKOFF_MIN_MS;
     let remaining = batch;
     for (;;) {
@@ -116,13 +131,13 @@ export class AttemptWriter {
             for (const single of remaining) await this.writeBatch(operation, [single], write);
           } else {
             this.log.error({ err: error, operation }, "could not record attempt outcome; the lease will expire and the job be reclaimed");
-            remaining[0]?.resolve({ written: false });
+            remaining[0]?.resolve(FENCED);
           }
           return;
         }
         const now = performance.now();
         const expired = remaining.filter((p) => p.giveUpAt <= now);
-        for (const pending of expired) pending.resolve({ written: false });
+        for (const pending of expired) pending.resolve(FENCED);
         remaining = remaining.filter((p) => p.giveUpAt > now);
         if (expired.length > 0) {
           this.log.warn({ count: expired.length, operation }, "gave up writing outcomes past their lease; the reclaim sweep will take them");

@@ -1,6 +1,7 @@
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { Attempt } from "./attempt.js";
 import { type BatchDeps, executeBatch } from "./batch-run.js";
+import type { AttemptContext } from "./attempt-context.js";
 import { executeAttempt } from "./executor.js";
 
 interface Gathering {
@@ -31,10 +32,17 @@ export class BatchGatherer {
     private readonly full: () => boolean,
   ) {}
 
-  /** Run `running` (just claimed and registered as held); resolves when its end is written or given up. */
-  run(definition: AnyJobDefinition, running: Attempt): Promise<void> {
+  /**
+   * Run `running` (just claimed and registered as held); calls `ended` with
+   * it once its end is written or given up (for a batch's job, once the
+   * whole batch's are), whatever happened.
+   */
+  run(definition: AnyJobDefinition, running: Attempt, ended: (running: Attempt) => void): void {
     const batch = definition.batch;
-    if (!batch) return executeAttempt(definition, running, this.deps);
+    if (!batch) {
+      void executeAttempt(definition, running, this.deps, definition.handler as (context: AttemptContext) => unknown, ended);
+      return;
+    }
     const key = `${definition.kind}\u0000${batchKey(batch.key, running)}`;
     let gathering = this.gatherings.get(key);
     if (!gathering) {
@@ -51,10 +59,9 @@ export class BatchGatherer {
       this.gatherings.set(key, gathering);
     }
     gathering.attempts.push(running);
-    const { done } = gathering;
+    void gathering.done.finally(() => ended(running));
     if (gathering.attempts.length >= batch.maxSize) this.flush(key);
     else if (this.full()) this.flushAll();
-    return done;
   }
 
   /** Start every batch being gathered now (the worker is full, or stops taking work). */

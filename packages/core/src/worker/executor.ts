@@ -34,50 +34,65 @@ export async function executeAttempt(
   running: Attempt,
   deps: ExecutorDeps,
   handler: (context: AttemptContext) => unknown = definition.handler as (context: AttemptContext) => unknown,
+  ended?: (running: Attempt) => void,
 ): Promise<void> {
-  const context = new AttemptContext(running, deps);
-  const started = performance.now();
-  // Past the lease's local deadline another worker may own the job: the handler never starts.
-  if (running.leaseDeadline <= started) running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease expired before the handler started") });
-  const timer =
-    definition.timeoutMs > 0
-      ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
-      : undefined;
-  // Undefined (and nothing allocated) unless a tracer provider is registered.
-  const span = deps.tracing.attemptSpan(running.job, deps.workerId, running.job.dependencyTraceContexts);
-  // A cancel notified before the handler started (between the claim's commit and its answer): the
-  // handler never starts, and the attempt ends as a handler rejecting with its signal's reason would.
-  const cancelledFirst = running.cancelObserved && running.phase === "claimed";
-  const settled: Settled = cancelledFirst
-    ? { kind: "threw", error: running.signal.reason }
-    : await (span ? span.run(() => running.run(handler, context)) : running.run(handler, context));
-  clearTimeout(timer);
-  running.startWriting();
-  let outcome = "error"; // the label when recording the outcome itself failed
   try {
-    const tools = context.usedTools;
-    if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
-    // A ctx.transaction that committed already completed the job: write nothing more.
-    outcome = running.committed
-      ? reportCommitted(settled, context.log)
-      : running.suspended
-        ? "suspended"
-        : await record(definition, running, settled, deps, context);
+    const context = new AttemptContext(running, deps);
+    const started = performance.now();
+    // Past the lease's local deadline another worker may own the job: the handler never starts.
+    if (running.leaseDeadline <= started) running.force({ kind: "lease_lost", reason: new LeaseLostError("the lease expired before the handler started") });
+    const timer =
+      definition.timeoutMs > 0
+        ? setTimeout(() => running.force({ kind: "timeout", reason: new JobTimeoutError(definition.timeoutMs) }), definition.timeoutMs)
+        : undefined;
+    // Undefined (and nothing allocated) unless a tracer provider is registered.
+    const span = deps.tracing.attemptSpan(running.job, deps.workerId, running.job.dependencyTraceContexts);
+    // A cancel notified before the handler started (between the claim's commit and its answer): the
+    // handler never starts, and the attempt ends as a handler rejecting with its signal's reason would.
+    const cancelledFirst = running.cancelObserved && running.phase === "claimed";
+    const settled: Settled = cancelledFirst
+      ? { kind: "threw", error: running.signal.reason }
+      : await (span ? span.run(() => running.run(handler, context)) : running.run(handler, context));
+    clearTimeout(timer);
+    running.startWriting();
+    let outcome = "error"; // the label when recording the outcome itself failed
+    try {
+      const tools = context.usedTools;
+      if (tools) await tools.finish(settled.kind === "forced" && settled.end.kind === "lease_lost");
+      // A ctx.transaction that committed already completed the job: write nothing more.
+      if (running.committed) outcome = reportCommitted(settled, context.log);
+      else if (running.suspended) outcome = "suspended";
+      else {
+        const recorded = record(definition, running, settled, deps, context);
+        outcome = typeof recorded === "string" ? recorded : report(await recorded.written, recorded.outcome, deps, context);
+      }
+    } finally {
+      running.finish();
+      span?.end(outcome, settled.kind === "returned" ? undefined : recordedError(settled));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const kind = running.job.kind;
+    deps.metrics.completed.inc({ kind, outcome });
+    deps.metrics.duration.observe({ kind, outcome }, seconds);
   } finally {
-    running.finish();
-    span?.end(outcome, settled.kind === "returned" ? undefined : recordedError(settled));
+    ended?.(running);
   }
-  const seconds = (performance.now() - started) / 1000;
-  const kind = running.job.kind;
-  deps.metrics.completed.inc({ kind, outcome });
-  deps.metrics.duration.observe({ kind, outcome }, seconds);
+}
+
+/** An outcome on its way to the database: `report` turns the write's answer into the metrics label. */
+interface PendingWrite {
+  readonly written: Promise<WriteResult>;
+  /** The label when the write lands. */
+  readonly outcome: string;
 }
 
 /**
- * Write the attempt's outcome as decideOutcome (core/outcome.ts) decides it;
- * returns the outcome label for metrics.
+ * Decide the attempt's outcome as decideOutcome (core/outcome.ts) does and
+ * queue its write; returns the outcome label when nothing is written (the
+ * lease was lost), else the write. Not async: the one await, for the write,
+ * is the caller's.
  */
-async function record(definition: AnyJobDefinition, running: Attempt, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): Promise<string> {
+function record(definition: AnyJobDefinition, running: Attempt, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): string | PendingWrite {
   const inputs: OutcomeInputs = { attempt: running.job.attempts, maxAttempts: running.job.maxAttempts, backoff: definition.backoff };
   const decision = decideOutcome(endingOf(settled), inputs);
   if (decision.nextStatus === null) {
@@ -92,15 +107,14 @@ async function record(definition: AnyJobDefinition, running: Attempt, settled: S
       result = value === undefined ? null : encodeJson(value, "result");
     } catch (error) {
       // A result that cannot be stored fails the attempt, as if the handler had thrown the encoding error.
-      return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error, attempt);
+      return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error);
     }
-    const written = await deps.writer.complete({ jobId: running.job.id, executionId: running.executionId, result }, running.leaseDeadline);
-    return report(written, "succeeded", deps, attempt);
+    return { written: deps.writer.complete(running.job.id, running.executionId, result, running.leaseDeadline), outcome: "succeeded" };
   }
   if (settled.kind === "threw" && decision.outcome === "failed" && decision.deadReason !== "permanent_error") {
     attempt.log.warn({ err: toStoredError(settled.error) }, "attempt failed");
   }
-  return endAttempt(deps, running, decision, recordedError(settled), attempt);
+  return endAttempt(deps, running, decision, recordedError(settled));
 }
 
 function endingOf(settled: Settled): AttemptEnding {
@@ -114,17 +128,17 @@ function recordedError(settled: Settled): unknown {
   return settled.end.reason;
 }
 
-/** Write an attempt's end other than success; returns the outcome label for metrics. */
-async function endAttempt(deps: ExecutorDeps, running: Attempt, decision: OutcomeDecision, error: unknown, attempt: AttemptLog): Promise<string> {
+/** Queue the write of an attempt's end other than success. */
+function endAttempt(deps: ExecutorDeps, running: Attempt, decision: OutcomeDecision, error: unknown): PendingWrite {
   // record() took the ends that write nothing (lease lost) or a success; lease_expired is the reclaim sweep's alone.
   const outcome = decision.outcome as AttemptEnd["outcome"];
   const nextStatus = decision.nextStatus as AttemptEnd["nextStatus"];
   const { delayMs, countsAttempt, deadReason } = decision;
-  const written = await deps.writer.end(
+  const written = deps.writer.end(
     { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), nextStatus, delayMs, countsAttempt, deadReason },
     running.leaseDeadline,
   );
-  return report(written, outcome, deps, attempt);
+  return { written, outcome };
 }
 
 function report(written: WriteResult, outcome: string, deps: ExecutorDeps, attempt: AttemptLog): string {

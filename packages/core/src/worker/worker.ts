@@ -50,7 +50,8 @@ export class Worker {
   private readonly definitions: ReadonlyMap<string, AnyJobDefinition>;
   /** Jobs held right now, by execution id. */
   private readonly running = new Map<string, Attempt>();
-  private readonly executions = new Set<Promise<void>>();
+  /** Resolved, and emptied, when the last held attempt ends (allEnded). */
+  private endedWaiters: Array<() => void> = [];
   private readonly gatherer: BatchGatherer;
   private readonly workAvailable = new WakeSignal();
   private readonly slotFreed = new WakeSignal();
@@ -240,7 +241,7 @@ export class Worker {
     this.gatherer.flushAll(); // no more jobs will join a batch being gathered
     if (this.running.size > 0) {
       this.log.info({ running: this.running.size, graceMs }, "waiting for running jobs before shutdown");
-      await Promise.race([Promise.allSettled([...this.executions]), grace.over]);
+      await Promise.race([this.allEnded(), grace.over]);
     }
     grace.end();
     if (this.running.size > 0) {
@@ -248,7 +249,7 @@ export class Worker {
       for (const running of this.running.values()) running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
     }
     const cleanup = (async () => {
-      await Promise.allSettled([...this.executions]);
+      await this.allEnded();
       await this.writer.drain();
       this.leases.stop();
       await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.registration.stop(), intake]);
@@ -367,14 +368,28 @@ export class Worker {
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
     }
     this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
-    const execution = this.gatherer.run(definition, running).finally(() => {
-      // The slot frees only once the outcome is written (or given up), so the
-      // database never shows this worker holding more jobs than its concurrency.
-      this.running.delete(running.executionId);
-      this.executions.delete(execution);
-      this.slotFreed.notify();
-    });
-    this.executions.add(execution);
+    this.gatherer.run(definition, running, this.ended);
+  }
+
+  /**
+   * An attempt's end was written or given up: only now does its slot free,
+   * so the database never shows this worker holding more jobs than its
+   * concurrency. One function for every attempt, not a closure per job.
+   */
+  private readonly ended = (running: Attempt): void => {
+    this.running.delete(running.executionId);
+    this.slotFreed.notify();
+    if (this.running.size === 0 && this.endedWaiters.length > 0) {
+      const waiters = this.endedWaiters;
+      this.endedWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  };
+
+  /** Resolves once this worker holds no attempt: every launched one has ended. */
+  private allEnded(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.endedWaiters.push(resolve));
   }
 
   private async register(): Promise<void> {
