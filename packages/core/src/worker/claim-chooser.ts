@@ -48,8 +48,8 @@ export class ClaimChooser {
   /** Per key-limited queue, the key this worker's next claim walks from. */
   private readonly keyCursors = new Map<string, string | null>();
   private readAt = Number.NEGATIVE_INFINITY;
-  /** Per claimed job, when its claim statement was sent (sentAtOf); dropped with the job. */
-  private readonly sentAt = new WeakMap<ClaimedJob, number>();
+  /** For the last claim's jobs, in order, when each one's statement was sent (sentAtOf). */
+  private sentAt: number[] = [];
   private refreshing: Promise<void> | null = null;
   /** For tests: each read of the restrictions reported as it ends (workerTestSignals). */
   readonly testSignals = new ClaimChooserTestSignals();
@@ -72,16 +72,15 @@ export class ClaimChooser {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     const { limitedQueues, tenantCaps, keyLimitedQueues } = await this.current();
     const jobs: ClaimedJob[] = [];
+    this.sentAt = [];
     const onlyLimited =
       request.queues !== null && request.queues.every((queue) => limitedQueues.includes(queue) || keyLimitedQueues.includes(queue));
     try {
       if (!onlyLimited) {
-        jobs.push(
-          ...(await this.timed(() =>
-            this.fairness === "tenant" || tenantCaps
-              ? this.limited.jobClaimFair(request)
-              : this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs),
-          )),
+        await this.timed(jobs, () =>
+          this.fairness === "tenant" || tenantCaps
+            ? this.limited.jobClaimFair(request)
+            : this.jobs.jobClaim(request.workerId, request.limit, request.kinds, request.queues, request.leaseMs),
         );
       }
     } catch (error) {
@@ -93,7 +92,7 @@ export class ClaimChooser {
       ...limitedQueues.map((queue): [string, () => Promise<void>] => [
         queue,
         async () => {
-          jobs.push(...(await this.timed(() => this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: request.limit - jobs.length }))));
+          await this.timed(jobs, () => this.limited.jobClaimFromLimitedQueue(queue, { ...request, limit: request.limit - jobs.length }));
         },
       ]),
       ...keyLimitedQueues.map((queue): [string, () => Promise<void>] => [queue, () => this.claimByKey(queue, request, jobs)]),
@@ -135,30 +134,36 @@ export class ClaimChooser {
       const walk = Math.min(MAX_KEYS_PER_CLAIM, Math.max(MIN_KEYS_PER_CLAIM, Math.ceil(free / KEY_SHARE_PER_CLAIM)));
       const sentAt = performance.now();
       const claimed = await this.limited.jobClaimByKey(queue, { ...request, limit: free }, cursor, walk);
-      for (const job of claimed.jobs) this.sentAt.set(job, sentAt);
       this.keyCursors.set(queue, claimed.nextKey);
-      jobs.push(...claimed.jobs);
+      this.take(jobs, claimed.jobs, sentAt);
       // No key with ready jobs, or the walk came back to where it started.
       if (claimed.nextKey === null || claimed.nextKey === cursor) return;
     }
   }
 
   /**
-   * When the statement that claimed `job` was sent (performance.now()): its
-   * lease's local deadline runs from there, not from the round's start, so a
-   * round slowed by one cap's lock does not make the jobs of its earlier
-   * statements look late.
+   * When the statement that claimed the last claim's `index`-th job was
+   * sent (performance.now()): its lease's local deadline runs from there,
+   * not from the round's start, so a round slowed by one cap's lock does
+   * not make the jobs of its earlier statements look late. Kept as one
+   * number per job of the round, not as an entry per job object.
    */
-  sentAtOf(job: ClaimedJob): number | undefined {
-    return this.sentAt.get(job);
+  sentAtOf(index: number): number | undefined {
+    return this.sentAt[index];
   }
 
-  /** Run one claim statement, noting when it was sent for each job it claimed (sentAtOf). */
-  private async timed(claim: () => Promise<ClaimedJob[]>): Promise<ClaimedJob[]> {
+  /** Run one claim statement and add what it claimed to `jobs`, noting when it was sent (sentAtOf). */
+  private async timed(jobs: ClaimedJob[], claim: () => Promise<ClaimedJob[]>): Promise<void> {
     const sentAt = performance.now();
-    const jobs = await claim();
-    for (const job of jobs) this.sentAt.set(job, sentAt);
-    return jobs;
+    this.take(jobs, await claim(), sentAt);
+  }
+
+  /** Add one statement's jobs to the round's, each with the time that statement was sent. */
+  private take(jobs: ClaimedJob[], claimed: readonly ClaimedJob[], sentAt: number): void {
+    for (const job of claimed) {
+      jobs.push(job);
+      this.sentAt.push(sentAt);
+    }
   }
 
   /**

@@ -333,7 +333,7 @@ export class Worker {
         continue;
       }
       if (jobs.length > 0 && this.deps.tracing.active) await readTraceContexts(this.store, jobs, this.log);
-      for (const job of jobs) this.launch(job, this.claims.sentAtOf(job) ?? sentAt);
+      for (let i = 0; i < jobs.length; i++) this.launch(jobs[i]!, this.claims.sentAtOf(i) ?? sentAt);
       countClaimed(this.metrics, jobs);
       this.testSignals.claimRound.signal({ claimed: jobs.length });
       if (jobs.length < wanted) {
