@@ -129,6 +129,36 @@ describe("a claim answered after the lease's deadline", () => {
     }
   });
 
+  it("starts no handler for a job its claim returns after the worker began to stop, and hands it back", async () => {
+    const stopping = proxied.worker({ leaseMs: 60_000, pollIntervalMs: 60_000, reclaimIntervalMs: 600_000, logger: silent });
+    const signals = workerTestSignals(stopping).worker;
+    await stopping.start();
+    await signals.idle.wait(); // its first (empty) claim is answered: the claim connection is open
+    proxy.holdRepliesTo((connection) => connection.tags.application_name === "conveyor-claims");
+    let stopped: Promise<void> | undefined;
+    try {
+      const { id } = await conveyor.enqueue(recorded, {}); // its NOTIFY wakes the worker, whose claim commits unanswered
+      await waitFor("the held claim committed", async () => {
+        const { rows } = await sql(conveyor, "SELECT locked_by FROM {{schema}}.jobs WHERE id = $1 AND status = 'running'", [id]);
+        return rows[0]?.locked_by === stopping.id;
+      });
+      stopped = stopping.stop({ graceMs: 0 }); // it stops taking work at once; the claim is still unanswered
+      proxy.releaseReplies();
+      let round = await signals.claimRound.wait();
+      while (round.claimed === 0) round = await signals.claimRound.wait(); // the empty rounds before it
+      expect(round.claimed).toBe(1);
+      await stopped;
+      expect(starts.filter((start) => start.jobId === id)).toEqual([]);
+      const job = (await conveyor.getJob(id))!;
+      expect(job.executions.map((execution) => execution.outcome)).toEqual(["interrupted"]);
+      expect(job.status).toBe("queued");
+      await sql(conveyor, "DELETE FROM {{schema}}.jobs WHERE id = $1", [id]);
+    } finally {
+      proxy.releaseReplies();
+      await (stopped ?? stopping.stop());
+    }
+  });
+
   it("a progress write after the lease's local deadline is not sent", async () => {
     const worker = conveyor.worker({ kinds: ["late-progress"], leaseMs: 500, heartbeatMs: 150, reclaimIntervalMs: 600_000, logger: silent });
     try {

@@ -364,6 +364,10 @@ export class Worker {
       return;
     }
     this.running.set(running.executionId, running);
+    // Claimed by a claim still in flight when the worker began to stop: the
+    // handler never starts, and the job is handed back as every attempt the
+    // shutdown ends is (interrupted), so stopping never waits on it.
+    if (this.state !== "running") running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
     if (this.earlyCancels.take(running.executionId) && running.observeCancel(new JobCancelledError())) {
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
     }
