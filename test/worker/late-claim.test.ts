@@ -147,7 +147,7 @@ describe("a claim answered after the lease's deadline", () => {
       let round = await signals.claimRound.wait();
       while (round.claimed === 0) round = await signals.claimRound.wait(); // the empty rounds before it
       expect(round.claimed).toBe(1);
-      await stopped;
+      await stopped; // stop() waits for the hand-back to be written
       expect(starts.filter((start) => start.jobId === id)).toEqual([]);
       const job = (await conveyor.getJob(id))!;
       expect(job.executions.map((execution) => execution.outcome)).toEqual(["interrupted"]);

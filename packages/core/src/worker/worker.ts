@@ -253,6 +253,11 @@ export class Worker {
       await this.writer.drain();
       this.leases.stop();
       await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.registration.stop(), intake]);
+      // The claim loop has ended: a claim answered after the stop began has
+      // launched its jobs, which hand themselves back unstarted (launch).
+      // Their writes are waited for too.
+      await this.allEnded();
+      await this.writer.drain();
       await this.claimStore.close();
       await this.workers.workerDeregister(this.id).catch((error: unknown) => {
         this.log.warn({ err: (error as Error).message }, "could not deregister worker; its row will age out");
