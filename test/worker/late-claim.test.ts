@@ -129,7 +129,7 @@ describe("a claim answered after the lease's deadline", () => {
     }
   });
 
-  it("starts no handler for a job its claim returns after the worker began to stop, and hands it back", async () => {
+  it("starts no handler for a job its claim returns after the stop's grace period, and hands it back", async () => {
     const stopping = proxied.worker({ leaseMs: 60_000, pollIntervalMs: 60_000, reclaimIntervalMs: 600_000, logger: silent });
     const signals = workerTestSignals(stopping).worker;
     await stopping.start();
@@ -142,7 +142,7 @@ describe("a claim answered after the lease's deadline", () => {
         const { rows } = await sql(conveyor, "SELECT locked_by FROM {{schema}}.jobs WHERE id = $1 AND status = 'running'", [id]);
         return rows[0]?.locked_by === stopping.id;
       });
-      stopped = stopping.stop({ graceMs: 0 }); // it stops taking work at once; the claim is still unanswered
+      stopped = stopping.stop({ graceMs: 0 }); // the grace period is over at once; the claim is still unanswered
       proxy.releaseReplies();
       let round = await signals.claimRound.wait();
       while (round.claimed === 0) round = await signals.claimRound.wait(); // the empty rounds before it

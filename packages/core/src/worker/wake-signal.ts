@@ -55,13 +55,15 @@ export class GracePeriod {
   private resolve!: () => void;
   private timer: NodeJS.Timeout | undefined;
   private endsAt: number;
+  private ended = false;
 
   constructor(ms: number) {
     this.over = new Promise((resolve) => {
       this.resolve = resolve;
     });
     this.endsAt = performance.now() + ms;
-    this.timer = setTimeout(() => this.end(), ms);
+    if (ms <= 0) this.end(); // a grace period of none is over at once
+    else this.timer = setTimeout(() => this.end(), ms);
   }
 
   /** End it within `ms` from now, if that is sooner than it would. */
@@ -74,7 +76,13 @@ export class GracePeriod {
   }
 
   end(): void {
+    this.ended = true;
     clearTimeout(this.timer);
     this.resolve();
+  }
+
+  /** True once it has ended (its time ran out, or end() was called). */
+  get isOver(): boolean {
+    return this.ended;
   }
 }

@@ -369,10 +369,11 @@ export class Worker {
       return;
     }
     this.running.set(running.executionId, running);
-    // Claimed by a claim still in flight when the worker began to stop: the
-    // handler never starts, and the job is handed back as every attempt the
-    // shutdown ends is (interrupted), so stopping never waits on it.
-    if (this.state !== "running") running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
+    // Claimed by a claim answered only after the shutdown's grace period
+    // ended (the stop waits for a claim in flight within the grace period,
+    // and its jobs run as any other): the handler never starts, and the job
+    // is handed back as every attempt the shutdown ends is (interrupted).
+    if (this.grace?.isOver) running.force({ kind: "shutdown", reason: new WorkerShutdownError() });
     if (this.earlyCancels.take(running.executionId) && running.observeCancel(new JobCancelledError())) {
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
     }
