@@ -25,14 +25,15 @@ import pg from "pg";
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 const VARIANTS = {
-  A: { file: "a-one-table.sql", label: "A: one jobs table (today)", live: ["jobs"], segmented: false },
-  B: { file: "b-live-history.sql", label: "B: live + history tables", live: ["jobs_live"], segmented: false },
-  C: { file: "c-history-array.sql", label: "C: live + history, attempts as jsonb", live: ["jobs_live"], segmented: false },
+  A: { file: "a-one-table.sql", label: "A: one jobs table (today)", live: ["jobs"], segmented: false, history: false },
+  B: { file: "b-live-history.sql", label: "B: live + history tables", live: ["jobs_live"], segmented: false, history: true },
+  C: { file: "c-history-array.sql", label: "C: live + history, attempts as jsonb", live: ["jobs_live"], segmented: false, history: true },
   D: {
     file: "d-rotated-live.sql",
     label: "D: B with a rotated live table",
     live: ["jobs_live_s0", "jobs_live_s1", "jobs_live_s2", "jobs_live_s3"],
     segmented: true,
+    history: true,
   },
 } as const;
 type Variant = keyof typeof VARIANTS;
@@ -313,6 +314,8 @@ async function freshDatabase(server: Server, name: string, variant: Variant): Pr
   const sql = sections(variant);
   await c.query("CREATE EXTENSION pg_stat_statements");
   await c.query(sql.schema!);
+  // The day-partitioned layouts share their retention function (one file for it).
+  if (VARIANTS[variant].history) await c.query(readFileSync(join(HERE, "sql", "history-retention.sql"), "utf8"));
   return { c, sql };
 }
 

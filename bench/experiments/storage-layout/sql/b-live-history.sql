@@ -84,23 +84,6 @@ BEGIN
   END LOOP;
 END $$;
 
--- Retention: drop every daily partition that ends before the cutoff.
-CREATE FUNCTION drop_history_before(cutoff timestamptz) RETURNS integer LANGUAGE plpgsql AS $$
-DECLARE r record; n integer := 0;
-BEGIN
-  FOR r IN
-    SELECT c.relname FROM pg_inherits AS i
-    JOIN pg_class AS c ON c.oid = i.inhrelid
-    JOIN pg_class AS p ON p.oid = i.inhparent
-    WHERE p.relname IN ('job_history', 'job_attempts_history')
-      AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1 <= cutoff
-  LOOP
-    EXECUTE format('DROP TABLE %I', r.relname);
-    n := n + 1;
-  END LOOP;
-  RETURN n;
-END $$;
-
 -- @insert
 -- $1 job ids uuid[]
 /* exp:insert */
