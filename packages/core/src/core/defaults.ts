@@ -318,6 +318,11 @@ export const MAX_UNIQUE_KEY_LENGTH = 255;
 export const ENQUEUE_RACE_ROUNDS = 3;
 /** Retention: succeeded and cancelled jobs (with their executions) are deleted this long after they finished: 7 days. */
 export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * Times a statement on Conveyor's pool is run again after the server
+ * aborted it for a serialization conflict or a deadlock (store/run-query.ts).
+ */
+export const STATEMENT_CONFLICT_RETRIES = 5;
 /** Retention: dead letters (with their dead jobs and executions) are deleted this long after they died: 30 days. */
 export const DEFAULT_RETENTION_DEAD_LETTER_MS = 30 * 24 * 60 * 60 * 1000;
 /** Retention: the longest age accepted (10 years); to keep rows longer, turn retention off. */
