@@ -15,6 +15,7 @@ import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
 import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
 import { waitFor } from "./helpers/wait-for.js";
+import { asOneJobsTable } from "./helpers/query-plans.js";
 
 const noop = defineJob({ kind: "noop", schema: emptyPayload, maxAttempts: 2, handler: () => {} });
 
@@ -51,12 +52,34 @@ describe("conveyor.prune", () => {
     expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0, flows: 0, events: 0 });
   });
 
-  it("honours finishedMs: a shorter age takes the younger finished jobs too", async () => {
+  it("honours finishedMs by whole days (UTC): a shorter age takes the younger days too, never today's", async () => {
     const twoDays = await make(3, "succeeded", 2 * DAY_MS);
-    const oneHour = await make(2, "succeeded", 60 * 60 * 1000);
+    const oneDay = await make(2, "succeeded", DAY_MS);
+    const today = await make(1, "succeeded", 0);
     expect(await conveyor.prune({ finishedMs: DAY_MS })).toEqual({ jobs: 3, deadLetters: 0, flows: 0, events: 0 });
-    expect(await surviving(conveyor, "jobs", sorted(twoDays, oneHour))).toEqual(sorted(oneHour));
+    expect(await surviving(conveyor, "jobs", sorted(twoDays, oneDay, today))).toEqual(sorted(oneDay, today));
     expect(await conveyor.prune({ finishedMs: 0 })).toEqual({ jobs: 2, deadLetters: 0, flows: 0, events: 0 });
+    expect(await surviving(conveyor, "jobs", today)).toEqual(today);
+  });
+
+  it("drops a day of history whole, with its jobs' records", async () => {
+    // Days from ten days ago, as if the schema had been running since then.
+    await sql(conveyor, "SELECT {{schema}}.job_history_extend(((now() AT TIME ZONE 'UTC')::date - 10), 7)");
+    const old = await make(4, "succeeded", 9 * DAY_MS);
+    const young = await make(2, "succeeded", 2 * DAY_MS);
+    const partitionOf = async (ids: string[]) =>
+      (await sql(conveyor, "SELECT DISTINCT tableoid::regclass::text AS part FROM {{schema}}.jobs WHERE id = ANY($1)", [ids])).rows.map(
+        (row) => row.part as string,
+      );
+    const [oldDay] = await partitionOf(old);
+    expect(oldDay).toMatch(/job_history_\d{8}$/);
+
+    expect(await conveyor.prune()).toEqual({ jobs: 4, deadLetters: 0, flows: 0, events: 0 });
+    expect(await surviving(conveyor, "jobs", old)).toEqual([]);
+    expect(await surviving(conveyor, "job_executions", old)).toEqual([]);
+    expect(await surviving(conveyor, "jobs", young)).toEqual(sorted(young));
+    // The day went whole: its table is gone.
+    expect((await sql(conveyor, "SELECT to_regclass($1) AS t", [oldDay])).rows[0].t).toBeNull();
   });
 
   it("deletes dead letters after their own age, with their dead jobs and executions", async () => {
@@ -294,7 +317,7 @@ describe("plans with many finished jobs", () => {
   async function explain(text: string, values: unknown[]): Promise<PlanNode[]> {
     // Conveyor's own pool: the planner settings (random_page_cost) are the ones its statements run with.
     const { rows } = await conveyor.pool.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-    return scans(rows[0]["QUERY PLAN"][0].Plan);
+    return asOneJobsTable(conveyor.pool, scans(rows[0]["QUERY PLAN"][0].Plan), test.schema);
   }
 
   it("the claim reads the ready index, never a scan of the jobs table", async () => {

@@ -246,10 +246,12 @@ describe("counts above the exact-count limit", () => {
   });
 
   it("are the planner's estimate above it, never below what was counted", async () => {
-    // Freshly analyzed, the statistics hold every row of this small table: the estimates are the counts.
-    expect(await capped.conveyor.countJobs({})).toEqual({ count: jobs.length, estimated: true });
+    // Freshly analyzed, the statistics hold every row of this small table: the estimates are the counts,
+    // give or take the one row the planner assumes for each partition that holds none (the days ahead).
+    const near = (exact: number) => ({ count: expect.toSatisfy((n: number) => n >= exact && n <= exact + 12), estimated: true });
+    expect(await capped.conveyor.countJobs({})).toEqual(near(jobs.length));
     const mail = idsWhere(jobs, (job) => job.queue === "mail").length;
-    expect(await capped.conveyor.countJobs({ queue: "mail" })).toEqual({ count: mail, estimated: true });
+    expect(await capped.conveyor.countJobs({ queue: "mail" })).toEqual(near(mail));
     // A filter the statistics cannot judge (error text) is estimated low, and answered with at least what was counted.
     const budget = await capped.conveyor.countJobs({ error: "e" });
     expect(budget.estimated).toBe(true);

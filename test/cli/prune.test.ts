@@ -34,7 +34,7 @@ describe("conveyor prune", () => {
   });
 
   it("takes the ages as durations and prints JSON with --json", async () => {
-    const finished = await makeJobs(test.conveyor, "noop", 2, "cancelled", 13 * 60 * 60 * 1000);
+    const finished = await makeJobs(test.conveyor, "noop", 2, "cancelled", 2 * DAY_MS);
     const dead = await makeJobs(test.conveyor, "noop", 2, "dead", 2 * DAY_MS);
     const kept = await makeJobs(test.conveyor, "noop", 1, "succeeded", 60 * 1000);
 

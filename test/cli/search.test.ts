@@ -77,8 +77,10 @@ describe("conveyor jobs list and count", () => {
     expect(human.stdout).toMatch(/^~[\d,]+ jobs \(estimated\)\n$/);
     const counted = json(await runCli(["jobs", "count", "--schema", big.schema, "--json"]));
     expect(counted.estimated).toBe(true);
-    // Freshly analyzed: the estimate is the table's size.
-    expect(counted.count).toBe(12_000);
+    // Freshly analyzed: the estimate is the table's size, give or take the
+    // one row the planner assumes for each empty partition (a day ahead).
+    expect(counted.count).toBeGreaterThanOrEqual(12_000);
+    expect(counted.count).toBeLessThan(12_020);
     expect(json(await runCli(["jobs", "count", "--status", "dead", "--schema", big.schema, "--json"]))).toEqual({ count: 120, estimated: false });
     const table = await runCli(["queues", "--schema", big.schema]);
     expect(table.code, table.stderr).toBe(0);

@@ -8,7 +8,11 @@ import type pg from "pg";
  * tables, rules and routines, whatever path of migrations made them; the
  * ledgers' contents are left out. Function bodies are not written: each
  * routine's text is in its file under src/store/routines/, and the
- * `routines` ledger records its hash.
+ * `routines` ledger records its hash. The day partitions of job_history are
+ * left out (their names are dates, made by job_history_extend); a partition
+ * shows its parent and bounds and only what is its own (the columns,
+ * constraints, indexes and triggers it inherits are its parent's), and a
+ * partitioned table its key.
  */
 export async function dumpSchema(db: Pick<pg.Pool, "query">, schema: string): Promise<string> {
   const one = async (sql: string): Promise<string[]> => {
@@ -16,8 +20,10 @@ export async function dumpSchema(db: Pick<pg.Pool, "query">, schema: string): Pr
     return rows.map((row) => row.line);
   };
   const ns = "(SELECT oid FROM pg_namespace WHERE nspname = $1)";
+  const notDay = (relation: string) => `${relation} !~ '^job_history_(before_)?[0-9]{8}$'`;
   const tables = await one(`
-    SELECT c.relname AS line FROM pg_class AS c WHERE c.relnamespace = ${ns} AND c.relkind = 'r' ORDER BY c.relname`);
+    SELECT c.relname AS line FROM pg_class AS c
+     WHERE c.relnamespace = ${ns} AND c.relkind IN ('r', 'p') AND ${notDay("c.relname")} ORDER BY c.relname`);
   const out: string[] = [
     "-- The current schema, as a freshly migrated database has it (test/schema-file.test.ts",
     "-- checks it). Generated: `npx vitest run test/schema-file.test.ts -u` rewrites it.",
@@ -30,18 +36,21 @@ export async function dumpSchema(db: Pick<pg.Pool, "query">, schema: string): Pr
                      CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
                      coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), '')) AS line
          FROM pg_attribute AS a LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE a.attrelid = format('%I.%I', $1::text, $2::text)::regclass AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE a.attrelid = format('%I.%I', $1::text, $2::text)::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attislocal
         ORDER BY a.attnum`,
       [schema, table],
     );
     const constraints = await db.query<{ line: string }>(
       `SELECT format('  CONSTRAINT %I %s%s', conname, pg_get_constraintdef(oid), CASE WHEN convalidated THEN '' ELSE ' NOT VALID' END) AS line
-         FROM pg_constraint WHERE conrelid = format('%I.%I', $1::text, $2::text)::regclass AND contype NOT IN ('t', 'n') ORDER BY conname`,
+         FROM pg_constraint WHERE conrelid = format('%I.%I', $1::text, $2::text)::regclass AND contype NOT IN ('t', 'n') AND conislocal ORDER BY conname`,
       [schema, table],
     );
     const options = await db.query<{ line: string }>(
-      `SELECT coalesce(' WITH (' || array_to_string(reloptions, ', ') || ')', '') AS line
-         FROM pg_class WHERE oid = format('%I.%I', $1::text, $2::text)::regclass`,
+      `SELECT coalesce(' PARTITION OF ' || (SELECT i.inhparent::regclass::text FROM pg_inherits AS i WHERE i.inhrelid = c.oid)
+                       || ' ' || pg_get_expr(c.relpartbound, c.oid), '')
+              || coalesce(' PARTITION BY ' || pg_get_partkeydef(c.oid), '')
+              || coalesce(' WITH (' || array_to_string(reloptions, ', ') || ')', '') AS line
+         FROM pg_class AS c WHERE c.oid = format('%I.%I', $1::text, $2::text)::regclass`,
       [schema, table],
     );
     out.push(`CREATE TABLE conveyor.${table} (`);
@@ -51,14 +60,14 @@ export async function dumpSchema(db: Pick<pg.Pool, "query">, schema: string): Pr
   out.push(
     ...(await one(`
       SELECT pg_get_indexdef(i.indexrelid) || ';' AS line
-        FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-       WHERE c.relnamespace = ${ns}
+        FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_class AS t ON t.oid = i.indrelid
+       WHERE c.relnamespace = ${ns} AND ${notDay("t.relname")} AND NOT c.relispartition
          AND NOT EXISTS (SELECT 1 FROM pg_constraint AS k WHERE k.conindid = i.indexrelid)
        ORDER BY c.relname`)),
     "",
     ...(await one(`
-      SELECT pg_get_statisticsobjdef(s.oid) || ';' AS line FROM pg_statistic_ext AS s
-       WHERE s.stxnamespace = ${ns} ORDER BY s.stxname`)),
+      SELECT pg_get_statisticsobjdef(s.oid) || ';' AS line FROM pg_statistic_ext AS s JOIN pg_class AS t ON t.oid = s.stxrelid
+       WHERE s.stxnamespace = ${ns} AND ${notDay("t.relname")} ORDER BY s.stxname`)),
     "",
     ...(await one(`
       SELECT format('CREATE VIEW %I.%I AS%s', $1::text, c.relname, E'\\n' || rtrim(pg_get_viewdef(c.oid, true), ';') || ';') AS line
@@ -72,7 +81,7 @@ export async function dumpSchema(db: Pick<pg.Pool, "query">, schema: string): Pr
     "",
     ...(await one(`
       SELECT pg_get_triggerdef(t.oid) || ';' AS line FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid
-       WHERE c.relnamespace = ${ns} AND NOT t.tgisinternal ORDER BY t.tgname`)),
+       WHERE c.relnamespace = ${ns} AND NOT t.tgisinternal AND t.tgparentid = 0 ORDER BY t.tgname, c.relname`)),
   );
   const text = out.join("\n").trimEnd() + "\n";
   return text.replaceAll(`${quoteIfNeeded(schema)}.`, "conveyor.");

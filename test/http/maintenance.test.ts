@@ -43,11 +43,12 @@ describe("POST /v1/maintenance/prune", () => {
   });
 
   it("takes the ages and batch size from the body", async () => {
-    const hourOld = await makeJobs(test.conveyor, "held", 3, "succeeded", 60 * 60 * 1000);
-    const response = await prune(test.keys.admin, { finishedMs: 30 * 60 * 1000, deadLetterMs: DAY_MS, batchSize: 2 });
+    // Finished two days ago: past a one-day age (a job goes once its whole day is past it), never past the default 7 days.
+    const old = await makeJobs(test.conveyor, "held", 3, "succeeded", 2 * DAY_MS);
+    const response = await prune(test.keys.admin, { finishedMs: DAY_MS, deadLetterMs: DAY_MS, batchSize: 2 });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json.jobs).toBeGreaterThanOrEqual(3);
-    expect(await surviving(test.conveyor, "jobs", hourOld)).toEqual([]);
+    expect(await surviving(test.conveyor, "jobs", old)).toEqual([]);
   });
 
   it("answers 422 naming the field for a bad body", async () => {

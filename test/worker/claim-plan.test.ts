@@ -38,7 +38,7 @@ describe("claim plan", () => {
   beforeAll(async () => {
     t = await createTestConveyor();
     // Keep autovacuum from analyzing the table behind the test's back.
-    await sql(t.conveyor, "ALTER TABLE {{schema}}.jobs SET (autovacuum_enabled = false)");
+    await sql(t.conveyor, "ALTER TABLE {{schema}}.jobs_live SET (autovacuum_enabled = false)");
     await sql(
       t.conveyor,
       `INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, max_attempts, priority)

@@ -1,4 +1,4 @@
-import { RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
+import { HISTORY_DAYS_AHEAD, HISTORY_DETACH_LOCK_TIMEOUT_MS, RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
 import {
   type PruneOptions,
@@ -49,7 +49,10 @@ export async function pruneInBatches(
     if (retention?.finishedMs != null) finishedOwn.push([kind, retention.finishedMs]);
     if (retention?.deadLetterMs != null) deadOwn.push([kind, retention.deadLetterMs]);
   }
-  let jobs = await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize, finishedOwn.map(([kind]) => kind)));
+  await store.historyExtend(HISTORY_DAYS_AHEAD);
+  const keptLonger = finishedOwn.filter(([, ms]) => ms > policy.finishedMs).map(([kind]) => kind);
+  let jobs = signal?.aborted ? 0 : await store.historyDropBefore(policy.finishedMs, keptLonger, HISTORY_DETACH_LOCK_TIMEOUT_MS);
+  jobs += await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize, finishedOwn.map(([kind]) => kind)));
   for (const [kind, ms] of finishedOwn) jobs += await drain(() => store.jobPruneFinishedOfKind(ms, policy.batchSize, kind));
   let deadLetters = await drain(() => store.deadLetterPrune(policy.deadLetterMs, policy.batchSize, { except: deadOwn.map(([kind]) => kind) }));
   for (const [kind, ms] of deadOwn) deadLetters += await drain(() => store.deadLetterPrune(ms, policy.batchSize, { only: kind }));

@@ -319,10 +319,18 @@ export const ENQUEUE_RACE_ROUNDS = 3;
 /** Retention: succeeded and cancelled jobs (with their executions) are deleted this long after they finished: 7 days. */
 export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
 /**
+ * Days ahead (UTC) for which job_history always has a partition: migrate
+ * and each prune make the missing ones. A job that ends past them still
+ * ends (job_history_default takes it), and is pruned row by row.
+ */
+export const HISTORY_DAYS_AHEAD = 7;
+/**
  * Times a statement on Conveyor's pool is run again after the server
  * aborted it for a serialization conflict or a deadlock (store/run-query.ts).
  */
 export const STATEMENT_CONFLICT_RETRIES = 5;
+/** Lock wait, in ms, of the detach that drops a day of history; a prune that cannot get the lock in time leaves the day to the next one. */
+export const HISTORY_DETACH_LOCK_TIMEOUT_MS = 200;
 /** Retention: dead letters (with their dead jobs and executions) are deleted this long after they died: 30 days. */
 export const DEFAULT_RETENTION_DEAD_LETTER_MS = 30 * 24 * 60 * 60 * 1000;
 /** Retention: the longest age accepted (10 years); to keep rows longer, turn retention off. */

@@ -10,7 +10,9 @@ import {
 /** What `conveyor.prune()` deletes. */
 export interface PruneOptions {
   /**
-   * Delete succeeded and cancelled jobs that finished longer ago than this.
+   * Delete succeeded and cancelled jobs that finished on a day (UTC) that
+   * ended longer ago than this: history is dropped a whole day at a time,
+   * so a job is kept at least this long and at most a day longer.
    * @defaultValue `DEFAULT_RETENTION_FINISHED_MS` (7 days)
    */
   finishedMs?: number;
@@ -48,7 +50,7 @@ export interface PruneResult {
 
 /** What one prune deletes: ages and batch size, validated. */
 export interface RetentionPolicy {
-  /** Succeeded/cancelled jobs finished longer ago than this are deleted. */
+  /** Succeeded/cancelled jobs are deleted once the day (UTC) they finished on ended longer ago than this. */
   readonly finishedMs: number;
   /** Dead letters (and their dead jobs) older than this are deleted. */
   readonly deadLetterMs: number;

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { HISTORY_DAYS_AHEAD } from "../core/defaults.js";
 import { SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
 import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
 import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
@@ -64,6 +65,15 @@ function routinesTable(quoted: string): string {
     name text PRIMARY KEY, sha256 text NOT NULL, version integer NOT NULL, installed_at timestamptz NOT NULL DEFAULT now())`;
 }
 
+/**
+ * Make job_history's day partitions for the days ahead
+ * (routines/job-history-extend.ts), as every migrate does, so that a
+ * schema is never left without a day for today's ends.
+ */
+function extendHistory(quoted: string): string {
+  return `SELECT ${quoted}.job_history_extend(NULL, ${HISTORY_DAYS_AHEAD})`;
+}
+
 /** A routine's statements for one schema. */
 function routineSql(routine: Routine, quoted: string): string {
   return routine.sql.replaceAll("{{schema}}", quoted);
@@ -93,6 +103,7 @@ export async function createMigratedSchema(pool: Pool, schema: string): Promise<
     ...ROUTINES.map((routine) => routineSql(routine, quoted)),
     `INSERT INTO ${quoted}.migrations (version, name) VALUES ${ledger}`,
     `INSERT INTO ${quoted}.routines (name, sha256, version) VALUES ${installed}`,
+    extendHistory(quoted),
     "COMMIT",
   ].join("\n;\n"); // each on lines of its own: a file that ends in a comment cannot swallow the separator
   const client = await checkOut(pool);
@@ -243,6 +254,7 @@ async function installRoutines(client: PoolClient, quoted: string, latest: numbe
     );
     installed.push(routine.name);
   }
+  await client.query(extendHistory(quoted));
   return installed;
 }
 

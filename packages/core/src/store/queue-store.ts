@@ -56,7 +56,11 @@ export class QueueStore {
 
   /** Per queue and state: jobs counted reading at most `readLimit` index entries, the planner's estimate where that was not enough; `tenant` null for every tenant. */
   async queueCounts(tenant: string | null, readLimit: number, timeoutMs: number): Promise<QueueCountRow[]> {
-    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCounts, [tenant, readLimit, this.schema]));
+    // Through indexes: each state's partition is probed by queue, and the
+    // planner would read a small partition whole, for every queue.
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueCounts, [tenant, readLimit, this.schema]), {
+      throughIndexes: true,
+    });
     return rows.map((row) => ({
       queue: row.queue,
       inStatistics: row.in_statistics,
@@ -92,7 +96,10 @@ export class QueueStore {
     readLimit: number,
     timeoutMs: number,
   ): Promise<Array<{ queue: string; readyExact: boolean; counts: Record<JobStatus, number> }>> {
-    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema, readLimit]));
+    // Through indexes, as queueCounts.
+    const { rows } = await boundedRead(this.pool, timeoutMs, (db) => runQuery(db, this.q.queueEstimates, [tenant, this.schema, readLimit]), {
+      throughIndexes: true,
+    });
     return rows.map((row) => ({
       queue: row.queue,
       readyExact: row.ready_exact === true,

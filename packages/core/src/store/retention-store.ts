@@ -13,6 +13,30 @@ export class RetentionStore {
   }
 
   /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago, but none of the kinds `except`; returns how many. */
+  /** Make the missing day partitions of job_history for today and `days` ahead; returns how many were made. */
+  async historyExtend(days: number): Promise<number> {
+    const { rows } = await runQuery(this.pool, this.q.historyExtend, [days]);
+    return rows[0].made;
+  }
+
+  /**
+   * Drop every day of history that ended more than `olderThanMs` ago and
+   * holds no job of the kinds `kept`, with its jobs' records: detach (a
+   * moment's lock on job_history, waited for at most `lockTimeoutMs`), then
+   * drop each detached day in a statement of its own. Returns how many
+   * jobs the dropped days held.
+   */
+  async historyDropBefore(olderThanMs: number, kept: readonly string[], lockTimeoutMs: number): Promise<number> {
+    await runQuery(this.pool, this.q.historyDetach, [olderThanMs, kept, lockTimeoutMs]);
+    const { rows } = await runQuery(this.pool, this.q.historyDetached, []);
+    let dropped = 0;
+    for (const { name } of rows) {
+      const result = await runQuery(this.pool, this.q.historyDrop, [name]);
+      dropped += result.rows[0].count;
+    }
+    return dropped;
+  }
+
   async jobPruneFinished(olderThanMs: number, limit: number, except: readonly string[] = []): Promise<number> {
     const { rows } = await runQuery(this.pool, this.q.jobPruneFinished, [olderThanMs, limit, except]);
     return rows[0].count;

@@ -85,7 +85,6 @@ CREATE TABLE conveyor.dead_letter_jobs (
   last_error jsonb,
   history jsonb NOT NULL,
   dead_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT dead_letter_jobs_job_id_fkey FOREIGN KEY (job_id) REFERENCES conveyor.jobs(id) ON DELETE CASCADE,
   CONSTRAINT dead_letter_jobs_job_id_key UNIQUE (job_id),
   CONSTRAINT dead_letter_jobs_pkey PRIMARY KEY (id),
   CONSTRAINT dead_letter_jobs_reason_valid CHECK ((reason = ANY ('{attempts_exhausted,permanent_error,dependency_failed}'::text[])))
@@ -173,6 +172,21 @@ CREATE TABLE conveyor.job_executions (
   CONSTRAINT job_executions_pkey PRIMARY KEY (id)
 ) WITH (fillfactor=100);
 
+CREATE TABLE conveyor.job_history (
+
+) PARTITION OF conveyor.jobs FOR VALUES IN ('succeeded', 'cancelled') PARTITION BY RANGE (finished_at);
+
+CREATE TABLE conveyor.job_history_default (
+
+) PARTITION OF conveyor.job_history DEFAULT;
+
+CREATE TABLE conveyor.job_keys (
+  tenant text NOT NULL,
+  idempotency_key text NOT NULL,
+  job_id uuid NOT NULL,
+  CONSTRAINT job_keys_pkey PRIMARY KEY (tenant, idempotency_key)
+);
+
 CREATE TABLE conveyor.job_steps (
   job_id uuid NOT NULL,
   name text NOT NULL,
@@ -241,7 +255,6 @@ CREATE TABLE conveyor.jobs (
   CONSTRAINT jobs_limit_key_bounded CHECK (((limit_key IS NULL) OR ((length(limit_key) >= 1) AND (length(limit_key) <= 256)))),
   CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
   CONSTRAINT jobs_names_bounded CHECK ((((length(tenant) >= 1) AND (length(tenant) <= 128)) AND ((length(queue) >= 1) AND (length(queue) <= 128)) AND ((length(kind) >= 1) AND (length(kind) <= 128)))),
-  CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_priority_range CHECK (((priority >= '-1000'::integer) AND (priority <= 1000))),
   CONSTRAINT jobs_run_at_bounded CHECK (((run_at >= '2000-01-01 00:00:00+00'::timestamp with time zone) AND (run_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
   CONSTRAINT jobs_running_owned CHECK ((num_nonnulls(locked_by, current_execution_id, lease_expires_at) =
@@ -253,7 +266,15 @@ END)),
   CONSTRAINT jobs_unique_key_bounded CHECK (((unique_key IS NULL) OR ((length(unique_key) >= 1) AND (length(unique_key) <= 255)))),
   CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND ((status = ANY (unique_states)) OR ((status = 'sleeping'::text) AND ('running'::text = ANY (unique_states))))))),
   CONSTRAINT jobs_unique_states_valid CHECK (((unique_states IS NULL) OR ((unique_states <@ '{queued,retrying,running}'::text[]) AND ('queued'::text = ANY (unique_states)))))
-) WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=10000, autovacuum_vacuum_cost_delay=0, autovacuum_analyze_scale_factor=0.01);
+) PARTITION BY LIST (status);
+
+CREATE TABLE conveyor.jobs_dead (
+  CONSTRAINT jobs_dead_pkey PRIMARY KEY (id)
+) PARTITION OF conveyor.jobs FOR VALUES IN ('dead');
+
+CREATE TABLE conveyor.jobs_live (
+  CONSTRAINT jobs_live_pkey PRIMARY KEY (id)
+) PARTITION OF conveyor.jobs FOR VALUES IN ('waiting', 'queued', 'running', 'retrying', 'sleeping') WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=10000, autovacuum_vacuum_cost_delay=0, autovacuum_analyze_scale_factor=0.01);
 
 CREATE TABLE conveyor.key_limit_state (
   queue text NOT NULL,
@@ -345,27 +366,31 @@ CREATE UNIQUE INDEX flows_idempotency_key_idx ON conveyor.flows USING btree (ten
 CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
 CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
 CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
+CREATE INDEX job_history_by_queue_state_tenant_idx ON ONLY conveyor.job_history USING btree (queue, status, tenant);
+CREATE INDEX job_history_id_idx ON ONLY conveyor.job_history USING btree (id);
+CREATE INDEX job_keys_job_idx ON conveyor.job_keys USING btree (job_id);
 CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant, event, event_key) WHERE (state = 'waiting'::text);
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
-CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'sleeping'::text, 'succeeded'::text, 'cancelled'::text, 'dead'::text]));
-CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs USING btree (queue, id) WHERE (status = 'dead'::text);
-CREATE INDEX jobs_dead_idx ON conveyor.jobs USING btree (id) WHERE (status = 'dead'::text);
-CREATE INDEX jobs_finished_by_kind_idx ON conveyor.jobs USING btree (kind, finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
-CREATE INDEX jobs_finished_prune_idx ON conveyor.jobs USING btree (finished_at) WHERE (status = ANY (ARRAY['succeeded'::text, 'cancelled'::text]));
-CREATE UNIQUE INDEX jobs_idempotency_key_idx ON conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
-CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
-CREATE INDEX jobs_ready_by_queue_idx ON conveyor.jobs USING btree (queue, priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
-CREATE INDEX jobs_ready_idx ON conveyor.jobs USING btree (priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
-CREATE INDEX jobs_running_by_limit_key_idx ON conveyor.jobs USING btree (queue, limit_key) WHERE ((status = 'running'::text) AND (limit_key IS NOT NULL));
-CREATE INDEX jobs_running_lease_idx ON conveyor.jobs USING btree (lease_expires_at) WHERE (status = 'running'::text);
-CREATE INDEX jobs_sleeping_idx ON conveyor.jobs USING btree (run_at) WHERE (status = 'sleeping'::text);
-CREATE UNIQUE INDEX jobs_unique_key_idx ON conveyor.jobs USING btree (tenant, unique_key) WHERE (unique_key IS NOT NULL);
-CREATE INDEX jobs_waiting_idx ON conveyor.jobs USING btree (queue) WHERE (status = 'waiting'::text);
+CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs_live USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'sleeping'::text]));
+CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs_dead USING btree (queue, id);
+CREATE INDEX jobs_finished_by_kind_idx ON ONLY conveyor.job_history USING btree (kind, finished_at);
+CREATE INDEX jobs_finished_prune_idx ON ONLY conveyor.job_history USING btree (finished_at);
+CREATE INDEX jobs_idempotency_key_idx ON ONLY conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs_live USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
+CREATE INDEX jobs_ready_by_queue_idx ON conveyor.jobs_live USING btree (queue, priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
+CREATE INDEX jobs_ready_idx ON conveyor.jobs_live USING btree (priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
+CREATE INDEX jobs_running_by_limit_key_idx ON conveyor.jobs_live USING btree (queue, limit_key) WHERE ((status = 'running'::text) AND (limit_key IS NOT NULL));
+CREATE INDEX jobs_running_lease_idx ON conveyor.jobs_live USING btree (lease_expires_at) WHERE (status = 'running'::text);
+CREATE INDEX jobs_sleeping_idx ON conveyor.jobs_live USING btree (run_at) WHERE (status = 'sleeping'::text);
+CREATE UNIQUE INDEX jobs_unique_key_idx ON conveyor.jobs_live USING btree (tenant, unique_key) WHERE (unique_key IS NOT NULL);
+CREATE INDEX jobs_waiting_idx ON conveyor.jobs_live USING btree (queue) WHERE (status = 'waiting'::text);
 CREATE INDEX key_limits_queues_idx ON conveyor.key_limits USING btree (queue) WHERE (limit_key = ''::text);
 
-CREATE STATISTICS conveyor.jobs_kind_status_stats (mcv) ON kind, status FROM conveyor.jobs;
-CREATE STATISTICS conveyor.jobs_queue_status_stats (mcv) ON queue, status FROM conveyor.jobs;
-CREATE STATISTICS conveyor.jobs_tenant_queue_status_stats (mcv) ON tenant, queue, status FROM conveyor.jobs;
+CREATE STATISTICS conveyor.jobs_dead_queue_status_stats (mcv) ON queue, status FROM conveyor.jobs_dead;
+CREATE STATISTICS conveyor.jobs_dead_tenant_queue_status_stats (mcv) ON tenant, queue, status FROM conveyor.jobs_dead;
+CREATE STATISTICS conveyor.jobs_live_kind_status_stats (mcv) ON kind, status FROM conveyor.jobs_live;
+CREATE STATISTICS conveyor.jobs_live_queue_status_stats (mcv) ON queue, status FROM conveyor.jobs_live;
+CREATE STATISTICS conveyor.jobs_live_tenant_queue_status_stats (mcv) ON tenant, queue, status FROM conveyor.jobs_live;
 
 CREATE VIEW conveyor.job_attempts AS
  SELECT e.id,
@@ -395,11 +420,15 @@ UNION ALL
 -- FUNCTION conveyor.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_release(p_ids uuid[], p_dirs integer[], p_bad boolean[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_settle(p_jobs uuid[], OUT r_ids uuid[], OUT r_dirs integer[], OUT r_bad boolean[]) RETURNS record LANGUAGE plpgsql
+-- FUNCTION conveyor.job_history_bound(p_partition oid) RETURNS timestamp with time zone LANGUAGE sql
+-- FUNCTION conveyor.job_history_detach(p_cutoff timestamp with time zone, p_kept text[], p_lock_timeout_ms integer) RETURNS text[] LANGUAGE plpgsql
+-- FUNCTION conveyor.job_history_drop(p_table text) RETURNS integer LANGUAGE plpgsql
+-- FUNCTION conveyor.job_history_extend(p_from date, p_days integer) RETURNS integer LANGUAGE plpgsql
+-- FUNCTION conveyor.job_history_lower_bound(p_partition oid) RETURNS timestamp with time zone LANGUAGE sql
 -- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
--- FUNCTION conveyor.jobs_delete_dependencies() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_delete_executions() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_delete_steps() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_deleted() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_forget(p_ids uuid[], p_depended uuid[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_cancel() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ended() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ready() RETURNS trigger LANGUAGE plpgsql
@@ -409,13 +438,21 @@ UNION ALL
 -- FUNCTION conveyor.jobs_release_unique_key() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.uuid_v7() RETURNS uuid LANGUAGE sql
 
-CREATE TRIGGER jobs_delete_dependencies AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_dependencies();
-CREATE TRIGGER jobs_delete_executions AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_executions();
-CREATE TRIGGER jobs_delete_steps AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_delete_steps();
+CREATE TRIGGER jobs_deleted AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_deleted();
 CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
-CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.awaited AND (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) AND (old.status <> ALL (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_ended();
+CREATE TRIGGER jobs_notify_ended AFTER INSERT ON conveyor.job_history FOR EACH ROW WHEN (new.awaited) EXECUTE FUNCTION conveyor.jobs_notify_ended();
+CREATE TRIGGER jobs_notify_ended AFTER INSERT ON conveyor.jobs_dead FOR EACH ROW WHEN (new.awaited) EXECUTE FUNCTION conveyor.jobs_notify_ended();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
-CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
-CREATE TRIGGER jobs_release_dependents AFTER UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_dependents();
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER UPDATE OF status ON conveyor.jobs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((new.has_dependents AND ((old.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text])) <> (new.status = ANY (ARRAY['succeeded'::text, 'cancelled'::text, 'dead'::text]))))) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs_live REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
+CREATE TRIGGER jobs_notify_requeued AFTER DELETE ON conveyor.job_history FOR EACH ROW WHEN ((old.status = 'cancelled'::text)) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
+CREATE TRIGGER jobs_notify_requeued AFTER DELETE ON conveyor.jobs_dead FOR EACH ROW EXECUTE FUNCTION conveyor.jobs_notify_requeued();
+CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs_live FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
+CREATE TRIGGER jobs_release_dependents AFTER INSERT ON conveyor.job_history FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
+CREATE TRIGGER jobs_release_dependents AFTER INSERT ON conveyor.jobs_dead FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
+CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON conveyor.job_history DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON conveyor.jobs_dead DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON conveyor.job_history DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((old.has_dependents AND (old.status = 'cancelled'::text))) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON conveyor.jobs_dead DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (old.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
+CREATE TRIGGER jobs_release_dependents_returned AFTER DELETE ON conveyor.job_history FOR EACH ROW WHEN ((old.has_dependents AND (old.status = 'cancelled'::text))) EXECUTE FUNCTION conveyor.jobs_release_dependents();
+CREATE TRIGGER jobs_release_dependents_returned AFTER DELETE ON conveyor.jobs_dead FOR EACH ROW WHEN (old.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
 CREATE TRIGGER jobs_release_unique_key BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.unique_key IS NOT NULL)) EXECUTE FUNCTION conveyor.jobs_release_unique_key();

@@ -6,9 +6,13 @@ import { jobDependentsCheck } from "./job-dependents-check.js";
 import { jobDependentsRelease } from "./job-dependents-release.js";
 import { jobDependentsSettle } from "./job-dependents-settle.js";
 import { jobLimitKeysReady } from "./job-limit-keys-ready.js";
-import { jobsDeleteDependencies } from "./jobs-delete-dependencies.js";
-import { jobsDeleteExecutions } from "./jobs-delete-executions.js";
-import { jobsDeleteSteps } from "./jobs-delete-steps.js";
+import { jobHistoryBound } from "./job-history-bound.js";
+import { jobHistoryLowerBound } from "./job-history-lower-bound.js";
+import { jobHistoryDetach } from "./job-history-detach.js";
+import { jobHistoryDrop } from "./job-history-drop.js";
+import { jobHistoryExtend } from "./job-history-extend.js";
+import { jobsDeleted } from "./jobs-deleted.js";
+import { jobsForget } from "./jobs-forget.js";
 import { jobsEstimate } from "./jobs-estimate.js";
 import { jobsNotifyCancel } from "./jobs-notify-cancel.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
@@ -36,9 +40,13 @@ export const ROUTINES: readonly Routine[] = [
   jobsNotifyCancel,
   jobsNotifyEnded,
   jobsReleaseUniqueKey,
-  jobsDeleteExecutions,
-  jobsDeleteSteps,
-  jobsDeleteDependencies,
+  jobsForget,
+  jobsDeleted,
+  jobHistoryBound,
+  jobHistoryLowerBound,
+  jobHistoryExtend,
+  jobHistoryDetach,
+  jobHistoryDrop,
   jobDependentsSettle,
   jobDependentsRelease,
   jobDependentsCheck,

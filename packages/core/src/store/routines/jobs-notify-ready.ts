@@ -8,7 +8,9 @@ import type { Routine } from "./routine.js";
  * (store/queue-waker.ts), because a transaction that has called NOTIFY holds
  * a database-wide lock from its commit until the commit is on disk, which
  * serializes concurrent enqueues. Every other insert (in a caller's
- * transaction, or by hand) notifies at its commit.
+ * transaction, or by hand) notifies at its commit. Conveyor inserts into
+ * jobs_live, the partition of new jobs; a statement trigger fires only for
+ * the table its statement names, so the trigger is on both.
  */
 export const jobsNotifyReady: Routine = {
   name: "jobs_notify_ready",
@@ -23,6 +25,8 @@ BEGIN
   RETURN NULL;
 END
 $$;
+CREATE OR REPLACE TRIGGER jobs_notify_ready AFTER INSERT ON {{schema}}.jobs_live
+  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION {{schema}}.jobs_notify_ready();
 CREATE OR REPLACE TRIGGER jobs_notify_ready AFTER INSERT ON {{schema}}.jobs
   REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION {{schema}}.jobs_notify_ready();`,
 };

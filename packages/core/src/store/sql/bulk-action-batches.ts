@@ -70,6 +70,34 @@ export interface BulkBatchPlan {
   queue: string | null;
 }
 
+/**
+ * The partitions of jobs that hold `states` (migration 027: jobs_live the
+ * unfinished, jobs_dead the dead, job_history the succeeded and cancelled),
+ * as a relation to read instead of `jobs`. The candidates' state tests are
+ * written so that no partial index can serve them, which also keeps the
+ * planner from leaving out the partitions of other states; naming the
+ * partitions does, so a walk over live jobs never reads history's entries.
+ */
+function partitionsOf(schema: string, states: readonly BulkBatchState[]): string {
+  const partitions = new Set(states.map((state) => PARTITION_OF[state]));
+  const quoted = quoteIdent(schema);
+  const tables = [...partitions].map((partition) => `SELECT * FROM ${quoted}.${partition}`);
+  if (tables.length === 0) return `${quoted}.jobs`;
+  return tables.length === 1 ? `${quoted}.${[...partitions][0]}` : `(${tables.join(" UNION ALL ")})`;
+}
+
+/** Which partition of jobs holds each state (migration 027_jobs_by_state.sql). */
+const PARTITION_OF: Record<BulkBatchState, "jobs_live" | "jobs_dead" | "job_history"> = {
+  waiting: "jobs_live",
+  queued: "jobs_live",
+  running: "jobs_live",
+  retrying: "jobs_live",
+  sleeping: "jobs_live",
+  succeeded: "job_history",
+  cancelled: "job_history",
+  dead: "jobs_dead",
+};
+
 /** A statement and its values. */
 export interface BuiltStatement {
   text: string;
@@ -147,7 +175,7 @@ export function bulkActionCandidates(schema: string, plan: BulkBatchPlan, afterI
   const after = `$${values.push(afterId)}::uuid`;
   const until = upTo === null ? "" : ` AND j.id <= $${values.push(upTo)}::uuid`;
   const max = `$${values.push(limit)}::integer`;
-  const text = `SELECT j.id FROM ${quoteIdent(schema)}.jobs AS j
+  const text = `SELECT j.id FROM ${partitionsOf(schema, plan.states)} AS j
 WHERE ${where}
   AND (${stateConditions.map((state) => `(${state})`).join(" OR ")})
   AND j.id > ${after}${until}

@@ -73,7 +73,7 @@ export const EXECUTED_CLAIM: ClaimInputs = { workerId: "$1", leaseMs: "$5", exec
 export function claimRows(inputs: ClaimInputs): string {
   return `
 , claimed AS (
-  UPDATE {{schema}}.jobs AS j SET
+  UPDATE {{schema}}.jobs_live AS j SET
     status = 'running',
     attempts = j.attempts + 1,
     locked_by = ${inputs.workerId},

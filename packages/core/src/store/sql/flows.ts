@@ -1,3 +1,4 @@
+import { claimKeys } from "./key-fragments.js";
 import { CANCELLABLE, ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
@@ -68,8 +69,8 @@ LIMIT $4`;
  * Rows whose idempotency key is taken are skipped (not returned), with nothing else of theirs written.
  */
 export const flowJobsInsert = `
-WITH inserted AS (
-  INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, status, has_dependents,
+WITH ${claimKeys("SELECT $2::text, k, id FROM unnest($10::text[], $1::uuid[]) AS k(k, id)")}, inserted AS (
+  INSERT INTO {{schema}}.jobs_live (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, status, has_dependents,
                               trace_context, limit_key)
   SELECT id, $2::text, queue, kind, payload::jsonb, priority, max_attempts,
          coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key, status, has_dependents,
@@ -78,7 +79,7 @@ WITH inserted AS (
               $9::float8[], $10::text[], $11::text[], $12::boolean[], $20::text[], $21::text[])
     AS input(id, queue, kind, payload, priority, max_attempts, run_at, delay_ms, idempotency_key, status, has_dependents, trace_context,
              limit_key)
-  ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  WHERE input.idempotency_key IS NULL OR input.id IN (SELECT job_id FROM claimed)
   RETURNING id, floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
             floor(extract(epoch FROM created_at) * 1000)::float8 AS created_at_ms
 ), members AS (

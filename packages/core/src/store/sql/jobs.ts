@@ -1,4 +1,5 @@
 import { COPY_COLUMNS } from "./copy-columns.js";
+import { claimKeys } from "./key-fragments.js";
 import { CANCEL_SET } from "./job-action-fragments.js";
 import { executionColumnsOf, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
@@ -26,12 +27,13 @@ const NOW_MICROS = "round(extract(epoch FROM now()) * 1000000)::float8 AS now_us
 export const INSERTED_COLUMNS = `id, floor(extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms,
   floor(extract(epoch FROM created_at) * 1000)::float8 AS created_at_ms`;
 
-// Each insert comes in two forms. Rows with an idempotency key need ON
-// CONFLICT, which makes Postgres insert every row speculatively (a conflict
-// check before, a confirmation record after). A row without a key cannot
-// conflict there, so keyless inserts skip it: 10-15% of a batch's server time
-// (1,000 rows: 10.0-12.4 ms with ON CONFLICT, 9.1-9.6 ms without).
-const ON_KEY_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
+// Each insert comes in two forms. Rows with an idempotency key first claim
+// it in job_keys (its primary key settles concurrent enqueues, whatever
+// state the key's job has reached since), and only the rows whose key was
+// claimed go in. A row without a key cannot conflict there, so keyless
+// inserts skip that statement.
+
+
 
 /**
  * $1 id, $2 tenant, $3 queue, $4 kind, $5 payload (json text), $6 priority, $7 max_attempts, $8 run_at|null,
@@ -44,7 +46,7 @@ const ON_KEY_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency
  * 300 inserts each): a single enqueue's execution went from 150 to 109 µs.
  */
 const INSERT_ONE = `
-INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
+INSERT INTO {{schema}}.jobs_live (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
 SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::integer,
        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text, $13::jsonb, $14::text
 WHERE ${SKIP_NOTIFY_TRIGGER}`;
@@ -67,7 +69,7 @@ const WAKE_ONE = `CASE WHEN NOT $11::boolean AND run_at <= now() THEN pg_notify(
  * $1 sets the row count; a shorter array, or a NULL one, is padded with NULLs by unnest().
  */
 const INSERT_MANY = `
-INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
+INSERT INTO {{schema}}.jobs_live (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key, trace_context, limit_key)
 SELECT id, tenant, queue, kind, payload::jsonb, priority, max_attempts,
        coalesce(run_at, now() + coalesce(delay_ms, 0) * interval '1 millisecond'), idempotency_key, trace_context::jsonb, limit_key
 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[],
@@ -85,7 +87,7 @@ export const jobCopyBegin = `
 SELECT ${NOW_MICROS} WHERE ${wakeAfterCommit("$1")}`;
 
 /** New jobs as COPY text lines (store/copy-text.ts); the other columns take their defaults. */
-export const jobCopyIn = `COPY {{schema}}.jobs (${COPY_COLUMNS}) FROM STDIN`;
+export const jobCopyIn = `COPY {{schema}}.jobs_live (${COPY_COLUMNS}) FROM STDIN`;
 
 /**
  * Wake the workers of these queues ($1 channel, $2 queue names text[]), for
@@ -96,8 +98,9 @@ export const queuesWake = `
 SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue WHERE ${COMMIT_WITHOUT_WAITING}`;
 
 /** One job; no row returned (and no wake-up) when its idempotency key already exists. */
-export const jobInsert = `${INSERT_ONE}
-${ON_KEY_CONFLICT}
+export const jobInsert = `
+WITH ${claimKeys("SELECT $2::text, $10::text, $1::uuid")}
+${INSERT_ONE} AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM claimed))
 RETURNING ${INSERTED_COLUMNS}, ${WAKE_ONE}`;
 
 /** One job without an idempotency key ($10 is null). */
@@ -105,8 +108,9 @@ export const jobInsertKeyless = `${INSERT_ONE}
 RETURNING ${INSERTED_COLUMNS}, ${WAKE_ONE}`;
 
 /** Many jobs; rows whose idempotency key already exists are skipped (not returned). */
-export const jobInsertMany = `${INSERT_MANY}
-${ON_KEY_CONFLICT}
+export const jobInsertMany = `
+WITH ${claimKeys("SELECT * FROM unnest($2::text[], $10::text[], $1::uuid[])")}
+${INSERT_MANY} AND (input.idempotency_key IS NULL OR input.id IN (SELECT job_id FROM claimed))
 RETURNING ${INSERTED_COLUMNS}`;
 
 /**

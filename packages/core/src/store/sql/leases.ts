@@ -27,17 +27,17 @@ import { ATTEMPT_END } from "./attempt-fragments.js";
  */
 export const jobHeartbeat = `
 WITH held AS (
-  SELECT j.id, j.current_execution_id AS execution_id, j.cancel_requested FROM {{schema}}.jobs AS j
+  SELECT j.id, j.current_execution_id AS execution_id, j.cancel_requested FROM {{schema}}.jobs_live AS j
   JOIN unnest($1::uuid[], $2::uuid[]) AS h(id, execution_id)
     ON j.id = h.id AND j.current_execution_id = h.execution_id
   WHERE j.id = ANY($1::uuid[])
 ), locked AS (
-  SELECT j.id FROM {{schema}}.jobs AS j
+  SELECT j.id FROM {{schema}}.jobs_live AS j
   JOIN held ON j.id = held.id AND j.current_execution_id = held.execution_id
   WHERE j.id = ANY($1::uuid[])
   FOR NO KEY UPDATE OF j SKIP LOCKED
 ), renewed AS (
-  UPDATE {{schema}}.jobs AS j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+  UPDATE {{schema}}.jobs_live AS j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
   WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
   RETURNING j.id, j.current_execution_id AS execution_id, j.cancel_requested
 )

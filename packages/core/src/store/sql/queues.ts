@@ -36,7 +36,7 @@ WITH RECURSIVE ready_queues AS (
 ), tenant_queues AS (
   SELECT DISTINCT s.most_common_vals[i][2] AS queue
   FROM pg_stats_ext AS s CROSS JOIN generate_subscripts(s.most_common_vals, 1) AS i
-  WHERE $1::text IS NOT NULL AND s.statistics_schemaname = ${schema} AND s.statistics_name = 'jobs_tenant_queue_status_stats'
+  WHERE $1::text IS NOT NULL AND s.statistics_schemaname = ${schema} AND s.statistics_name ~ '_tenant_queue_status_stats$'
     AND s.most_common_vals[i][1] = $1
 ), queue_names AS (
   SELECT queue FROM ready_queues WHERE queue IS NOT NULL
@@ -44,9 +44,9 @@ WITH RECURSIVE ready_queues AS (
   UNION SELECT queue FROM dead_queues WHERE queue IS NOT NULL
   UNION SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'running'
   UNION SELECT unnest(s.most_common_vals::text::text[]) FROM pg_stats AS s
-        WHERE s.schemaname = ${schema} AND s.tablename = 'jobs' AND s.attname = 'queue'
+        WHERE s.schemaname = ${schema} AND (s.tablename IN ('jobs', 'jobs_live', 'jobs_dead') OR s.tablename ~ '^job_history_') AND s.attname = 'queue'
   UNION SELECT unnest(s.histogram_bounds::text::text[]) FROM pg_stats AS s
-        WHERE s.schemaname = ${schema} AND s.tablename = 'jobs' AND s.attname = 'queue'
+        WHERE s.schemaname = ${schema} AND (s.tablename IN ('jobs', 'jobs_live', 'jobs_dead') OR s.tablename ~ '^job_history_') AND s.attname = 'queue'
   UNION SELECT queue FROM tenant_queues
 )`;
 
@@ -133,8 +133,8 @@ ORDER BY c.queue`;
 
 /** Whether queue `q.queue` has jobs in `status` (of tenant $1 when not null): one index probe. */
 const hasJobs = (status: JobStatus) => `CASE WHEN $1::text IS NULL
-    THEN EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}')
-    ELSE EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}' AND j.tenant = $1)
+    THEN (SELECT true FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}' LIMIT 1) IS NOT NULL
+    ELSE (SELECT true FROM {{schema}}.jobs AS j WHERE j.queue = q.queue AND j.status = '${status}' AND j.tenant = $1 LIMIT 1) IS NOT NULL
   END`;
 
 /**
@@ -146,8 +146,8 @@ const hasJobs = (status: JobStatus) => `CASE WHEN $1::text IS NULL
 const inStatistics = (status: JobStatus, schema: string) => `EXISTS (
     SELECT 1 FROM pg_stats_ext AS s CROSS JOIN generate_subscripts(s.most_common_vals, 1) AS i
     WHERE s.statistics_schemaname = ${schema} AND CASE WHEN $1::text IS NULL
-      THEN s.statistics_name = 'jobs_queue_status_stats' AND s.most_common_vals[i][1] = q.queue AND s.most_common_vals[i][2] = '${status}'
-      ELSE s.statistics_name = 'jobs_tenant_queue_status_stats' AND s.most_common_vals[i][1] = $1
+      THEN s.statistics_name ~ '_queue_status_stats$' AND s.statistics_name !~ '_tenant_queue_status_stats$' AND s.most_common_vals[i][1] = q.queue AND s.most_common_vals[i][2] = '${status}'
+      ELSE s.statistics_name ~ '_tenant_queue_status_stats$' AND s.most_common_vals[i][1] = $1
            AND s.most_common_vals[i][2] = q.queue AND s.most_common_vals[i][3] = '${status}'
     END)`;
 

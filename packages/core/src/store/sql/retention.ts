@@ -1,39 +1,58 @@
-// Retention: delete finished jobs and old dead letters in small batches.
+// Retention. Succeeded and cancelled jobs live in job_history, one
+// partition per day (UTC) of finished_at (migration 027): a prune drops each
+// day that ended longer ago than the age, with what is recorded about its
+// jobs, instead of deleting rows one by one, so it leaves no dead rows for
+// VACUUM and costs the same for a day of ten jobs or of ten million. Rows
+// outside every day (job_history_default, and the partition migration 027
+// made for the history it found) and the rows of kinds with an age of their
+// own are deleted in batches, through jobs_finished_prune_idx and
+// jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)
+// are deleted in batches too: jobs die rarely.
 //
-// How a prune finds old rows without scanning the table: a partial index on
-// finished_at over succeeded and cancelled jobs (jobs_finished_prune_idx), read oldest first, and an index on dead_letter_jobs.dead_at.
-// Measured on PostgreSQL 15 (random_page_cost 1.1, as Conveyor's pools set),
-// 200,000 finished jobs over 14 days, 100,000 dead, 5,000 queued:
-//   - a batch of 1,000 old rows found and locked: 2.1 ms;
-//   - a sweep with nothing left to prune: 0.03 ms; without an index it is a
-//     sequential scan of every remaining row, 55 ms at 104,000 rows, every
-//     sweep on every worker, growing with the table.
-// The cost is one more B-tree insert per completion and cancel (the
-// completion UPDATE is never HOT anyway: it changes status, which the ready
-// indexes name, so it already writes a new pkey entry). 100,000 completions in
-// batches of 500, with and without the index, interleaved three times: 2.5,
-// 2.0, 1.9 s against 3.1, 2.1, 2.0 s; the difference is lost in the noise of a
-// shared machine. The index holds only finished jobs, 4.4 MB for 100,000 rows.
-// Considered and rejected:
-//   - walking the primary key below the smallest UUIDv7 of the cutoff (ids
-//     carry their enqueue time; no extra index): as fast when the range holds
-//     only prunable rows, but every sweep re-reads each row enqueued before
-//     the cutoff that must stay (dead jobs kept 30 days, jobs scheduled far
-//     ahead: 45 ms for 100,000 kept dead jobs), and it trusts the enqueuing
-//     host's clock where finished_at is the database's.
-//   - BRIN on finished_at: nearly free to keep, but updated rows land wherever
-//     there is free space, so finished_at soon stops following the physical
-//     order and each range covers most of the table.
-//
-// Both statements lock their rows with SKIP LOCKED, so any number of workers
-// may prune at once: each row is deleted by exactly one of them, none waits.
-// Executions go with their job through the jobs_delete_executions statement
-// trigger (routines/jobs-delete-executions.ts), found by job_executions_job_idx; a dead job's
-// dead-letter entry through its ON DELETE CASCADE key.
+// Every batch statement locks its rows with SKIP LOCKED, so any number of
+// workers may prune at once: each row is deleted by exactly one of them,
+// none waits. What is recorded about a deleted job (executions, steps,
+// keys, dead letter) goes with it through the jobs_deleted statement
+// trigger (routines/jobs-deleted.ts); a dropped day's, through
+// job_history_drop.
 
 /**
- * Delete up to $2 succeeded or cancelled jobs that finished more than $1 ms
- * ago (by the database clock), oldest first, with their executions, except
+ * Make the day partitions of job_history for today and $1 days ahead that
+ * are missing (routines/job-history-extend.ts); returns how many were made.
+ * $1 days ahead
+ */
+export const historyExtend = `SELECT {{schema}}.job_history_extend(NULL, $1::integer) AS made`;
+
+/**
+ * Detach every day of job_history that ended more than $1 ms ago and holds
+ * no job of the kinds $2 (routines/job-history-detach.ts), waiting at most
+ * $3 ms for the lock. Returns nothing: historyDetached lists what to drop.
+ * $1 age ms float8, $2 kinds kept longer text[], $3 lock timeout ms
+ */
+export const historyDetach = `
+SELECT cardinality({{schema}}.job_history_detach(now() - $1::float8 * interval '1 millisecond', $2::text[], $3::integer)) AS detached`;
+
+/**
+ * The days of history detached and not yet dropped: this prune's, and any
+ * a prune interrupted between the two steps left behind.
+ */
+export const historyDetached = `
+SELECT c.relname AS name FROM pg_class AS c
+WHERE c.relnamespace = '{{schema}}'::regnamespace AND c.relkind = 'r' AND NOT c.relispartition
+  AND c.relname ~ '^job_history_(before_)?[0-9]{8}$'
+ORDER BY c.relname`;
+
+/**
+ * Drop one detached day of history with its jobs' records
+ * (routines/job-history-drop.ts); returns how many jobs it held.
+ * $1 table name
+ */
+export const historyDrop = `SELECT {{schema}}.job_history_drop($1::text) AS count`;
+
+/**
+ * Delete up to $2 succeeded or cancelled jobs that finished on a day (UTC)
+ * that ended more than $1 ms ago (by the database clock), the rule the
+ * dropped days follow, oldest first, except
  * jobs of the kinds $3 (those with an age of their own, pruned by
  * jobPruneFinishedOfKind); returns how many.
  * $1 age ms float8, $2 limit, $3 kinds left out text[]
@@ -42,13 +61,13 @@ export const jobPruneFinished = `
 WITH target AS (
   SELECT id FROM {{schema}}.jobs
   WHERE status IN ('succeeded', 'cancelled')
-    AND finished_at < now() - $1::float8 * interval '1 millisecond'
+    AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
     AND kind <> ALL($3::text[])
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled') RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 
@@ -68,7 +87,7 @@ WITH target AS (
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled') RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 
@@ -95,7 +114,7 @@ SELECT count(*)::int AS count FROM pruned`;
  * Delete up to $2 dead-letter entries older than $1 ms, oldest first, with
  * their dead jobs and executions; returns how many. The entry is locked first
  * (a requeue or purge holding it is skipped), then its job (anyone writing it
- * is skipped too); deleting the job takes the entry with it by cascade.
+ * is skipped too); deleting the job takes the entry with it (jobs_forget).
  * $3 null: every kind but those of $4 (kinds with an age of their own);
  * else only kind $3.
  * $1 age ms float8, $2 limit, $3 kind|null, $4 kinds left out text[]
@@ -114,7 +133,7 @@ WITH entry AS (
   ORDER BY j.id
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status = 'dead' RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 

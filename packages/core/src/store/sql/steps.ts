@@ -127,7 +127,7 @@ WITH target AS (
     run_at = CASE WHEN t.cancel_requested THEN j.run_at ELSE t.wake_at END,
     finished_at = CASE WHEN t.cancel_requested THEN now() END,
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM target AS t WHERE j.id = t.id
+  FROM target AS t WHERE j.id = t.id AND j.status = 'running'
   RETURNING ${jobColumnsOf("j")}
 ), ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(),
          CASE WHEN t.cancel_requested THEN 'cancelled' ELSE 'suspended' END, NULL::jsonb FROM target AS t`)}
@@ -191,7 +191,7 @@ WITH due AS (
   FOR UPDATE SKIP LOCKED
 ), woken AS (
   UPDATE {{schema}}.jobs AS j SET status = '${TRANSITIONS.wake.sleeping}', updated_at = now()
-  FROM due WHERE j.id = due.id
+  FROM due WHERE j.id = due.id AND j.status = 'sleeping'
   RETURNING j.id, j.kind
 ), slept AS (
   UPDATE {{schema}}.job_steps AS s SET state = 'completed', finished_at = now()

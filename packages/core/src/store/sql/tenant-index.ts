@@ -19,7 +19,7 @@ SELECT pg_advisory_xact_lock(hashtext('conveyor tenant index ' || $1))`;
  * as a migration does. No parameters.
  */
 export const tenantIndexCreate = `
-CREATE INDEX IF NOT EXISTS jobs_ready_by_tenant_idx ON {{schema}}.jobs (tenant, priority, run_at, id)
+CREATE INDEX IF NOT EXISTS jobs_ready_by_tenant_idx ON {{schema}}.jobs_live (tenant, priority, run_at, id)
   WHERE status IN (${READY})`;
 
 /** Whether the index exists; a catalog read, which takes no lock on jobs. $1 schema name */

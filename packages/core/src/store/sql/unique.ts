@@ -1,3 +1,4 @@
+import { claimKeys } from "./key-fragments.js";
 import { JOB_COLUMNS } from "./job-columns.js";
 import { READY } from "./status-sets.js";
 
@@ -21,13 +22,14 @@ import { READY } from "./status-sets.js";
  * $14 replace priority too boolean, $15 trace_context (json text)|null (a replacement takes the newer enqueue's), $16 limit_key|null
  */
 export const jobInsertUnique = `
-INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key,
+WITH inserted AS (
+INSERT INTO {{schema}}.jobs_live AS jobs (id, tenant, queue, kind, payload, priority, max_attempts, run_at, idempotency_key,
                              unique_key, unique_states, trace_context, limit_key)
 SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::smallint, $7::integer,
        coalesce($8::timestamptz, now() + coalesce($9::float8, 0) * interval '1 millisecond'), $10::text,
        $11::text, $12::text[], $15::jsonb, $16::text
 WHERE $10::text IS NULL
-   OR NOT EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE tenant = $2 AND idempotency_key = $10)
+   OR NOT EXISTS (SELECT 1 FROM {{schema}}.job_keys WHERE tenant = $2 AND idempotency_key = $10)
 ON CONFLICT (tenant, unique_key) WHERE unique_key IS NOT NULL DO UPDATE SET
   payload = EXCLUDED.payload,
   run_at = EXCLUDED.run_at,
@@ -38,7 +40,9 @@ WHERE $13::boolean
   AND jobs.status IN (${READY})
   AND jobs.kind = EXCLUDED.kind
   AND (EXCLUDED.idempotency_key IS NULL OR jobs.idempotency_key IS DISTINCT FROM EXCLUDED.idempotency_key)
-RETURNING ${JOB_COLUMNS}`;
+RETURNING ${JOB_COLUMNS}
+), ${claimKeys("SELECT $2::text, $10::text, id FROM inserted WHERE id = $1::uuid")}
+SELECT ${JOB_COLUMNS} FROM inserted`;
 
 /** The job holding a unique key, if any. $1 tenant, $2 unique_key */
 export const jobGetByUniqueKey = `
