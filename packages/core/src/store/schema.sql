@@ -420,11 +420,10 @@ UNION ALL
 -- FUNCTION conveyor.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_release(p_ids uuid[], p_dirs integer[], p_bad boolean[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_settle(p_jobs uuid[], OUT r_ids uuid[], OUT r_dirs integer[], OUT r_bad boolean[]) RETURNS record LANGUAGE plpgsql
--- FUNCTION conveyor.job_history_bound(p_partition oid) RETURNS timestamp with time zone LANGUAGE sql
+-- FUNCTION conveyor.job_history_bound(p_partition oid, p_end text) RETURNS timestamp with time zone LANGUAGE sql
 -- FUNCTION conveyor.job_history_detach(p_cutoff timestamp with time zone, p_kept text[], p_lock_timeout_ms integer) RETURNS text[] LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_drop(p_table text) RETURNS integer LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_extend(p_from date, p_days integer) RETURNS integer LANGUAGE plpgsql
--- FUNCTION conveyor.job_history_lower_bound(p_partition oid) RETURNS timestamp with time zone LANGUAGE sql
 -- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
 -- FUNCTION conveyor.jobs_deleted() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql

@@ -7,7 +7,6 @@ import { jobDependentsRelease } from "./job-dependents-release.js";
 import { jobDependentsSettle } from "./job-dependents-settle.js";
 import { jobLimitKeysReady } from "./job-limit-keys-ready.js";
 import { jobHistoryBound } from "./job-history-bound.js";
-import { jobHistoryLowerBound } from "./job-history-lower-bound.js";
 import { jobHistoryDetach } from "./job-history-detach.js";
 import { jobHistoryDrop } from "./job-history-drop.js";
 import { jobHistoryExtend } from "./job-history-extend.js";
@@ -43,7 +42,6 @@ export const ROUTINES: readonly Routine[] = [
   jobsForget,
   jobsDeleted,
   jobHistoryBound,
-  jobHistoryLowerBound,
   jobHistoryExtend,
   jobHistoryDetach,
   jobHistoryDrop,

@@ -23,10 +23,10 @@ DECLARE
 BEGIN
   PERFORM set_config('lock_timeout', p_lock_timeout_ms::text, true);
   FOR part IN
-    SELECT c.relname, {{schema}}.job_history_bound(c.oid) AS bound
+    SELECT c.relname, {{schema}}.job_history_bound(c.oid, 'TO') AS bound
     FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
     WHERE i.inhparent = '{{schema}}.job_history'::regclass
-      AND {{schema}}.job_history_bound(c.oid) <= p_cutoff
+      AND {{schema}}.job_history_bound(c.oid, 'TO') <= p_cutoff
     ORDER BY 2
   LOOP
     IF cardinality(p_kept) > 0 THEN

@@ -31,8 +31,8 @@ BEGIN
     -- 027 made for the history it found) is left as it is.
     CONTINUE WHEN EXISTS (SELECT 1 FROM pg_inherits AS i
                           WHERE i.inhparent = '{{schema}}.job_history'::regclass
-                            AND {{schema}}.job_history_bound(i.inhrelid) > (d::timestamp AT TIME ZONE 'UTC')
-                            AND coalesce({{schema}}.job_history_lower_bound(i.inhrelid), '-infinity') <= (d::timestamp AT TIME ZONE 'UTC'));
+                            AND {{schema}}.job_history_bound(i.inhrelid, 'TO') > (d::timestamp AT TIME ZONE 'UTC')
+                            AND coalesce({{schema}}.job_history_bound(i.inhrelid, 'FROM'), '-infinity') <= (d::timestamp AT TIME ZONE 'UTC'));
     EXECUTE format('CREATE TABLE {{schema}}.%I (LIKE {{schema}}.job_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)', part);
     EXECUTE format('CREATE STATISTICS {{schema}}.%I (mcv) ON queue, status FROM {{schema}}.%I', part || '_queue_status_stats', part);
     EXECUTE format('CREATE STATISTICS {{schema}}.%I (mcv) ON kind, status FROM {{schema}}.%I', part || '_kind_status_stats', part);

@@ -1,3 +1,4 @@
+import { endTriggers } from "./ends-of-dependencies.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -38,12 +39,5 @@ BEGIN
   RETURN NULL;
 END
 $$;
-CREATE OR REPLACE TRIGGER jobs_release_dependents AFTER INSERT ON {{schema}}.jobs_dead
-  FOR EACH ROW WHEN (NEW.has_dependents) EXECUTE FUNCTION {{schema}}.jobs_release_dependents();
-CREATE OR REPLACE TRIGGER jobs_release_dependents_returned AFTER DELETE ON {{schema}}.jobs_dead
-  FOR EACH ROW WHEN (OLD.has_dependents) EXECUTE FUNCTION {{schema}}.jobs_release_dependents();
-CREATE OR REPLACE TRIGGER jobs_release_dependents AFTER INSERT ON {{schema}}.job_history
-  FOR EACH ROW WHEN (NEW.has_dependents) EXECUTE FUNCTION {{schema}}.jobs_release_dependents();
-CREATE OR REPLACE TRIGGER jobs_release_dependents_returned AFTER DELETE ON {{schema}}.job_history
-  FOR EACH ROW WHEN (OLD.has_dependents AND OLD.status = 'cancelled') EXECUTE FUNCTION {{schema}}.jobs_release_dependents();`,
+${endTriggers("jobs_release_dependents", "jobs_release_dependents", false)}`,
 };

@@ -1,3 +1,4 @@
+import { endTriggers } from "./ends-of-dependencies.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -27,20 +28,5 @@ BEGIN
   RETURN NULL;
 END
 $$;
-DROP TRIGGER IF EXISTS jobs_release_dependents_at_commit ON {{schema}}.jobs_dead;
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON {{schema}}.jobs_dead
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.has_dependents)
-  EXECUTE FUNCTION {{schema}}.jobs_release_recorded();
-DROP TRIGGER IF EXISTS jobs_release_dependents_at_commit_returned ON {{schema}}.jobs_dead;
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON {{schema}}.jobs_dead
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (OLD.has_dependents)
-  EXECUTE FUNCTION {{schema}}.jobs_release_recorded();
-DROP TRIGGER IF EXISTS jobs_release_dependents_at_commit ON {{schema}}.job_history;
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON {{schema}}.job_history
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.has_dependents)
-  EXECUTE FUNCTION {{schema}}.jobs_release_recorded();
-DROP TRIGGER IF EXISTS jobs_release_dependents_at_commit_returned ON {{schema}}.job_history;
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON {{schema}}.job_history
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (OLD.has_dependents AND OLD.status = 'cancelled')
-  EXECUTE FUNCTION {{schema}}.jobs_release_recorded();`,
+${endTriggers("jobs_release_dependents_at_commit", "jobs_release_recorded", true)}`,
 };
