@@ -1,5 +1,5 @@
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
-import { READY, TERMINAL } from "./status-sets.js";
+import { LIVE, READY, TERMINAL } from "./status-sets.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
 // transactional-completion.ts). Not statements themselves, so this module is
@@ -46,7 +46,7 @@ export const ATTEMPT_END = `
     finished_at = CASE WHEN t.next_status IN (${TERMINAL}) THEN now() END,
     last_error = coalesce(t.error, j.last_error),
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM target AS t WHERE j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id AND j.status = 'running'
+  FROM target AS t WHERE j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id AND j.status IN (${LIVE})
   RETURNING ${jobColumnsOf("j")}
 ), ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
          CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END, t.error

@@ -1,5 +1,6 @@
 import { TRANSITIONS } from "../../core/transitions.js";
 import { ATTEMPT_END, attemptRecord } from "./attempt-fragments.js";
+import { LIVE } from "./status-sets.js";
 
 // Ending attempts: success (jobComplete) and everything else (jobEndAttempts).
 // The lease renewal and the reclaim sweep are in leases.ts, whose header
@@ -28,7 +29,7 @@ WITH finished AS (
     status = 'succeeded', result = finished.result::jsonb, finished_at = now(), updated_at = now(),
     locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
   FROM finished
-  WHERE j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = 'running'
+  WHERE j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status IN (${LIVE})
   RETURNING j.id, finished.execution_id, j.attempts, j.started_at
 ), ${attemptRecord("SELECT execution_id, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done")}
 SELECT execution_id FROM done`;
@@ -56,7 +57,7 @@ WITH target AS (
   FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::text[], $7::boolean[], $8::text[])
          AS p(id, execution_id, outcome, error, delay_ms, next_status, counts_attempt, dead_reason)
   JOIN {{schema}}.jobs AS j ON j.id = p.id AND j.current_execution_id = p.execution_id
-  WHERE j.id = ANY($1::uuid[]) AND j.status = 'running'
+  WHERE j.id = ANY($1::uuid[]) AND j.status IN (${LIVE})
   ORDER BY j.id
   FOR UPDATE OF j
 )${ATTEMPT_END}`;

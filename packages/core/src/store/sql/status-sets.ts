@@ -1,4 +1,4 @@
-import { READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
+import { JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
 import { TRANSITIONS } from "../../core/transitions.js";
 
 // The job state sets of core/states.ts as SQL lists, so that every statement
@@ -18,6 +18,16 @@ export const ENDED_UNSUCCESSFULLY = sqlList(TERMINAL_STATUSES.filter((status) =>
 
 /** The states a job never leaves on its own (TERMINAL_STATUSES), as `'succeeded', 'cancelled', 'dead'`. */
 export const TERMINAL = sqlList(TERMINAL_STATUSES);
+
+/**
+ * The states stored in jobs_live (every state but TERMINAL_STATUSES), as
+ * `'waiting', 'queued', …`. A statement on `jobs` that names them is planned
+ * over jobs_live alone, and, unlike `status = 'running'`, the list matches no
+ * partial index's predicate: the planner finds the rows by id through the
+ * primary key, and never walks a state's index, whose dead entries pile up
+ * while VACUUM is held back.
+ */
+export const LIVE = sqlList(JOB_STATUSES.filter((status) => !TERMINAL_STATUSES.includes(status)));
 
 /** The states a cancel applies in (the `cancel` rows of core/transitions.ts), as `'waiting', 'queued', 'retrying', 'running'`. */
 export const CANCELLABLE = sqlList(Object.keys(TRANSITIONS.cancel) as JobStatus[]);
