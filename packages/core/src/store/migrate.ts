@@ -241,11 +241,19 @@ async function installRoutines(client: PoolClient, quoted: string, latest: numbe
     `SELECT name, sha256, version FROM ${quoted}.routines`,
   );
   const recorded = new Map(rows.map((row) => [row.name, row]));
-  const installed: string[] = [];
-  for (const routine of ROUTINES) {
-    const hash = routineHash(routine);
+  const changed = ROUTINES.filter((routine) => {
     const before = recorded.get(routine.name);
-    if (before && (before.sha256 === hash || before.version > latest)) continue;
+    return !before || (before.sha256 !== routineHash(routine) && before.version <= latest);
+  });
+  // Triggers go on jobs and on its partitions. A write to jobs locks the
+  // parent and then the partition it reaches; creating a trigger on a
+  // partition and then one on the parent would take them the other way
+  // round, and deadlock with it. Locking jobs first takes the parent, then
+  // every partition, in the writers' order.
+  if (changed.length > 0) await client.query(undeadlined(lockJobsForTriggers(quoted)));
+  const installed: string[] = [];
+  for (const routine of changed) {
+    const hash = routineHash(routine);
     await client.query(undeadlined(routineSql(routine, quoted)));
     await client.query(
       `INSERT INTO ${quoted}.routines (name, sha256, version) VALUES ($1, $2, $3)
@@ -256,6 +264,11 @@ async function installRoutines(client: PoolClient, quoted: string, latest: numbe
   }
   await client.query(extendHistory(quoted));
   return installed;
+}
+
+/** Lock jobs and its partitions as creating a trigger on each would, parent first. */
+function lockJobsForTriggers(quoted: string): string {
+  return `LOCK TABLE ${quoted}.jobs IN SHARE ROW EXCLUSIVE MODE`;
 }
 
 /** One migration and its ledger row, on the caller's open transaction. */
