@@ -20,7 +20,7 @@ import { waitFor } from "../helpers/wait-for.js";
 import { onDedicatedServer, sleep } from "./harness.js";
 
 /** Jobs offered per second, in every phase. */
-const RATE = 1_500;
+const RATE = 1_000;
 const TICK_MS = 50;
 const CLEAN_MS = 10_000;
 const HOLD_MS = 60_000;
