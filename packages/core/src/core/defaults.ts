@@ -325,6 +325,13 @@ export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
  */
 export const HISTORY_DAYS_AHEAD = 7;
 /**
+ * Jobs per batch when migrate copies history ahead of storing jobs by state
+ * (migrations 027 and 028): each batch is a transaction of its own that
+ * share-locks its jobs, so a worker ending one of them waits for at most
+ * one batch.
+ */
+export const HISTORY_COPY_BATCH_SIZE = 5_000;
+/**
  * Times a statement on Conveyor's pool is run again after the server
  * aborted it for a serialization conflict or a deadlock (store/run-query.ts).
  */

@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { HISTORY_DAYS_AHEAD } from "../core/defaults.js";
+import { HISTORY_COPY_BATCH_SIZE, HISTORY_DAYS_AHEAD } from "../core/defaults.js";
 import { SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
 import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
 import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
 import { rollback } from "./transaction.js";
 import { translatePgError } from "./pg-errors.js";
+import { historyCopyBatch, historyCopyPending } from "./sql/history-copy.js";
 
 /** One numbered migration file, e.g. `020_attempts_recorded_whole.sql`. */
 export interface Migration {
@@ -140,7 +141,7 @@ export interface MigrationResult {
  * another. Then the whole run is one transaction under a transaction-scoped
  * lock: all pending migrations and routines commit together, or none does.
  */
-export async function migrate(pool: Pool, schema: string, options: { pooled?: boolean } = {}): Promise<MigrationResult> {
+export async function migrate(pool: Pool, schema: string, options: MigrateOptions = {}): Promise<MigrationResult> {
   if (options.pooled) return migrateInOneTransaction(pool, schema);
   const migrations = loadMigrations();
   const latest = migrations.at(-1)?.version ?? 0;
@@ -152,6 +153,7 @@ export async function migrate(pool: Pool, schema: string, options: { pooled?: bo
       const pending = await pendingMigrations(client, quoted, migrations, latest);
       const applied: number[] = [];
       for (const migration of pending) {
+        if (migration.version === HISTORY_COPY_CUTOVER) await copyHistoryAhead(client, quoted, options.historyCopyBatchSize ?? HISTORY_COPY_BATCH_SIZE);
         await inTransaction(client, () => applyMigration(client, quoted, migration));
         applied.push(migration.version);
       }
@@ -190,6 +192,37 @@ async function migrateInOneTransaction(pool: Pool, schema: string): Promise<Migr
     throw translatePgError(error);
   } finally {
     client.release(broken);
+  }
+}
+
+/** Options of `migrate()`. */
+export interface MigrateOptions {
+  /** Whether the pool goes through a pooler in transaction mode (see `migrate`). Default false. */
+  pooled?: boolean;
+  /** Jobs per batch of the history copied ahead of migration 028. Default HISTORY_COPY_BATCH_SIZE (5,000). */
+  historyCopyBatchSize?: number;
+}
+
+/**
+ * The migration that stores jobs by state (028_jobs_by_state.sql), which
+ * replaces `jobs` under an exclusive lock. Before it, migrate copies the
+ * history ahead (027_jobs_history_copy.sql) so that the lock covers only
+ * what changed since.
+ */
+const HISTORY_COPY_CUTOVER = 28;
+
+/**
+ * Copy history ahead in batches of `batchSize` jobs, each in a transaction
+ * of its own while workers go on, until a batch finds the newest jobs (or
+ * no copy is under way). An interrupted copy resumes at its cursor.
+ */
+async function copyHistoryAhead(client: PoolClient, quoted: string, batchSize: number): Promise<void> {
+  const { rows } = await client.query<{ pending: boolean }>(historyCopyPending.replaceAll("{{schema}}", quoted));
+  if (!rows[0]?.pending) return;
+  const batch = historyCopyBatch.replaceAll("{{schema}}", quoted);
+  for (;;) {
+    const { rows: done } = await client.query<{ looked: number }>(undeadlined(batch, [batchSize]));
+    if ((done[0]?.looked ?? 0) < batchSize) return;
   }
 }
 

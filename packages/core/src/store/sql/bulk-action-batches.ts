@@ -71,7 +71,7 @@ export interface BulkBatchPlan {
 }
 
 /**
- * The partitions of jobs that hold `states` (migration 027: jobs_live the
+ * The partitions of jobs that hold `states` (migration 028: jobs_live the
  * unfinished, jobs_dead the dead, job_history the succeeded and cancelled),
  * as a relation to read instead of `jobs`. The candidates' state tests are
  * written so that no partial index can serve them, which also keeps the
@@ -86,7 +86,7 @@ function partitionsOf(schema: string, states: readonly BulkBatchState[]): string
   return tables.length === 1 ? `${quoted}.${[...partitions][0]}` : `(${tables.join(" UNION ALL ")})`;
 }
 
-/** Which partition of jobs holds each state (migration 027_jobs_by_state.sql). */
+/** Which partition of jobs holds each state (migration 028_jobs_by_state.sql). */
 const PARTITION_OF: Record<BulkBatchState, "jobs_live" | "jobs_dead" | "job_history"> = {
   waiting: "jobs_live",
   queued: "jobs_live",

@@ -1,9 +1,9 @@
 // Retention. Succeeded and cancelled jobs live in job_history, one
-// partition per day (UTC) of finished_at (migration 027): a prune drops each
+// partition per day (UTC) of finished_at (migration 028): a prune drops each
 // day that ended longer ago than the age, with what is recorded about its
 // jobs, instead of deleting rows one by one, so it leaves no dead rows for
 // VACUUM and costs the same for a day of ten jobs or of ten million. Rows
-// outside every day (job_history_default, and the partition migration 027
+// outside every day (job_history_default, and the partitions migration 028
 // made for the history it found) and the rows of kinds with an age of their
 // own are deleted in batches, through jobs_finished_prune_idx and
 // jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)

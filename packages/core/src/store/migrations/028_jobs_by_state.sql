@@ -20,7 +20,31 @@
 -- jobs_live, and only moves afterwards), unique keys in jobs_live (only live
 -- jobs hold one), idempotency keys in job_keys.
 --
--- The rows are copied in this migration's transaction.
+-- The history that ended before 027's cutoff was copied ahead into
+-- job_history_before (027_jobs_history_copy.sql); under this migration's
+-- lock the copy catches up with what changed since, and the rest is
+-- copied: the live and dead jobs, read through their states' indexes, and
+-- history since the cutoff. So the lock lasts as long as copying the
+-- backlog and the last moments' writes, not the history.
+LOCK TABLE {{schema}}.jobs IN ACCESS EXCLUSIVE MODE;
+DROP TRIGGER job_history_copy_mark ON {{schema}}.jobs;
+DROP FUNCTION {{schema}}.job_history_copy_mark();
+
+-- Jobs written since the copy passed them, copied again as they are now;
+-- then those the copy has not reached.
+DELETE FROM {{schema}}.job_history_before AS b USING {{schema}}.job_history_copy_dirty AS d WHERE b.id = d.id;
+DELETE FROM {{schema}}.job_keys AS k USING {{schema}}.job_history_copy_dirty AS d WHERE k.job_id = d.id;
+CREATE TEMPORARY TABLE job_history_copy_rest ON COMMIT DROP AS
+  SELECT j.* FROM {{schema}}.jobs AS j JOIN {{schema}}.job_history_copy_dirty AS d ON d.id = j.id
+  UNION ALL
+  SELECT * FROM {{schema}}.jobs WHERE id > (SELECT copied_to FROM {{schema}}.job_history_copy);
+INSERT INTO {{schema}}.job_history_before
+  SELECT * FROM job_history_copy_rest
+  WHERE status IN ('succeeded', 'cancelled') AND finished_at < (SELECT cutoff FROM {{schema}}.job_history_copy);
+INSERT INTO {{schema}}.job_keys (tenant, idempotency_key, job_id)
+  SELECT tenant, idempotency_key, id FROM job_history_copy_rest WHERE idempotency_key IS NOT NULL
+  ON CONFLICT DO NOTHING;
+
 CREATE TABLE {{schema}}.jobs_by_state (LIKE {{schema}}.jobs INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)
   PARTITION BY LIST (status);
 CREATE TABLE {{schema}}.jobs_live PARTITION OF {{schema}}.jobs_by_state
@@ -32,34 +56,51 @@ CREATE TABLE {{schema}}.jobs_dead PARTITION OF {{schema}}.jobs_by_state
 CREATE TABLE {{schema}}.job_history PARTITION OF {{schema}}.jobs_by_state
   FOR VALUES IN ('succeeded', 'cancelled') PARTITION BY RANGE (finished_at);
 CREATE TABLE {{schema}}.job_history_default PARTITION OF {{schema}}.job_history DEFAULT;
--- The history found here, if any, goes into one partition for everything
--- that finished before tomorrow (UTC); job_history_extend adds the days
--- from then on, and retention drops this one as it drops a day.
+
+-- The copied history becomes the partition for everything before the
+-- cutoff; its CHECK implies the partition's bounds, so attaching it reads
+-- none of its rows. History that ended since the cutoff (an upgrade that
+-- ran past midnight, UTC) gets a partition up to tomorrow; job_history_extend
+-- adds the days from then on, and retention drops both as it drops a day.
 DO $$
+DECLARE
+  cutoff timestamptz := (SELECT cutoff FROM {{schema}}.job_history_copy);
+  tomorrow timestamptz := ((now() AT TIME ZONE 'UTC')::date + 1)::timestamp AT TIME ZONE 'UTC';
 BEGIN
-  IF EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE status IN ('succeeded', 'cancelled')) THEN
-    EXECUTE format('CREATE TABLE {{schema}}.%I PARTITION OF {{schema}}.job_history FOR VALUES FROM (MINVALUE) TO (%L)',
-                   'job_history_before_' || to_char((now() AT TIME ZONE 'UTC')::date + 1, 'YYYYMMDD'),
-                   ((now() AT TIME ZONE 'UTC')::date + 1)::timestamp AT TIME ZONE 'UTC');
+  IF EXISTS (SELECT 1 FROM {{schema}}.job_history_before) THEN
+    EXECUTE format('ALTER TABLE {{schema}}.job_history_before RENAME TO %I',
+                   'job_history_before_' || to_char(cutoff AT TIME ZONE 'UTC', 'YYYYMMDD'));
+    EXECUTE format('ALTER TABLE {{schema}}.job_history ATTACH PARTITION {{schema}}.%I FOR VALUES FROM (MINVALUE) TO (%L)',
+                   'job_history_before_' || to_char(cutoff AT TIME ZONE 'UTC', 'YYYYMMDD'), cutoff);
+  ELSE
+    DROP TABLE {{schema}}.job_history_before;
+  END IF;
+  IF tomorrow > cutoff AND EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE status IN ('succeeded', 'cancelled') AND finished_at >= cutoff) THEN
+    EXECUTE format('CREATE TABLE {{schema}}.%I PARTITION OF {{schema}}.job_history FOR VALUES FROM (%L) TO (%L)',
+                   'job_history_' || to_char(cutoff AT TIME ZONE 'UTC', 'YYYYMMDD'), cutoff, tomorrow);
   END IF;
 END $$;
 
--- Idempotency keys: one row per (tenant, key) from the enqueue that
--- created the job until the job is deleted, whatever state the job moves
--- through. The primary key settles concurrent enqueues with one key.
-CREATE TABLE {{schema}}.job_keys (
-  tenant           text NOT NULL,
-  idempotency_key  text NOT NULL,
-  job_id           uuid NOT NULL,
-  CONSTRAINT job_keys_pkey PRIMARY KEY (tenant, idempotency_key)
-);
-CREATE INDEX job_keys_job_idx ON {{schema}}.job_keys (job_id);
-INSERT INTO {{schema}}.job_keys (tenant, idempotency_key, job_id)
-  SELECT tenant, idempotency_key, id FROM {{schema}}.jobs WHERE idempotency_key IS NOT NULL;
-
+-- Live and dead jobs through the partial index of each state, and the
+-- history since the cutoff through the finished jobs' index: none of
+-- these reads the copied history.
 ALTER TABLE {{schema}}.dead_letter_jobs DROP CONSTRAINT IF EXISTS dead_letter_jobs_job_id_fkey;
-INSERT INTO {{schema}}.jobs_by_state SELECT * FROM {{schema}}.jobs;
+INSERT INTO {{schema}}.jobs_by_state
+  SELECT * FROM {{schema}}.jobs WHERE status IN ('queued', 'retrying')
+  UNION ALL SELECT * FROM {{schema}}.jobs WHERE status = 'running'
+  UNION ALL SELECT * FROM {{schema}}.jobs WHERE status = 'waiting'
+  UNION ALL SELECT * FROM {{schema}}.jobs WHERE status = 'sleeping'
+  UNION ALL SELECT * FROM {{schema}}.jobs WHERE status = 'dead'
+  UNION ALL SELECT * FROM {{schema}}.jobs
+            WHERE status IN ('succeeded', 'cancelled') AND finished_at >= (SELECT cutoff FROM {{schema}}.job_history_copy);
+-- The keys of every live and dead job, which the copy may have missed
+-- (a job inserted with an id the cursor had passed).
+INSERT INTO {{schema}}.job_keys (tenant, idempotency_key, job_id)
+  SELECT tenant, idempotency_key, id FROM {{schema}}.jobs_live WHERE idempotency_key IS NOT NULL
+  UNION ALL SELECT tenant, idempotency_key, id FROM {{schema}}.jobs_dead WHERE idempotency_key IS NOT NULL
+  ON CONFLICT DO NOTHING;
 DROP TABLE {{schema}}.jobs CASCADE;
+DROP TABLE {{schema}}.job_history_copy, {{schema}}.job_history_copy_dirty;
 ALTER TABLE {{schema}}.jobs_by_state RENAME TO jobs;
 
 -- Each partition has the indexes its states need, under the names the
