@@ -295,13 +295,18 @@ describe("worker retention", () => {
 });
 
 describe("plans with many finished jobs", () => {
-  /** 100,000 succeeded jobs over the last 14 days and 500 ready ones, analysed. */
+  /**
+   * 100,000 succeeded jobs over the 15 days before today (UTC), 20 that
+   * finished just now (today's day of history is small enough for a scan
+   * whatever the hour), and 500 ready ones, analysed.
+   */
   async function fillWithFinishedJobs(): Promise<void> {
     await sql(
       conveyor,
       `INSERT INTO {{schema}}.jobs (id, tenant, queue, kind, payload, status, attempts, max_attempts, created_at, run_at, started_at, finished_at)
        SELECT {{schema}}.uuid_v7(), 'default', 'q' || (g % 4), 'k' || (g % 10), '{}', 'succeeded', 1, 2, t, t, t, t
-       FROM (SELECT g, now() - (g % 14) * interval '1 day' - g * interval '1 second' AS t FROM generate_series(1, 100000) AS g) AS s`,
+       FROM (SELECT g, CASE WHEN g <= 20 THEN now() ELSE date_trunc('day', now(), 'UTC') - (g % 14) * interval '1 day' - g * interval '1 second' END AS t
+             FROM generate_series(1, 100000) AS g) AS s`,
     );
     await make(500, "queued", 0);
     await sql(conveyor, `ANALYZE {{schema}}.jobs`);

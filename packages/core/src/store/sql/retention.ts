@@ -9,6 +9,10 @@
 // jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)
 // are deleted in batches too: jobs die rarely.
 //
+// A batch delete repeats its cutoff on finished_at, the partition key, so
+// the days after it are pruned from the plan when it starts, and each id is
+// looked up only in the days it can be in.
+//
 // Every batch statement locks its rows with SKIP LOCKED, so any number of
 // workers may prune at once: each row is deleted by exactly one of them,
 // none waits. What is recorded about a deleted job (executions, steps,
@@ -67,7 +71,9 @@ WITH target AS (
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled') RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled')
+    AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
+  RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 
@@ -87,7 +93,9 @@ WITH target AS (
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled') RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled')
+    AND finished_at < now() - $1::float8 * interval '1 millisecond'
+  RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 
