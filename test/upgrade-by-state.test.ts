@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { loadMigrations, migrate } from "../packages/core/src/store/migrate.js";
+import { createSchemaAsOf, loadMigrations, migrate } from "../packages/core/src/store/migrate.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 
 /**
@@ -28,12 +28,7 @@ describe("storing jobs by state on a schema that holds jobs", () => {
     const q = async <T = Record<string, unknown>>(text: string, values: unknown[] = []) => (await pool.query(text, values)).rows as T[];
 
     // The schema as the build before 027 left it.
-    await q(`CREATE SCHEMA ${s}`);
-    await q(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    for (const migration of loadMigrations().filter((m) => m.version < 27)) {
-      await q(migration.sql.replaceAll("{{schema}}", s));
-      await q(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
-    }
+    await createSchemaAsOf(pool, test.schema, loadMigrations().filter((m) => m.version < 27));
 
     const columns = "id, tenant, queue, kind, payload, max_attempts, status, finished_at, idempotency_key, attempts, locked_by, current_execution_id, lease_expires_at, started_at";
     // History over the last three days, with a key on every third job; and

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { defineJob } from "../packages/core/src/index.js";
 import { ROUTINES } from "../packages/core/src/store/routines/index.js";
-import { loadMigrations } from "../packages/core/src/store/migrate.js";
+import { createSchemaAsOf, loadMigrations } from "../packages/core/src/store/migrate.js";
 import { REPO_ROOT } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { dumpSchema } from "./helpers/schema-dump.js";
@@ -61,9 +61,7 @@ describe(`upgrading a database migrated by ${OLD_BUILD}`, () => {
       await query(migration.sql.replaceAll("{{schema}}", s));
       await query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     };
-    await query(`CREATE SCHEMA ${s}`);
-    await query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    for (const migration of migrations.filter((m) => m.version < 19)) await apply(migration);
+    await createSchemaAsOf(conveyor.pool, test.schema, migrations.filter((m) => m.version < 19));
 
     const insert = (kind: string, count: number, extra = "") =>
       query(

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { loadMigrations, migrate } from "../../../packages/core/dist/src/store/migrate.js";
+import { createSchemaAsOf, loadMigrations, migrate } from "../../../packages/core/dist/src/store/migrate.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,12 +34,7 @@ async function run(mode: string): Promise<void> {
   const s = `"${schema}"`;
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   try {
-    await pool.query(`CREATE SCHEMA ${s}`);
-    await pool.query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    for (const migration of loadMigrations().filter((m) => m.version < 27)) {
-      await pool.query(migration.sql.replaceAll("{{schema}}", s));
-      await pool.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
-    }
+    await createSchemaAsOf(pool, schema, loadMigrations().filter((m) => m.version < 27));
     const loadStarted = performance.now();
     await pool.query(
       `INSERT INTO ${s}.jobs (id, tenant, queue, kind, payload, max_attempts, status, finished_at, idempotency_key, result)

@@ -304,6 +304,24 @@ function lockJobsForTriggers(quoted: string): string {
   return `LOCK TABLE ${quoted}.jobs IN SHARE ROW EXCLUSIVE MODE`;
 }
 
+/**
+ * Create `schema`, which must not exist, as a build that shipped only
+ * `migrations` left it: each applied in order with its ledger row, and no
+ * routine installed. For upgrade tests and experiments, which start from
+ * an earlier layout and then call `migrate()`.
+ */
+export async function createSchemaAsOf(pool: Pool, schema: string, migrations: readonly Migration[]): Promise<void> {
+  const quoted = quoteIdent(schema);
+  const client = await checkOut(pool);
+  try {
+    await client.query(`CREATE SCHEMA ${quoted}`);
+    await client.query(ledgerTable(quoted));
+    for (const migration of migrations) await applyMigration(client, quoted, migration);
+  } finally {
+    client.release();
+  }
+}
+
 /** One migration and its ledger row, on the caller's open transaction. */
 async function applyMigration(client: PoolClient, quoted: string, migration: Migration): Promise<void> {
   await client.query(undeadlined(migration.sql.replaceAll("{{schema}}", quoted)));

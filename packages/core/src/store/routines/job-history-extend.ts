@@ -27,8 +27,8 @@ BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('conveyor history ' || '{{schema}}'));
   FOR d IN SELECT generate_series(coalesce(p_from, today), today + p_days, interval '1 day')::date LOOP
     part := 'job_history_' || to_char(d, 'YYYYMMDD');
-    -- A day already covered (by its own partition, or by the one migration
-    -- 028 made for the history it found) is left as it is.
+    -- A day already covered (by its own partition, or by one of those
+    -- migration 028 made for the history it found) is left as it is.
     CONTINUE WHEN EXISTS (SELECT 1 FROM pg_inherits AS i
                           WHERE i.inhparent = '{{schema}}.job_history'::regclass
                             AND {{schema}}.job_history_bound(i.inhrelid, 'TO') > (d::timestamp AT TIME ZONE 'UTC')

@@ -1,3 +1,5 @@
+import { HISTORY } from "./status-sets.js";
+
 // Copying history ahead of storing jobs by state: the batch migrate runs
 // between migrations 027_jobs_history_copy.sql and 028_jobs_by_state.sql,
 // whose headers explain the copy, its cursor and what 028 does with it.
@@ -24,7 +26,7 @@ WITH covered AS (
 ), copied AS (
   INSERT INTO {{schema}}.job_history_before
   SELECT * FROM locked
-  WHERE status IN ('succeeded', 'cancelled') AND finished_at < (SELECT cutoff FROM {{schema}}.job_history_copy)
+  WHERE status IN (${HISTORY}) AND finished_at < (SELECT cutoff FROM {{schema}}.job_history_copy)
 ), keys AS (
   INSERT INTO {{schema}}.job_keys (tenant, idempotency_key, job_id)
   SELECT tenant, idempotency_key, id FROM locked WHERE idempotency_key IS NOT NULL

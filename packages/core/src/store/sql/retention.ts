@@ -1,3 +1,5 @@
+import { HISTORY } from "./status-sets.js";
+
 // Retention. Succeeded and cancelled jobs live in job_history, one
 // partition per day (UTC) of finished_at (migration 028): a prune drops each
 // day that ended longer ago than the age, with what is recorded about its
@@ -64,14 +66,14 @@ export const historyDrop = `SELECT {{schema}}.job_history_drop($1::text) AS coun
 export const jobPruneFinished = `
 WITH target AS (
   SELECT id FROM {{schema}}.jobs
-  WHERE status IN ('succeeded', 'cancelled')
+  WHERE status IN (${HISTORY})
     AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
     AND kind <> ALL($3::text[])
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled')
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN (${HISTORY})
     AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
   RETURNING 1
 )
@@ -87,13 +89,13 @@ SELECT count(*)::int AS count FROM pruned`;
 export const jobPruneFinishedOfKind = `
 WITH target AS (
   SELECT id FROM {{schema}}.jobs
-  WHERE status IN ('succeeded', 'cancelled') AND kind = $3
+  WHERE status IN (${HISTORY}) AND kind = $3
     AND finished_at < now() - $1::float8 * interval '1 millisecond'
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN ('succeeded', 'cancelled')
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN (${HISTORY})
     AND finished_at < now() - $1::float8 * interval '1 millisecond'
   RETURNING 1
 )

@@ -20,6 +20,13 @@ export const ENDED_UNSUCCESSFULLY = sqlList(TERMINAL_STATUSES.filter((status) =>
 export const TERMINAL = sqlList(TERMINAL_STATUSES);
 
 /**
+ * The terminal states stored in job_history, by day of finished_at, as
+ * `'succeeded', 'cancelled'`. Dead jobs are terminal too, but stay in
+ * jobs_dead with their dead letter until it is requeued or pruned.
+ */
+export const HISTORY = sqlList(TERMINAL_STATUSES.filter((status) => status !== "dead"));
+
+/**
  * The states stored in jobs_live (every state but TERMINAL_STATUSES), as
  * `'waiting', 'queued', …`. A statement on `jobs` that names them is planned
  * over jobs_live alone, and, unlike `status = 'running'`, the list matches no
