@@ -37,6 +37,18 @@ describe("migrations", () => {
     expect(await conveyor.schemaStatus()).toEqual({ current: latest, latest, writable: true });
   });
 
+  it("make a fresh schema in one transaction, every migration and routine in it", async () => {
+    const { conveyor, schema } = await freshSchema();
+    await conveyor.migrate();
+    // now() is the transaction's start: one value for every ledger row means one transaction.
+    const { rows } = await conveyor.pool.query<{ migrations: number; routines: number; stamps: number }>(
+      `SELECT (SELECT count(DISTINCT applied_at) FROM "${schema}".migrations)::int AS migrations,
+              (SELECT count(DISTINCT installed_at) FROM "${schema}".routines)::int AS routines,
+              (SELECT count(*) FROM (SELECT applied_at FROM "${schema}".migrations UNION SELECT installed_at FROM "${schema}".routines) AS t)::int AS stamps`,
+    );
+    expect(rows[0]).toEqual({ migrations: 1, routines: 1, stamps: 1 });
+  });
+
   it("succeed in 4 processes migrating one fresh schema at once, each version applied once", async () => {
     const script = REPO_ROOT + "/test/helpers/migrate-child.mjs";
     requireBuild("src/store/migrate.js");

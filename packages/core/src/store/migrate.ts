@@ -134,7 +134,8 @@ export interface MigrationResult {
  * lock keyed by the schema, so any number of processes may call it at once:
  * one applies, the others wait and then find nothing to do. Each migration
  * runs in its own transaction together with its ledger row, and the
- * routines in one more.
+ * routines in one more; a new schema (no migration applied yet) is made in
+ * one transaction, all or nothing.
  *
  * `pooled`: the pool goes through a pooler in transaction mode, where a
  * session lock could be taken on one server connection and released on
@@ -151,6 +152,15 @@ export async function migrate(pool: Pool, schema: string, options: MigrateOption
     await client.query(undeadlined("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]));
     try {
       const pending = await pendingMigrations(client, quoted, migrations, latest);
+      if (pending.length === migrations.length) {
+        // A new schema holds nothing to keep online: all of it, routines
+        // included, commits at once (one flush instead of one per file).
+        const routines = await inTransaction(client, async () => {
+          for (const migration of pending) await applyMigration(client, quoted, migration);
+          return installRoutines(client, quoted, latest);
+        });
+        return { applied: pending.map((migration) => migration.version), routines, version: latest };
+      }
       const applied: number[] = [];
       for (const migration of pending) {
         if (migration.version === HISTORY_COPY_CUTOVER) await copyHistoryAhead(client, quoted, options.historyCopyBatchSize ?? HISTORY_COPY_BATCH_SIZE);
