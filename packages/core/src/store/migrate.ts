@@ -155,10 +155,7 @@ export async function migrate(pool: Pool, schema: string, options: MigrateOption
       if (pending.length === migrations.length) {
         // A new schema holds nothing to keep online: all of it, routines
         // included, commits at once (one flush instead of one per file).
-        const routines = await inTransaction(client, async () => {
-          for (const migration of pending) await applyMigration(client, quoted, migration);
-          return installRoutines(client, quoted, latest);
-        });
+        const routines = await inTransaction(client, () => applyAll(client, quoted, pending, latest));
         return { applied: pending.map((migration) => migration.version), routines, version: latest };
       }
       const applied: number[] = [];
@@ -190,8 +187,7 @@ async function migrateInOneTransaction(pool: Pool, schema: string): Promise<Migr
     try {
       await client.query(undeadlined("SELECT pg_advisory_xact_lock($1, hashtext($2))", [LOCK_NAMESPACE, schema]));
       const pending = await pendingMigrations(client, quoted, migrations, latest);
-      for (const migration of pending) await applyMigration(client, quoted, migration);
-      const routines = await installRoutines(client, quoted, latest);
+      const routines = await applyAll(client, quoted, pending, latest);
       await client.query("COMMIT");
       return { applied: pending.map((migration) => migration.version), routines, version: latest };
     } catch (error) {
@@ -330,6 +326,12 @@ export async function createSchemaAsOf(pool: Pool, schema: string, migrations: r
   } finally {
     client.release();
   }
+}
+
+/** Every migration of `pending`, then the routines, on the caller's open transaction; returns the routines installed. */
+async function applyAll(client: PoolClient, quoted: string, pending: readonly Migration[], latest: number): Promise<string[]> {
+  for (const migration of pending) await applyMigration(client, quoted, migration);
+  return installRoutines(client, quoted, latest);
 }
 
 /** One migration and its ledger row, on the caller's open transaction. */
