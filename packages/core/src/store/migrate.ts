@@ -6,7 +6,7 @@ import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
 import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
 import { rollback } from "./transaction.js";
 import { translatePgError } from "./pg-errors.js";
-import { historyCopyBatch, historyCopyPending } from "./sql/history-copy.js";
+import { MIGRATION_HOOKS } from "./migration-hooks.js";
 
 /** One numbered migration file, e.g. `020_attempts_recorded_whole.sql`. */
 export interface Migration {
@@ -133,9 +133,10 @@ export interface MigrationResult {
  * (src/store/routines) whose text changed. Runs under a session advisory
  * lock keyed by the schema, so any number of processes may call it at once:
  * one applies, the others wait and then find nothing to do. Each migration
- * runs in its own transaction together with its ledger row, and the
- * routines in one more; a new schema (no migration applied yet) is made in
- * one transaction, all or nothing.
+ * runs in its own transaction together with its ledger row, after the
+ * `before` hook it declares (migration-hooks.ts), and the routines in one
+ * more; a new schema (no migration applied yet) is made in one
+ * transaction, all or nothing, and runs no hook.
  *
  * `pooled`: the pool goes through a pooler in transaction mode, where a
  * session lock could be taken on one server connection and released on
@@ -160,7 +161,12 @@ export async function migrate(pool: Pool, schema: string, options: MigrateOption
       }
       const applied: number[] = [];
       for (const migration of pending) {
-        if (migration.version === HISTORY_COPY_CUTOVER) await copyHistoryAhead(client, quoted, options.historyCopyBatchSize ?? HISTORY_COPY_BATCH_SIZE);
+        await MIGRATION_HOOKS[migration.name]?.before({
+          client,
+          quoted,
+          historyCopyBatchSize: options.historyCopyBatchSize ?? HISTORY_COPY_BATCH_SIZE,
+          undeadlined,
+        });
         await inTransaction(client, () => applyMigration(client, quoted, migration));
         applied.push(migration.version);
       }
@@ -207,29 +213,6 @@ export interface MigrateOptions {
   pooled?: boolean;
   /** Jobs per batch of the history copied ahead of migration 028. Default HISTORY_COPY_BATCH_SIZE (5,000). */
   historyCopyBatchSize?: number;
-}
-
-/**
- * The migration that stores jobs by state (028_jobs_by_state.sql), which
- * replaces `jobs` under an exclusive lock. Before it, migrate copies the
- * history ahead (027_jobs_history_copy.sql) so that the lock covers only
- * what changed since.
- */
-const HISTORY_COPY_CUTOVER = 28;
-
-/**
- * Copy history ahead in batches of `batchSize` jobs, each in a transaction
- * of its own while workers go on, until a batch finds the newest jobs (or
- * no copy is under way). An interrupted copy resumes at its cursor.
- */
-async function copyHistoryAhead(client: PoolClient, quoted: string, batchSize: number): Promise<void> {
-  const { rows } = await client.query<{ pending: boolean }>(historyCopyPending.replaceAll("{{schema}}", quoted));
-  if (!rows[0]?.pending) return;
-  const batch = historyCopyBatch.replaceAll("{{schema}}", quoted);
-  for (;;) {
-    const { rows: done } = await client.query<{ looked: number }>(undeadlined(batch, [batchSize]));
-    if ((done[0]?.looked ?? 0) < batchSize) return;
-  }
 }
 
 /** `work` in a transaction of its own on `client`. */

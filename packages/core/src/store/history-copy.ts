@@ -1,0 +1,57 @@
+import type { PoolClient } from "./db.js";
+import { historyCopyBatch, historyCopyLock, historyCopyMark, historyCopyRestart, historyCopyState } from "./sql/history-copy.js";
+
+/** What a hook is given: the schema, quoted, and migrate's options. */
+export interface MigrationHookContext {
+  client: PoolClient;
+  quoted: string;
+  historyCopyBatchSize: number;
+  /** A statement exempt from the pool's deadline, as migrate sends its own. */
+  undeadlined(text: string, values?: unknown[]): { text: string; values: unknown[] };
+}
+
+/**
+ * Copy history ahead of storing jobs by state (before migration 028), in
+ * batches of `historyCopyBatchSize` jobs, each in a transaction of its own
+ * while workers go on, until a batch finds the newest jobs (or no copy is
+ * under way). An interrupted copy resumes at its cursor; one that ran under
+ * another marking function (a build before this one) starts again, once
+ * every write begun under that function has committed.
+ */
+export async function copyHistoryAhead({ client, quoted, historyCopyBatchSize, undeadlined }: MigrationHookContext): Promise<void> {
+  const sql = (text: string): string => text.replaceAll("{{schema}}", quoted);
+  const [state] = (await client.query<{ pending: boolean; marked_in_order: boolean }>(sql(historyCopyState))).rows;
+  if (!state?.pending) return;
+  if (!state.marked_in_order) {
+    await inTransaction(client, async () => {
+      await client.query(undeadlined(sql(historyCopyMark)));
+      // Waits for every write begun under the old function; writes after
+      // this commit run the new one.
+      await client.query(undeadlined(`LOCK TABLE ${quoted}.jobs IN SHARE MODE`));
+      await client.query(undeadlined(sql(historyCopyRestart)));
+    });
+  }
+  const lock = sql(historyCopyLock);
+  const batch = sql(historyCopyBatch);
+  for (;;) {
+    const looked = await inTransaction(client, async () => {
+      await client.query(undeadlined(lock));
+      const { rows } = await client.query<{ looked: number }>(undeadlined(batch, [historyCopyBatchSize]));
+      return rows[0]?.looked ?? 0;
+    });
+    if (looked < historyCopyBatchSize) return;
+  }
+}
+
+/** `work` in a READ COMMITTED transaction of its own on `client`: each statement sees what committed before it began. */
+async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+}
