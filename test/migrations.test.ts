@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { MAX_RUN_AT_MS, MIN_RUN_AT_MS } from "../packages/core/src/core/defaults.js";
-import { SchemaTooNewError, SchemaTooOldError } from "../packages/core/src/core/errors.js";
-import { BASELINE_VERSION, loadMigrations } from "../packages/core/src/store/migrate.js";
+import { SchemaMismatchError, SchemaTooNewError, SchemaTooOldError } from "../packages/core/src/core/errors.js";
+import { BASELINE_VERSION, createSchemaAsOf, loadMigrations, migrationHash } from "../packages/core/src/store/migrate.js";
 import { ROUTINES } from "../packages/core/src/store/routines/index.js";
 import { JsonLinesProcess, requireBuild, REPO_ROOT } from "./helpers/child-process.js";
 import { connectTestClient, createTestConveyor, dbOf, storeOf, type TestConveyor, testDatabaseUrl } from "./helpers/database.js";
@@ -85,6 +85,62 @@ describe("migrations", () => {
     expect((error as SchemaTooNewError).code).toBe("SCHEMA_TOO_NEW");
     expect((error as Error).message).toContain("999");
     expect(await conveyor.schemaStatus()).toEqual({ current: 999, latest, writable: true });
+  });
+
+  it("ship every released migration as it was released", () => {
+    // A landed migration never changes: a schema change is a new file. A
+    // database records each file's hash, and migrate refuses one that
+    // applied another file under a shipped name.
+    const released: Record<string, string> = {
+      "019_baseline": "83baab31bb775f2c6cf4714a606cc6e811e6675f3807760bf0998042a0d5313e",
+      "020_attempts_recorded_whole": "bdbc39b52e625e03a889e83ef0adda582c5e94cd8d2ed17553ec312edcda4366",
+      "021_jobs_by_queue_status_tenant": "d7a06edd8596c8f371da40d5bff2313f5e0a9783af9be8446826359b41e4f253",
+      "022_job_waits": "d54a1eb6f698608e65ca8277b43ff6aef3629c4910bd8a5cbac81388363607df",
+      "023_jobs_finished_by_kind": "0b578acb44bdf213389c38da6053abf32443985dddfe039e259b51779ea0cf09",
+      "024_durable_execution": "e497fd6867cb9ceff2e207342b082bdb5a1edfeae22ef8097fedf08b39d8357f",
+      "025_job_batch_members": "5b55fc4199279a3238d6c7232afe77e29fadf7bfcd0d35ce48c1f31c67946933",
+      "026_jobs_autovacuum": "c76cc4a24ac068d86fd1052a62d75e793e09a5517fa207c0bff99250be336bd7",
+      "027_jobs_history_copy": "2fb8225a3d8694690743630f461114c4c641f88a8334be4399968c106513b91a",
+      "028_jobs_by_state": "e7e68a048ca230bd0851873104002854d40bed8b49a4b5a27ce7f15d0d2c8da5",
+    };
+    const shipped = Object.fromEntries(loadMigrations().map((migration) => [migration.name, migrationHash(migration)]));
+    // Every released one, unchanged; a new file is added here when it lands.
+    expect(shipped).toEqual(released);
+  });
+
+  it("record each migration's hash, and fill in those of a ledger that has none", async () => {
+    const { conveyor, schema } = await freshSchema();
+    // The build before hashes were recorded: a ledger without them, through 026.
+    await createSchemaAsOf(conveyor.pool, schema, loadMigrations().filter((m) => m.version <= 26));
+    await conveyor.pool.query(`ALTER TABLE "${schema}".migrations DROP COLUMN sha256`);
+    await conveyor.migrate();
+    const { rows } = await conveyor.pool.query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM "${schema}".migrations ORDER BY version`);
+    expect(rows).toEqual(loadMigrations().map((migration) => ({ name: migration.name, sha256: migrationHash(migration) })));
+  });
+
+  it("refuse a database that applied another file under a shipped number or name, changing nothing", async () => {
+    const { conveyor, schema } = await freshSchema();
+    await createSchemaAsOf(conveyor.pool, schema, loadMigrations().filter((m) => m.version <= 26));
+    const before = async () =>
+      (await conveyor.pool.query(`SELECT version, name, sha256 FROM "${schema}".migrations ORDER BY version`)).rows;
+
+    // Another copy of 024 (a column type changed after it was applied).
+    await conveyor.pool.query(`UPDATE "${schema}".migrations SET sha256 = repeat('0', 64) WHERE version = 24`);
+    const ledger = await before();
+    const edited = await conveyor.migrate().catch((e: unknown) => e);
+    expect(edited).toBeInstanceOf(SchemaMismatchError);
+    expect((edited as SchemaMismatchError).code).toBe("SCHEMA_MISMATCH");
+    expect((edited as Error).message).toContain("024_durable_execution");
+    expect(await before()).toEqual(ledger);
+
+    // A migration renamed after it was applied: this database's 026 is another file.
+    await conveyor.pool.query(`UPDATE "${schema}".migrations SET sha256 = NULL WHERE version = 24`);
+    await conveyor.pool.query(`UPDATE "${schema}".migrations SET name = '026_jobs_by_state' WHERE version = 26`);
+    const renamed = await conveyor.migrate().catch((e: unknown) => e);
+    expect(renamed).toBeInstanceOf(SchemaMismatchError);
+    expect((renamed as Error).message).toContain("026_jobs_by_state");
+    const { rows } = await conveyor.pool.query<{ n: number }>(`SELECT max(version)::int AS n FROM "${schema}".migrations`);
+    expect(rows[0]!.n).toBe(26);
   });
 
   it("refuse a database migrated before the baseline, changing nothing", async () => {

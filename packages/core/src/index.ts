@@ -114,6 +114,7 @@ export {
   retryAfter,
   SchemaTooNewError,
   SchemaTooOldError,
+  SchemaMismatchError,
   SearchTimeoutError,
   WaitAbortedError,
   WaitTimeoutError,

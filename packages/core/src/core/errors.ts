@@ -17,6 +17,7 @@ export type ConveyorErrorCode =
   | "DATABASE_READ_ONLY"
   | "SCHEMA_TOO_NEW"
   | "SCHEMA_TOO_OLD"
+  | "SCHEMA_MISMATCH"
   | "SEARCH_TIMEOUT"
   | "WAIT_TIMEOUT"
   | "WAIT_ABORTED"
@@ -210,6 +211,19 @@ export class SchemaTooNewError extends ConveyorError {
 export class SchemaTooOldError extends ConveyorError {
   constructor(message: string) {
     super("SCHEMA_TOO_OLD", message);
+  }
+}
+
+/**
+ * A migration the database applied is not the one this build ships under
+ * its number: another name, or another SHA-256 of its file. Landed
+ * migrations never change, so this is a database migrated by a build that
+ * shipped a different file (an unreleased one, or an edited copy); `migrate`
+ * writes nothing to it.
+ */
+export class SchemaMismatchError extends ConveyorError {
+  constructor(message: string) {
+    super("SCHEMA_MISMATCH", message);
   }
 }
 

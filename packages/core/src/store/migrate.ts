@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { HISTORY_COPY_BATCH_SIZE, HISTORY_DAYS_AHEAD } from "../core/defaults.js";
-import { SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
+import { SchemaMismatchError, SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
 import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
 import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
 import { rollback } from "./transaction.js";
@@ -51,10 +52,79 @@ export function loadMigrations(): Migration[] {
  */
 export const BASELINE_VERSION = 19;
 
-/** The ledger of applied migrations, `<schema>.migrations`. */
+/**
+ * A migration's SHA-256, of its file as shipped (before the schema is put
+ * in). Recorded in the ledger when it is applied: a landed migration never
+ * changes, so `migrate` refuses a database whose migration of a number has
+ * another name or hash than this build's file.
+ */
+export function migrationHash(migration: Migration): string {
+  return createHash("sha256").update(migration.sql).digest("hex");
+}
+
+/**
+ * Names a migration number had before the file now shipped under it, which
+ * a database may still record: 019's is the last of the migrations that
+ * 019_baseline.sql stands for. A ledger row under one of them is not
+ * checked against the shipped file's hash.
+ */
+const FORMER_NAMES: Readonly<Record<number, readonly string[]>> = {
+  19: ["019_attempt_on_job_row"],
+};
+
+/**
+ * The ledger of applied migrations, `<schema>.migrations`: each applied
+ * migration's number, file name and hash (null for a row written before
+ * hashes were recorded, or by such a build; the next migrate fills it in).
+ */
 function ledgerTable(quoted: string): string {
   return `CREATE TABLE IF NOT EXISTS ${quoted}.migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), sha256 text)`;
+}
+
+/** The hash column, on a ledger made before hashes were recorded; checked first, so a current ledger is not locked. */
+async function ledgerWithHashes(client: PoolClient, quoted: string): Promise<void> {
+  const { rows } = await client.query<{ present: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${quoted}.migrations'::regclass AND attname = 'sha256' AND NOT attisdropped) AS present`,
+  );
+  if (!rows[0]?.present) await client.query(`ALTER TABLE ${quoted}.migrations ADD COLUMN IF NOT EXISTS sha256 text`);
+}
+
+/**
+ * Refuse a ledger whose migration of a number this build ships has another
+ * name, or another hash, than the shipped file; fill in the hashes of rows
+ * that have none and the shipped name.
+ */
+async function checkLedger(client: PoolClient, quoted: string, migrations: readonly Migration[]): Promise<void> {
+  const { rows } = await client.query<{ version: number; name: string; sha256: string | null }>(
+    `SELECT version, name, sha256 FROM ${quoted}.migrations ORDER BY version`,
+  );
+  const shipped = new Map(migrations.map((migration) => [migration.version, migration]));
+  const unhashed: Migration[] = [];
+  for (const row of rows) {
+    const migration = shipped.get(row.version);
+    if (!migration) continue;
+    if (row.name !== migration.name) {
+      if (FORMER_NAMES[row.version]?.includes(row.name)) continue;
+      throw new SchemaMismatchError(
+        `schema ${quoted} applied migration ${row.version} as ${row.name}, but this Conveyor ships ${migration.name} under that number; the database was migrated by a build with other migrations`,
+      );
+    }
+    if (row.sha256 === null) unhashed.push(migration);
+    else if (row.sha256 !== migrationHash(migration)) {
+      throw new SchemaMismatchError(
+        `schema ${quoted} applied migration ${row.name} with SHA-256 ${row.sha256}, but this Conveyor's file has ${migrationHash(migration)}; the database was migrated by a build with another copy of it`,
+      );
+    }
+  }
+  if (unhashed.length > 0) {
+    await client.query(
+      `UPDATE ${quoted}.migrations AS m SET sha256 = h.sha256
+       FROM unnest($1::int[], $2::text[]) AS h(version, sha256)
+       WHERE m.version = h.version AND m.sha256 IS NULL`,
+      [unhashed.map((migration) => migration.version), unhashed.map(migrationHash)],
+    );
+  }
 }
 
 /**
@@ -92,7 +162,9 @@ function routineSql(routine: Routine, quoted: string): string {
 export async function createMigratedSchema(pool: Pool, schema: string): Promise<void> {
   const quoted = quoteIdent(schema);
   const migrations = loadMigrations();
-  const ledger = migrations.map((migration) => `(${migration.version}, '${migration.name.replaceAll("'", "''")}')`).join(", ");
+  const ledger = migrations
+    .map((migration) => `(${migration.version}, '${migration.name.replaceAll("'", "''")}', '${migrationHash(migration)}')`)
+    .join(", ");
   const latest = migrations.at(-1)?.version ?? 0;
   const installed = ROUTINES.map((routine) => `('${routine.name}', '${routineHash(routine)}', ${latest})`).join(", ");
   const script = [
@@ -102,7 +174,7 @@ export async function createMigratedSchema(pool: Pool, schema: string): Promise<
     routinesTable(quoted),
     ...migrations.map((migration) => migration.sql.replaceAll("{{schema}}", quoted)),
     ...ROUTINES.map((routine) => routineSql(routine, quoted)),
-    `INSERT INTO ${quoted}.migrations (version, name) VALUES ${ledger}`,
+    `INSERT INTO ${quoted}.migrations (version, name, sha256) VALUES ${ledger}`,
     `INSERT INTO ${quoted}.routines (name, sha256, version) VALUES ${installed}`,
     extendHistory(quoted),
     "COMMIT",
@@ -230,8 +302,9 @@ async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Pro
 
 /**
  * Create the schema and ledgers if needed, and list the migrations not
- * applied yet; refuse a schema newer than this code, or one migrated before
- * the baseline (a new schema starts from it).
+ * applied yet; refuse a schema newer than this code, one migrated before
+ * the baseline (a new schema starts from it), or one that applied another
+ * file under a number this code ships.
  */
 async function pendingMigrations(client: PoolClient, quoted: string, migrations: readonly Migration[], latest: number): Promise<Migration[]> {
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
@@ -248,6 +321,8 @@ async function pendingMigrations(client: PoolClient, quoted: string, migrations:
       `schema ${quoted} is at migration ${newest}, before this Conveyor's baseline (${BASELINE_VERSION}); migrate it to ${BASELINE_VERSION} with an earlier Conveyor first`,
     );
   }
+  await ledgerWithHashes(client, quoted);
+  await checkLedger(client, quoted, migrations);
   return migrations.filter((migration) => !done.has(migration.version));
 }
 
@@ -320,7 +395,11 @@ async function applyAll(client: PoolClient, quoted: string, pending: readonly Mi
 /** One migration and its ledger row, on the caller's open transaction. */
 async function applyMigration(client: PoolClient, quoted: string, migration: Migration): Promise<void> {
   await client.query(undeadlined(migration.sql.replaceAll("{{schema}}", quoted)));
-  await client.query(`INSERT INTO ${quoted}.migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+  await client.query(`INSERT INTO ${quoted}.migrations (version, name, sha256) VALUES ($1, $2, $3)`, [
+    migration.version,
+    migration.name,
+    migrationHash(migration),
+  ]);
 }
 
 /** What `schemaStatus()` found: the schema's version against this code's, and whether the database takes writes. */

@@ -304,6 +304,7 @@ CREATE TABLE conveyor.migrations (
   version integer NOT NULL,
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
+  sha256 text,
   CONSTRAINT migrations_pkey PRIMARY KEY (version)
 );
 
