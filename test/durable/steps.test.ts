@@ -89,12 +89,20 @@ const twice = defineJob({
   },
 });
 
+const sleepsUntil = defineJob({
+  kind: "durable.sleeps-until",
+  schema: z.object({ until: z.string().optional(), ms: z.number().optional() }),
+  handler: async ({ payload, sleep }) => {
+    await sleep("nap", payload.until === undefined ? payload.ms! : new Date(payload.until));
+  },
+});
+
 let t: TestConveyor;
 let worker: Worker;
 const table = `durable_effects_${process.pid}`;
 
 beforeAll(async () => {
-  t = await createTestConveyor({ jobs: [workflow, transactional, waiting, twice], logger: silent });
+  t = await createTestConveyor({ jobs: [workflow, transactional, waiting, twice, sleepsUntil], logger: silent });
   await sql(t.conveyor, `CREATE TABLE IF NOT EXISTS {{schema}}.${table} (job_id uuid NOT NULL)`);
   worker = t.conveyor.worker({ concurrency: 4, pollIntervalMs: 50, wakeIntervalMs: 50, reclaimIntervalMs: 200 });
   await worker.start();
@@ -181,6 +189,23 @@ describe("durable execution", () => {
     expect(job.attempts).toBe(1);
     expect(job.lastError).toMatchObject({ name: "StepError" });
     expect(job.lastError!.message).toContain('"same": this name was already used in this run');
+  });
+
+  it("bounds a sleep until a Date as it bounds one of ms: at most 10 years ahead", async () => {
+    const tooFar = [{ until: "9999-12-31T00:00:00.000Z" }, { ms: 11 * 365 * 24 * 60 * 60 * 1000 }];
+    for (const payload of tooFar) {
+      const job = await ended((await t.conveyor.enqueue(sleepsUntil, payload)).id);
+      expect(job.status, JSON.stringify(payload)).toBe("dead");
+      expect(job.lastError).toMatchObject({ name: "StepError" });
+      expect(job.lastError!.message).toContain("(10 years)");
+      expect(await t.conveyor.steps.list(job.id)).toEqual([]);
+    }
+    const until = new Date(Date.now() + 9 * 365 * 24 * 60 * 60 * 1000);
+    const { id } = await t.conveyor.enqueue(sleepsUntil, { until: until.toISOString() });
+    await waitFor("the job to sleep", async () => (await t.conveyor.getJob(id))?.status === "sleeping", 10_000);
+    const [nap] = await t.conveyor.steps.list(id);
+    expect(nap).toMatchObject({ kind: "sleep", state: "sleeping", wakeAt: until });
+    await t.conveyor.cancel(id);
   });
 
   it("cancels a sleeping job at once, and refuses to resume it", async () => {

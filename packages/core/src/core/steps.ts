@@ -1,4 +1,6 @@
 import type { BackoffPolicy } from "./backoff.js";
+import { MAX_DELAY_MS, MIN_RUN_AT_MS } from "./defaults.js";
+import { StepError } from "./errors.js";
 import type { Queryable } from "./queryable.js";
 
 /** How a step runs (`step(name, options, fn)`). */
@@ -56,7 +58,8 @@ export interface DurableFunctions {
    * attempt ends (`suspended`, not counted), the job waits as `sleeping`,
    * and it runs again from the top when the time comes, replaying its
    * recorded steps; this call then returns. Never resolves in the attempt
-   * that suspends (it throws `JobSuspendedError`).
+   * that suspends (it throws `JobSuspendedError`). Either form reaches at
+   * most `MAX_DELAY_MS` (10 years) ahead; further is a `StepError`.
    */
   sleep(name: string, duration: number | Date): Promise<void>;
   /**
@@ -120,4 +123,24 @@ export interface SentEvent {
   id: string;
   /** The jobs it woke: each had a wait that received it. */
   jobIds: string[];
+}
+
+/**
+ * Refuse a sleep's time past the one bound both forms share: `duration` ms
+ * from 0 to MAX_DELAY_MS, or a Date from MIN_RUN_AT_MS to at most
+ * MAX_DELAY_MS after `nowMs`. A `StepError` (permanent) naming the sleep.
+ */
+export function checkSleepTime(name: string, duration: unknown, nowMs: number): asserts duration is number | Date {
+  const label = `sleep ${JSON.stringify(name)}`;
+  if (duration instanceof Date) {
+    const ms = duration.getTime();
+    if (Number.isNaN(ms)) throw new StepError(`${label}: its time must be a valid Date`);
+    if (ms < MIN_RUN_AT_MS || ms - nowMs > MAX_DELAY_MS) {
+      throw new StepError(
+        `${label}: its time must be from ${new Date(MIN_RUN_AT_MS).toISOString()} to at most ${MAX_DELAY_MS} ms (10 years) ahead, got ${duration.toISOString()}`,
+      );
+    }
+  } else if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0 || duration > MAX_DELAY_MS) {
+    throw new StepError(`${label}: duration must be a number of ms from 0 to ${MAX_DELAY_MS} (10 years), or a Date at most that far ahead, got ${String(duration)}`);
+  }
 }

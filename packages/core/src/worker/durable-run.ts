@@ -4,8 +4,8 @@ import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MAX_STEPS_PE
 import { JobSuspendedError, PermanentError, StepError } from "../core/errors.js";
 import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../core/queryable.js";
-import type { DurableFunctions, StepOptions, WaitForEventOptions } from "../core/steps.js";
-import { checkLabel, checkRunAt } from "../core/validate.js";
+import { checkSleepTime, type DurableFunctions, type StepOptions, type WaitForEventOptions } from "../core/steps.js";
+import { checkLabel } from "../core/validate.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
 import type { HandlerStore } from "../store/handler-store.js";
@@ -100,10 +100,7 @@ export class DurableRun implements DurableFunctions {
 
   sleep = async (name: string, duration: number | Date): Promise<void> => {
     this.begin(name, "sleep");
-    if (duration instanceof Date) checkRunAt(duration, `sleep ${JSON.stringify(name)}: its time`);
-    else if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0 || duration > MAX_DELAY_MS) {
-      throw new StepError(`sleep ${JSON.stringify(name)}: duration must be a number of ms from 0 to ${MAX_DELAY_MS}, or a Date, got ${String(duration)}`);
-    }
+    checkSleepTime(name, duration, Date.now());
     const recorded = await this.recorded(name, "sleep");
     if (recorded && (recorded.state === "completed" || this.due(recorded))) return this.replayed(name, "sleep");
     if (!recorded && typeof duration === "number" && duration === 0) return;
