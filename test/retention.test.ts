@@ -82,6 +82,30 @@ describe("conveyor.prune", () => {
     expect((await sql(conveyor, "SELECT to_regclass($1) AS t", [oldDay])).rows[0].t).toBeNull();
   });
 
+  it("frees a day's idempotency keys as the day is detached, before it is dropped", async () => {
+    await sql(conveyor, "SELECT {{schema}}.job_history_extend(((now() AT TIME ZONE 'UTC')::date - 10), 7)");
+    const first = await conveyor.enqueue(noop, {}, { idempotencyKey: "day-old" });
+    await sql(
+      conveyor,
+      `UPDATE {{schema}}.jobs SET status = 'succeeded', attempts = 1, started_at = now() - interval '9 days',
+         finished_at = now() - interval '9 days' WHERE id = $1`,
+      [first.id],
+    );
+    // While the job can be read, its key answers with it.
+    expect((await conveyor.enqueue(noop, {}, { idempotencyKey: "day-old" })).id).toBe(first.id);
+    // A prune that detached the day and stopped before dropping it.
+    await sql(conveyor, "SELECT {{schema}}.job_history_detach(now() - interval '7 days', '{}', 1000)");
+    expect(await conveyor.getJob(first.id)).toBeNull();
+    // Once it cannot, the key is free: a new job, from either path.
+    const again = await conveyor.enqueue(noop, {}, { idempotencyKey: "day-old" });
+    expect(again.id).not.toBe(first.id);
+    const [other] = await conveyor.enqueueMany([{ job: noop, payload: {}, idempotencyKey: "day-old-too" }]);
+    expect((await conveyor.enqueueMany([{ job: noop, payload: {}, idempotencyKey: "day-old" }]))[0]!.id).toBe(again.id);
+    expect(other).toBeDefined();
+    // The prune that comes next drops the day with what is left of it.
+    expect(await conveyor.prune()).toEqual({ jobs: 1, deadLetters: 0, flows: 0, events: 0 });
+  });
+
   it("deletes dead letters after their own age, with their dead jobs and executions", async () => {
     const oldDead = await make(3, "dead", 31 * DAY_MS);
     const youngDead = await make(2, "dead", 10 * DAY_MS);

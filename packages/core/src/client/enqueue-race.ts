@@ -1,5 +1,5 @@
 import { ENQUEUE_RACE_ROUNDS } from "../core/defaults.js";
-import { IdempotencyConflictError } from "../core/errors.js";
+import { ConflictError, IdempotencyConflictError } from "../core/errors.js";
 import { type JobRequestFields, requestDifferences } from "../core/idempotency.js";
 import type { JobInsertRow } from "../store/job-insert-row.js";
 
@@ -10,13 +10,23 @@ import type { JobInsertRow } from "../store/job-insert-row.js";
  */
 export class RetryableEnqueue extends Error {}
 
-/** Run `attempt` again while it throws `RetryableEnqueue`, at most `ENQUEUE_RACE_ROUNDS` (3) times in all. */
+/**
+ * Run `attempt` again while it throws `RetryableEnqueue`, at most
+ * `ENQUEUE_RACE_ROUNDS` (3) times in all; a race lost every time is a
+ * `ConflictError`, never the internal signal.
+ */
 export async function withEnqueueRetry<T>(attempt: () => Promise<T>): Promise<T> {
   for (let round = 1; ; round++) {
     try {
       return await attempt();
     } catch (error) {
-      if (!(error instanceof RetryableEnqueue) || round >= ENQUEUE_RACE_ROUNDS) throw error;
+      if (!(error instanceof RetryableEnqueue)) throw error;
+      if (round >= ENQUEUE_RACE_ROUNDS) {
+        throw new ConflictError(
+          `the enqueue met a job that was ending or being deleted, ${ENQUEUE_RACE_ROUNDS} times in a row (its idempotency or unique key changed hands meanwhile); send it again`,
+          { cause: error },
+        );
+      }
     }
   }
 }

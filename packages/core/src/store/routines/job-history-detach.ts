@@ -4,7 +4,8 @@ import type { Routine } from "./routine.js";
  * Retention's first step: detach from job_history every day partition that
  * ends by `p_cutoff`, except one that holds a job of a kind in `p_kept`
  * (kinds kept longer than the cutoff; their day waits, and a prune deletes
- * its other rows one by one). Returns the detached tables' names; each is
+ * its other rows one by one), and free the idempotency keys of its jobs.
+ * Returns the detached tables' names; each is
  * then dropped with its records by job_history_drop (a separate
  * transaction, so that job_history is locked only for the detach). The
  * detach takes an ACCESS EXCLUSIVE lock on job_history for a moment: it
@@ -36,6 +37,11 @@ BEGIN
     END IF;
     BEGIN
       EXECUTE format('ALTER TABLE {{schema}}.job_history DETACH PARTITION {{schema}}.%I', part.relname);
+      -- Its jobs can no longer be read: their idempotency keys are freed in
+      -- the same transaction, so a key never names a job nobody can read.
+      EXECUTE format('DELETE FROM {{schema}}.job_keys AS k USING {{schema}}.%I AS h
+                      WHERE h.idempotency_key IS NOT NULL AND k.tenant = h.tenant
+                        AND k.idempotency_key = h.idempotency_key AND k.job_id = h.id', part.relname);
       detached := detached || part.relname::text;
     EXCEPTION WHEN lock_not_available THEN
       RETURN detached;
