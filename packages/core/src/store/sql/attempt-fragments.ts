@@ -1,5 +1,7 @@
-import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
-import { LIVE, READY, TERMINAL } from "./status-sets.js";
+import { TRANSITIONS } from "../../core/transitions.js";
+import { JOB_COLUMNS } from "./job-columns.js";
+import { type JobWrites, moveLiveJobs } from "./job-moves.js";
+import { READY, TERMINAL } from "./status-sets.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
 // transactional-completion.ts). Not statements themselves, so this module is
@@ -19,6 +21,14 @@ export function attemptRecord(select: string): string {
 )`;
 }
 
+/** An attempt ends: the lease and the worker's hold go. */
+const ATTEMPT_ENDED = { locked_by: "NULL", current_execution_id: "NULL", lease_expires_at: "NULL", updated_at: "now()" } as const;
+
+/** A success (attempt_succeeded): `result` is its SQL expression. */
+export function SUCCEEDED_WRITES(result: string): JobWrites {
+  return { status: `'${TRANSITIONS.attempt_succeeded.running}'`, result, finished_at: "now()", ...ATTEMPT_ENDED };
+}
+
 /**
  * The common tail of every statement that ends an attempt without success.
  * Expects a CTE `target(id, execution_id, attempt, worker_id, started_at,
@@ -33,22 +43,20 @@ export function attemptRecord(select: string): string {
  * ending (its record is written by this statement), so that one is added
  * from `target`.
  */
-export const ATTEMPT_END = `
-, moved AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = t.next_status,
-    -- An attempt that does not count (retry-after, a shutdown hand-back) is
-    -- given back, unless the job ends cancelled: then it ran and was
-    -- cancelled, and counts.
-    attempts = CASE WHEN NOT t.counts_attempt AND t.next_status <> 'cancelled'
-                    THEN j.attempts - 1 ELSE j.attempts END,
-    run_at = CASE WHEN t.next_status IN (${READY}) THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
-    finished_at = CASE WHEN t.next_status IN (${TERMINAL}) THEN now() END,
-    last_error = coalesce(t.error, j.last_error),
-    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM target AS t WHERE j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id AND j.status IN (${LIVE})
-  RETURNING ${jobColumnsOf("j")}
-), ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
+export const ATTEMPT_END = `${moveLiveJobs(
+  { name: "attempt", using: "target AS t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" },
+  {
+    status: "t.next_status",
+    // An attempt that does not count (retry-after, a shutdown hand-back) is
+    // given back, unless the job ends cancelled: then it ran and was
+    // cancelled, and counts.
+    attempts: "CASE WHEN NOT t.counts_attempt AND t.next_status <> 'cancelled' THEN j.attempts - 1 ELSE j.attempts END",
+    run_at: `CASE WHEN t.next_status IN (${READY}) THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END`,
+    finished_at: `CASE WHEN t.next_status IN (${TERMINAL}) THEN now() END`,
+    last_error: "coalesce(t.error, j.last_error)",
+    ...ATTEMPT_ENDED,
+  },
+)}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
          CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END, t.error
   FROM target AS t`)}, buried AS (
   INSERT INTO {{schema}}.dead_letter_jobs
@@ -65,7 +73,7 @@ export const ATTEMPT_END = `
             SELECT t.execution_id, t.started_at, jsonb_build_object(
                      'executionId', t.execution_id, 'attempt', t.attempt, 'workerId', t.worker_id, 'startedAt', t.started_at,
                      'finishedAt', now(), 'outcome', t.outcome, 'error', t.error)) AS h)
-  FROM moved AS m JOIN target AS t ON t.id = m.id
+  FROM attempt_ended AS m JOIN target AS t ON t.id = m.id
   WHERE m.status = 'dead'
 )
-SELECT ${JOB_COLUMNS} FROM moved`;
+SELECT ${JOB_COLUMNS} FROM attempt_moved`;

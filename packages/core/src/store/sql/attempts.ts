@@ -1,5 +1,6 @@
 import { TRANSITIONS } from "../../core/transitions.js";
-import { ATTEMPT_END, attemptRecord } from "./attempt-fragments.js";
+import { ATTEMPT_END, attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
+import { moveLiveJobs } from "./job-moves.js";
 import { LIVE } from "./status-sets.js";
 
 // Ending attempts: success (jobComplete) and everything else (jobEndAttempts).
@@ -24,15 +25,16 @@ import { LIVE } from "./status-sets.js";
 export const jobComplete = `
 WITH finished AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS f(id, execution_id, result)
-), done AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = 'succeeded', result = finished.result::jsonb, finished_at = now(), updated_at = now(),
-    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
-  FROM finished
-  WHERE j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status IN (${LIVE})
-  RETURNING j.id, finished.execution_id, j.attempts, j.started_at
-), ${attemptRecord("SELECT execution_id, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done")}
-SELECT execution_id FROM done`;
+)${moveLiveJobs(
+  {
+    name: "done",
+    using: "finished",
+    where: "j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id",
+    returning: { execution_id: "finished.execution_id" },
+  },
+  SUCCEEDED_WRITES("finished.result::jsonb"),
+)}, ${attemptRecord("SELECT execution_id, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done_moved")}
+SELECT execution_id FROM done_moved`;
 
 /**
  * End attempts that did not succeed (failed, timed out, asked to retry after

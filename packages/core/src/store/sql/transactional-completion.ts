@@ -1,4 +1,5 @@
-import { attemptRecord } from "./attempt-fragments.js";
+import { attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
+import { moveLiveJobs } from "./job-moves.js";
 
 // Transactional completion (ctx.transaction): the handler's own writes and
 // the job's completion commit in one transaction, on one connection.
@@ -27,11 +28,8 @@ import { attemptRecord } from "./attempt-fragments.js";
  * $1 job id, $2 execution id, $3 result (json text|null), $4 worker id (of the claim that made $2)
  */
 export const jobCompleteInTransaction = `
-WITH done AS (
-  UPDATE {{schema}}.jobs SET
-    status = 'succeeded', result = $3::jsonb, finished_at = now(), updated_at = now(),
-    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL
-  WHERE id = $1 AND current_execution_id = $2 AND status = 'running'
-  RETURNING id, attempts, started_at
-), ${attemptRecord("SELECT $2::uuid, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done")}
-SELECT id FROM done`;
+WITH finished AS (SELECT $1::uuid AS id, $2::uuid AS execution_id)${moveLiveJobs(
+  { name: "done", using: "finished", where: "j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = 'running'" },
+  SUCCEEDED_WRITES("$3::jsonb"),
+)}, ${attemptRecord("SELECT $2::uuid, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done_moved")}
+SELECT id FROM done_moved`;

@@ -1,0 +1,174 @@
+import { HISTORY, LIVE, TERMINAL } from "./status-sets.js";
+import { JOB_COLUMNS } from "./job-columns.js";
+
+// How a statement writes a job's state, and moves the job between the
+// tables of its states: jobs_live (every state a job runs or waits in),
+// jobs_dead, and job_history (by day of finished_at). A job that ends is
+// deleted from jobs_live and inserted into jobs_dead or job_history in the
+// statement that ends it, and one that comes back the other way round, each
+// named here; nothing relies on PostgreSQL moving a row whose partition key
+// an UPDATE changed. Not statements themselves, so this module is not
+// among the store's queries.
+
+/**
+ * Every column of the jobs table, in its order, with its type: what a moved
+ * row is inserted as (test/job-moves.test.ts checks it against the schema).
+ */
+export const JOB_TABLE = {
+  id: "uuid",
+  tenant: "text",
+  queue: "text",
+  kind: "text",
+  payload: "jsonb",
+  priority: "smallint",
+  status: "text",
+  attempts: "integer",
+  max_attempts: "integer",
+  run_at: "timestamptz",
+  locked_by: "text",
+  current_execution_id: "uuid",
+  lease_expires_at: "timestamptz",
+  cancel_requested: "boolean",
+  idempotency_key: "text",
+  last_error: "jsonb",
+  result: "jsonb",
+  created_at: "timestamptz",
+  updated_at: "timestamptz",
+  started_at: "timestamptz",
+  finished_at: "timestamptz",
+  unique_key: "text",
+  unique_states: "text[]",
+  progress: "jsonb",
+  progress_updated_at: "timestamptz",
+  has_dependents: "boolean",
+  trace_context: "jsonb",
+  limit_key: "text",
+  awaited: "boolean",
+} as const;
+
+/** The columns of JOB_TABLE, in order. */
+export const JOB_TABLE_COLUMNS = Object.keys(JOB_TABLE) as ReadonlyArray<keyof typeof JOB_TABLE>;
+
+/** A column of the jobs table. */
+export type JobColumn = keyof typeof JOB_TABLE;
+
+/**
+ * What one write does to a job row: an SQL expression per column it
+ * changes, over the row as it was (aliased `j`) and whatever its statement
+ * joins. `status` is the state it moves to.
+ */
+export type JobWrites = Partial<Record<JobColumn, string>> & { status: string };
+
+/**
+ * The unique-key rule of every state change: a job keeps its unique key
+ * only in the states its key is held in (a sleeping job is mid-run, and
+ * keeps it wherever `running` holds one). A key released is never taken
+ * back, so a job that returns to a held state cannot collide with the one
+ * that took the key meanwhile.
+ */
+function uniqueKeyAfter(status: string): string {
+  return `CASE WHEN j.unique_key IS NOT NULL AND ((${status}) = ANY (j.unique_states) OR ((${status}) = 'sleeping' AND 'running' = ANY (j.unique_states))) THEN j.unique_key END`;
+}
+
+/** Every column a write sets, the unique key included. */
+function written(writes: JobWrites): Partial<Record<JobColumn, string>> {
+  return { unique_key: uniqueKeyAfter(writes.status), ...writes };
+}
+
+/** `column = expression, …`: the SET list of an UPDATE of jobs aliased `j`. */
+export function setList(writes: JobWrites): string {
+  return Object.entries(written(writes))
+    .map(([column, value]) => `${column} = ${value}`)
+    .join(",\n    ");
+}
+
+/** Every column of the row as the write leaves it, in table order: what a move inserts. */
+function rowAfter(writes: JobWrites): string {
+  const set = written(writes);
+  // Typed: a NULL or a literal alone has no type an INSERT could take.
+  return JOB_TABLE_COLUMNS.map((column) => `${set[column] === undefined ? `j.${column}` : `(${set[column]})::${JOB_TABLE[column]}`} AS ${column}`).join(", ");
+}
+
+const COLUMN_LIST = JOB_TABLE_COLUMNS.join(", ");
+
+/** What a move of jobs reads: the rows it applies to, joined to the row `j`. */
+export interface MoveSource {
+  /** Prefix of the tables, `{{schema}}` unless the statement is built for one schema. */
+  schema?: string;
+  /** The CTE's name each move's CTEs start with. */
+  name: string;
+  /** A FROM/USING item joined to `j` (e.g. `target AS t`), whose columns the writes may read. */
+  using: string;
+  /** The condition that picks, and joins, the rows (over `j` and `using`). */
+  where: string;
+  /** More columns each moved row returns, by name: expressions over `j` as it was and `using`; after JOB_COLUMNS. */
+  returning?: Readonly<Record<string, string>>;
+}
+
+/**
+ * CTEs that apply `writes` to live jobs: `<name>_kept`, an UPDATE of those
+ * whose new state is live, and `<name>_ended`, the rows of those that end,
+ * deleted from jobs_live and inserted into job_history or jobs_dead as
+ * written. `<name>_moved` is their union: JOB_COLUMNS as written, then
+ * `returning`. Starts with a comma: it follows the statement's own CTEs.
+ */
+export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
+  const s = source.schema ?? "{{schema}}";
+  const { name, using, where } = source;
+  const status = `(${writes.status})`;
+  const extra = Object.entries(source.returning ?? {});
+  const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
+  const alsoNames = extra.map(([column]) => `, ${column}`).join("");
+  return `
+, ${name}_kept AS (
+  UPDATE ${s}.jobs_live AS j SET
+    ${setList(writes)}
+  FROM ${using}
+  WHERE ${where} AND ${status} IN (${LIVE})
+  RETURNING ${JOB_COLUMNS_OF_J}${also}
+), ${name}_ended AS (
+  DELETE FROM ${s}.jobs_live AS j
+  USING ${using}
+  WHERE ${where} AND ${status} IN (${TERMINAL})
+  RETURNING ${rowAfter(writes)}${also}
+), ${name}_to_history AS (
+  INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})
+), ${name}_to_dead AS (
+  INSERT INTO ${s}.jobs_dead (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status = 'dead'
+), ${name}_moved AS (
+  SELECT * FROM ${name}_kept UNION ALL SELECT ${JOB_COLUMNS}${alsoNames} FROM ${name}_ended
+)`;
+}
+
+/**
+ * CTEs that bring ended jobs back to live states: `<name>_returned`, the
+ * rows of jobs_dead and of job_history that `where` picks, deleted and
+ * inserted into jobs_live as written (`writes.status` must be live).
+ * `<name>_moved` returns them in JOB_COLUMNS. Starts with a comma.
+ */
+export function returnEndedJobs(source: MoveSource, writes: JobWrites): string {
+  const s = source.schema ?? "{{schema}}";
+  const { name, using, where } = source;
+  return `
+, ${name}_from_dead AS (
+  DELETE FROM ${s}.jobs_dead AS j
+  USING ${using}
+  WHERE ${where}
+  RETURNING ${rowAfter(writes)}
+), ${name}_from_history AS (
+  DELETE FROM ${s}.job_history AS j
+  USING ${using}
+  WHERE ${where}
+  RETURNING ${rowAfter(writes)}
+), ${name}_moved AS (
+  INSERT INTO ${s}.jobs_live (${COLUMN_LIST})
+  SELECT ${COLUMN_LIST} FROM ${name}_from_dead UNION ALL SELECT ${COLUMN_LIST} FROM ${name}_from_history
+  RETURNING ${JOB_COLUMNS}
+)`;
+}
+
+/** JOB_COLUMNS of the row aliased `j`, for a RETURNING that joins. */
+const JOB_COLUMNS_OF_J = JOB_COLUMNS.split(",")
+  .map((column) => `j.${column.trim()}`)
+  .join(", ");
+
