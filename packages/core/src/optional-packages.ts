@@ -11,6 +11,7 @@ import { ConfigError } from "./core/errors.js";
 
 /** What the CLI uses of `conveyor-jobs-http`: `api` and `dev` serve the API and dashboard. */
 export interface HttpPackage {
+  /** Serve the API and dashboard of `conveyor` on `host`:`port` (0: a free port) until `close()`. */
   startApiServer(
     conveyor: Conveyor,
     options: { port: number; host: string; bodyLimit?: number; requestTimeoutMs?: number },
@@ -19,6 +20,7 @@ export interface HttpPackage {
 
 /** What the CLI and `conveyor-jobs/testing` use of `conveyor-jobs-embedded`: they run on it when DATABASE_URL is unset. */
 export interface EmbeddedPackage {
+  /** Start the server on `dataDir`, or join the one another process runs there (`owned` false; `stop()` then does nothing). */
   startEmbeddedPostgres(options: {
     dataDir: string;
     logger?: (line: string) => void;

@@ -6,6 +6,7 @@ export function encodeCursor(lastId: string): string {
   return Buffer.from(lastId, "utf8").toString("base64url");
 }
 
+/** The last id a cursor names, or null for no cursor; a ValidationError for a cursor this API did not return. */
 export function decodeCursor(cursor: string | null | undefined): string | null {
   if (cursor === undefined || cursor === null || cursor === "") return null;
   const id = Buffer.from(cursor, "base64url").toString("utf8");

@@ -96,6 +96,9 @@ export const batchFlowBody = z
   })
   .strict();
 
+/** A parsed `POST /v1/flows` body. */
 export type FlowBody = z.output<typeof flowBody>;
+/** One parsed job of a flow. */
 export type FlowJobItem = z.output<typeof flowJobItem>;
+/** A parsed `POST /v1/batches` body. */
 export type BatchFlowBody = z.output<typeof batchFlowBody>;

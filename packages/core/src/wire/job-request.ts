@@ -71,4 +71,5 @@ export const batchJobItem = z
   .object({ ...jobFields, idempotencyKey: z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional() })
   .strict();
 
+/** One parsed job of `POST /v1/jobs/batch`. */
 export type BatchJobItem = z.output<typeof batchJobItem>;

@@ -24,6 +24,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** Why strict JSON was not accepted: "malformed" (not UTF-8, not JSON) or "refused" (JSON that would not be kept exactly). */
 export class StrictJsonError extends Error {
   constructor(
+    /** "malformed": not UTF-8 or not JSON; "refused": JSON that would not be kept exactly. */
     readonly kind: "malformed" | "refused",
     message: string,
     /** The one value refused, when it is one: its path (dotted, "" for the whole) and what is wrong with it. */
