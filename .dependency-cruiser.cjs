@@ -5,15 +5,18 @@
 //   packages/http       conveyor-jobs-http: the API and the dashboard
 //   packages/embedded   conveyor-jobs-embedded: the embedded PostgreSQL server
 //
-// The other two import the core by its name (`conveyor-jobs`,
-// `conveyor-jobs/internal/...`, resolved to its source through
-// test/tsconfig.json's paths), never the reverse: the core loads them only
-// through `src/optional-packages.ts`, by a name it does not import.
+// The other two import the core only through its entries: `conveyor-jobs`
+// and `conveyor-jobs/server` (the dashboard, bundled for the browser,
+// `conveyor-jobs/browser`), which tsconfig.json's paths resolve to
+// src/index.ts, src/server.ts and src/browser.ts. Never the reverse: the
+// core loads them only through `src/optional-packages.ts`, by a name it does
+// not import.
 //
 // Inside the core, dependencies point one way, from the entry points down:
 //
 //   src/index.ts, src/cli          entry points (composition roots)
 //   src/testing                    the `conveyor-jobs/testing` entry: helpers for users' tests
+//   src/server.ts, src/browser.ts  the entries of the API and embedded packages, and of the dashboard
 //   src/conveyor.ts                Conveyor = client + its workers
 //   src/client   src/worker        side by side, never each other
 //   src/wire  src/metrics  src/tracing   JSON the API and CLI speak; worker metrics; OpenTelemetry spans
@@ -23,7 +26,12 @@
 // Type-only imports count: a cycle through types still ties modules
 // together (the store's facade and its helpers did exactly that).
 
+const { builtinModules } = require("node:module");
+
 const CORE = "^packages/core/src/";
+
+/** Node's built-in modules, as depcruise names them (`node:crypto` is `crypto`). */
+const NODE_BUILTIN = `^(node:)?(${builtinModules.join("|")})$`;
 
 /** Paths of the core's modules outside `dirs` (each a path under its src/, without a trailing slash). */
 const outside = (...dirs) => `${CORE}(?!(?:${dirs.join("|")})(?:/|\\.ts$))`;
@@ -123,18 +131,33 @@ module.exports = {
       to: { path: `${CORE}cli/` },
     },
     {
-      name: "http-imports-client-and-below",
-      comment: "The API is built from a client; it runs no workers and knows nothing of the CLI or the embedded server.",
+      name: "packages-import-the-core-by-its-entries",
+      comment:
+        "The API and the embedded server import the core only as `conveyor-jobs` and `conveyor-jobs/server`: what they use beyond the public entry is listed in src/server.ts, and the rest of the core stays private. A deep path (relative, into dist, or a subpath the package does not export) fails here.",
       severity: "error",
-      from: { path: "^packages/http/src/" },
-      to: { path: [outside("client", "store", "core", "wire", "optional-packages"), "^packages/embedded/"] },
+      from: { path: "^packages/(http|embedded)/", pathNot: "^packages/http/dashboard/" },
+      to: { path: ["^packages/core/", "^conveyor-jobs/"], pathNot: `${CORE}(index|server)\\.ts$` },
     },
     {
-      name: "embedded-needs-only-the-core-errors",
-      comment: "The embedded PostgreSQL server is a leaf: it knows Conveyor only for its errors and the contract the CLI loads it by.",
+      name: "server-entry-is-client-and-below",
+      comment: "`conveyor-jobs/server` gives the API a client's parts and the JSON it speaks; no workers, no CLI, not the composition in src/conveyor.ts.",
+      severity: "error",
+      from: { path: `${CORE}server\\.ts$` },
+      to: { path: outside("client", "store", "core", "wire", "optional-packages") },
+    },
+    {
+      name: "http-never-imports-the-embedded-server",
+      comment: "The API is built from a client; it knows nothing of the embedded server.",
+      severity: "error",
+      from: { path: "^packages/http/src/" },
+      to: { path: "^packages/embedded/" },
+    },
+    {
+      name: "embedded-never-imports-the-api",
+      comment: "The embedded PostgreSQL server is a leaf: it knows Conveyor only for its errors and the contract the CLI loads it by, never the API.",
       severity: "error",
       from: { path: "^packages/embedded/src/" },
-      to: { path: [outside("index", "core", "optional-packages"), "^packages/http/"] },
+      to: { path: "^packages/http/" },
     },
     {
       name: "nothing-imports-the-dashboard",
@@ -144,11 +167,25 @@ module.exports = {
       to: { path: "^packages/http/dashboard/" },
     },
     {
-      name: "dashboard-imports-only-wire-and-core",
-      comment: "The dashboard runs in the browser: it may share the API's JSON types and core constants, never server code.",
+      name: "dashboard-imports-the-core-by-its-browser-entry",
+      comment: "The dashboard runs in the browser: of the core it imports only `conveyor-jobs/browser`, never server code.",
       severity: "error",
       from: { path: "^packages/http/dashboard/" },
-      to: { path: [outside("wire", "core"), "^packages/(http/src|embedded)/"] },
+      to: { path: ["^packages/core/", "^conveyor-jobs(/|$)", "^packages/(http/src|embedded)/"], pathNot: `${CORE}browser\\.ts$` },
+    },
+    {
+      name: "browser-entry-imports-only-wire-and-core",
+      comment: "`conveyor-jobs/browser` holds constants and pure functions the dashboard shares with the API.",
+      severity: "error",
+      from: { path: `${CORE}browser\\.ts$` },
+      to: { path: outside("wire", "core") },
+    },
+    {
+      name: "browser-entry-reaches-no-package",
+      comment: "The dashboard's bundle takes in all `conveyor-jobs/browser` reaches: no npm package and no Node built-in (node:crypto is stubbed in a browser).",
+      severity: "error",
+      from: { path: `${CORE}browser\\.ts$` },
+      to: { reachable: true, path: ["(^|/)node_modules/", NODE_BUILTIN] },
     },
     {
       name: "each-package-declares-what-it-imports",

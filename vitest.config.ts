@@ -12,7 +12,8 @@ export default defineConfig({
     alias: [
       { find: /^conveyor-jobs$/, replacement: source("./packages/core/src/index.ts") },
       { find: /^conveyor-jobs\/testing$/, replacement: source("./packages/core/src/testing/index.ts") },
-      { find: /^conveyor-jobs\/internal\/(.*)\.js$/, replacement: source("./packages/core/src/$1.ts") },
+      { find: /^conveyor-jobs\/server$/, replacement: source("./packages/core/src/server.ts") },
+      { find: /^conveyor-jobs\/browser$/, replacement: source("./packages/core/src/browser.ts") },
       { find: /^conveyor-jobs-http$/, replacement: source("./packages/http/src/index.ts") },
       { find: /^conveyor-jobs-embedded$/, replacement: source("./packages/embedded/src/embedded-postgres.ts") },
     ],

@@ -24,7 +24,7 @@ describe("the package name", () => {
     expect(core.name).toBe(NAME);
     expect(core.private).toBeUndefined();
     expect(core.bin).toEqual({ conveyor: "./dist/src/cli/main.js" });
-    expect(Object.keys(core.exports as object).sort()).toEqual([".", "./internal/*.js", "./package.json", "./testing"]);
+    expect(Object.keys(core.exports as object).sort()).toEqual([".", "./browser", "./package.json", "./server", "./testing"]);
   });
 
   it("has the API and the embedded server as packages of their own, at the core's version, and a private root", async () => {

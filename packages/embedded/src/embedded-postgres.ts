@@ -17,6 +17,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EmbeddedPostgresError } from "conveyor-jobs";
+import type { EmbeddedPackage } from "conveyor-jobs/server";
 import { checkBinaries } from "./binaries.js";
 import { createCluster, createDatabaseIfMissing, removeStalePostmasterPid } from "./cluster.js";
 import { connectionStringFor, type Credentials, readCredentials } from "./credentials.js";
@@ -27,7 +28,6 @@ import { LogTail } from "./log-tail.js";
 import { spawnPostmaster } from "./postmaster-process.js";
 import { isProcessAlive, isServerOf, readPostmasterPid, serverAnswers } from "./postmaster.js";
 import { tryStartLock } from "./start-lock.js";
-import type { EmbeddedPackage } from "conveyor-jobs/internal/optional-packages.js";
 
 export { EmbeddedPostgresError };
 

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
-import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "conveyor-jobs/internal/core/defaults.js";
-import type { ConveyorClient } from "conveyor-jobs/internal/client/conveyor-client.js";
+import type { ConveyorClient } from "conveyor-jobs";
+import { MAX_HTTP_PATH_SEGMENT_LENGTH } from "conveyor-jobs/server";
 import { authenticateWith } from "./auth.js";
 import { installBulkActionSweep } from "./bulk-action-sweep.js";
 import { installDashboard } from "./dashboard.js";

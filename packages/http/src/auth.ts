@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import type { ApiKeys } from "conveyor-jobs/internal/client/api-keys.js";
+import type { ApiKeys } from "conveyor-jobs/server";
 import { HttpProblem } from "./problem.js";
 
 /** Who is calling: the API key's id, tenant and whether it is an admin key. */

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { MAX_NAME_LENGTH, MAX_PRIORITY, MIN_PRIORITY, NAME_PATTERN } from "conveyor-jobs/internal/core/defaults.js";
-import { BULK_ACTIONS } from "conveyor-jobs/internal/core/bulk-actions.js";
-import { jobFilterBody } from "conveyor-jobs/internal/wire/job-filter.js";
+import { BULK_ACTIONS } from "conveyor-jobs";
+import { jobFilterBody, MAX_NAME_LENGTH, MAX_PRIORITY, MIN_PRIORITY, NAME_PATTERN } from "conveyor-jobs/server";
 import { deadLetterListQuery } from "./schemas.js";
 
 // Request schemas of the bulk action routes (the response's shape is in

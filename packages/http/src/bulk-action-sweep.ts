@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import type { ConveyorClient } from "conveyor-jobs/internal/client/conveyor-client.js";
+import type { ConveyorClient } from "conveyor-jobs";
 
 /**
  * Resume the bulk actions whose process is gone (its lease lapsed, or it

@@ -1,5 +1,4 @@
-import type { ConveyorClient } from "conveyor-jobs/internal/client/conveyor-client.js";
-import type { QueueOverview } from "conveyor-jobs/internal/client/queue-overview.js";
+import type { ConveyorClient, QueueOverview } from "conveyor-jobs";
 import type { ApiMetrics } from "./metrics.js";
 import type { KindDocs } from "./openapi.js";
 

@@ -2,7 +2,7 @@
  * The HTTP API and the dashboard (`conveyor-jobs-http`), a package of its
  * own so applications that only enqueue and run jobs never install Fastify.
  */
-import type { HttpPackage } from "conveyor-jobs/internal/optional-packages.js";
+import type { HttpPackage } from "conveyor-jobs/server";
 import { startApiServer } from "./server.js";
 
 // The CLI of conveyor-jobs loads this package for `conveyor api` and `conveyor dev`.
@@ -15,5 +15,5 @@ export { startApiServer };
 export type { ApiServer, ApiServerOptions } from "./server.js";
 export { ApiMetrics } from "./metrics.js";
 export type { ProblemBody, ProblemCode } from "./problem.js";
-export { ApiKeys, API_KEY_PREFIX } from "conveyor-jobs/internal/client/api-keys.js";
-export type { ApiKeyRecord, CreateApiKeyOptions } from "conveyor-jobs/internal/client/api-keys.js";
+export { API_KEY_PREFIX, ApiKeys } from "conveyor-jobs/server";
+export type { ApiKeyRecord, CreateApiKeyOptions } from "conveyor-jobs/server";

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance } from "fastify";
-import { parseStrictJson, StrictJsonError } from "conveyor-jobs/internal/wire/strict-json.js";
+import { parseStrictJson, StrictJsonError } from "conveyor-jobs/server";
 import { HttpProblem } from "./problem.js";
 
 /**

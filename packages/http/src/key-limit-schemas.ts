@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_CONCURRENCY_LIMIT, MAX_LIMIT_KEY_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "conveyor-jobs/internal/core/defaults.js";
+import { MAX_CONCURRENCY_LIMIT, MAX_LIMIT_KEY_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "conveyor-jobs/server";
 import { queueParams } from "./queue-settings-schemas.js";
 
 // Request schemas of the key limit routes (the responses' shapes are in

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { QueueOverview } from "conveyor-jobs/internal/client/queue-overview.js";
-import { KEY_METRICS_TOP } from "conveyor-jobs/internal/core/defaults.js";
-import type { KeyHeldBack } from "conveyor-jobs/internal/core/key-limits.js";
+import type { KeyHeldBack, QueueOverview } from "conveyor-jobs";
+import { KEY_METRICS_TOP } from "conveyor-jobs/server";
 
 /**
  * The API's Prometheus metrics, in a registry of its own (so an API and a

@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
-import type { AnyJobDefinition } from "conveyor-jobs/internal/core/define-job.js";
+import type { AnyJobDefinition } from "conveyor-jobs";
 import { payloadJsonSchema, reanchorRefs } from "./payload-schema.js";
 
 /** Security requirement of every `/v1` route in the OpenAPI document. */

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { BULK_ACTION_SWEEP_INTERVAL_MS, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "conveyor-jobs/internal/core/defaults.js";
-import { ConfigError } from "conveyor-jobs/internal/core/errors.js";
+import { ConfigError } from "conveyor-jobs";
+import { BULK_ACTION_SWEEP_INTERVAL_MS, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "conveyor-jobs/server";
 
 /** Options of `buildApp`. */
 export interface ApiOptions {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AnyJobDefinition } from "conveyor-jobs/internal/core/define-job.js";
+import type { AnyJobDefinition } from "conveyor-jobs";
 
 /**
  * The JSON Schema (draft 2020-12, input side) of a job kind's payload, for

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from "node:http";
-import type { ValidationIssue } from "conveyor-jobs/internal/core/errors.js";
+import type { ValidationIssue } from "conveyor-jobs";
 
 /** Media type of every error response (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MAX_CONCURRENCY_LIMIT, MAX_NAME_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TENANT_LENGTH, NAME_PATTERN } from "conveyor-jobs/internal/core/defaults.js";
-import type { QueueSettings, TenantSettings } from "conveyor-jobs/internal/core/queue-settings.js";
+import type { QueueSettings, TenantSettings } from "conveyor-jobs";
+import { MAX_CONCURRENCY_LIMIT, MAX_NAME_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TENANT_LENGTH, NAME_PATTERN } from "conveyor-jobs/server";
 import { responseSchema } from "./validation.js";
 
 // Request and response schemas of the queue and tenant settings routes. The

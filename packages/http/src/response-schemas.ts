@@ -1,13 +1,25 @@
 import { z } from "zod";
-import { DEPENDENCY_POLICIES, type DependencyPolicy } from "conveyor-jobs/internal/core/flows.js";
-import { JOB_STATUSES } from "conveyor-jobs/internal/core/states.js";
-import { bulkActionShape } from "conveyor-jobs/internal/wire/bulk-action-json.js";
-import { flowDetailShape, flowSummaryShape, statusCountsShape } from "conveyor-jobs/internal/wire/flow-json.js";
-import { jobCountShape } from "conveyor-jobs/internal/wire/job-count-json.js";
-import { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "conveyor-jobs/internal/wire/key-limits-json.js";
-import { scheduleShape } from "conveyor-jobs/internal/wire/schedule-json.js";
-import { sentEventShape, stepShape } from "conveyor-jobs/internal/wire/step-json.js";
-import { deadLetterShape, errorShape, executionShape, jobShape as job, optionalTime, storedTime, workerShape } from "conveyor-jobs/internal/wire/serialize.js";
+import { DEPENDENCY_POLICIES, type DependencyPolicy, JOB_STATUSES } from "conveyor-jobs";
+import {
+  bulkActionShape,
+  deadLetterShape,
+  errorShape,
+  executionShape,
+  flowDetailShape,
+  flowSummaryShape,
+  jobCountShape,
+  jobShape as job,
+  keyLimitSettingsShape,
+  keyLoadShape,
+  keyStatusShape,
+  optionalTime,
+  scheduleShape,
+  sentEventShape,
+  statusCountsShape,
+  stepShape,
+  storedTime,
+  workerShape,
+} from "conveyor-jobs/server";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { BATCH_OUTCOMES } from "./schemas.js";
 import { responseSchema } from "./validation.js";

@@ -1,6 +1,10 @@
 import { z } from "zod";
-import { decodeCursor } from "conveyor-jobs/internal/client/cursor.js";
 import {
+  batchJobItem,
+  decodeCursor,
+  jobDependencyFields,
+  jobFields,
+  jobFilterQuery,
   MAX_BATCH_JOBS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   MAX_LIST_LIMIT,
@@ -8,10 +12,7 @@ import {
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
   MAX_TENANT_LENGTH,
-} from "conveyor-jobs/internal/core/defaults.js";
-import { jobDependencyFields } from "conveyor-jobs/internal/wire/flow-request.js";
-import { jobFilterQuery } from "conveyor-jobs/internal/wire/job-filter.js";
-import { batchJobItem, jobFields } from "conveyor-jobs/internal/wire/job-request.js";
+} from "conveyor-jobs/server";
 
 // Request schemas (a job to enqueue is in wire/job-request.ts). Value rules the client enforces anyway (names, ranges) are
 // repeated here so the OpenAPI document states them; the client stays the

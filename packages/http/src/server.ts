@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
-import { DEFAULT_API_HOST, DEFAULT_API_PORT } from "conveyor-jobs/internal/core/defaults.js";
-import type { ConveyorClient } from "conveyor-jobs/internal/client/conveyor-client.js";
+import type { ConveyorClient } from "conveyor-jobs";
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from "conveyor-jobs/server";
 import { buildApp, type ConveyorApp } from "./app.js";
 import type { ApiOptions } from "./options.js";
 

@@ -1,4 +1,4 @@
-import type { UniqueJobConflictError } from "conveyor-jobs/internal/core/errors.js";
+import type { UniqueJobConflictError } from "conveyor-jobs";
 import { HttpProblem } from "./problem.js";
 
 /** The header that says what a `unique` option did: created, kept or replaced. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { ValidationIssue } from "conveyor-jobs/internal/core/errors.js";
+import type { ValidationIssue } from "conveyor-jobs";
 
 /** Which part of a request a schema checks (as Fastify names them). */
 export type RequestPart = "body" | "params" | "querystring" | "headers";

@@ -1,4 +1,4 @@
-import { MAX_ERROR_SEARCH_LENGTH } from "conveyor-jobs/internal/core/job-filter.js";
+import { MAX_ERROR_SEARCH_LENGTH } from "conveyor-jobs/browser";
 import { formatTime } from "./format.js";
 import type { BulkActionFilterJson, JobSearchQuery, JobStatus } from "./types.js";
 

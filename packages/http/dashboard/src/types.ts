@@ -3,8 +3,7 @@
 // (api-types.ts, written by `npm run build`), so when a response schema
 // changes, the dashboard's type-check breaks instead of drifting from it.
 import type { paths } from "./api-types.js";
-export { JOB_STATUSES } from "conveyor-jobs/internal/core/states.js";
-export { BULK_ACTION_STATES, BULK_ACTIONS } from "conveyor-jobs/internal/core/bulk-actions.js";
+export { BULK_ACTION_STATES, BULK_ACTIONS, JOB_STATUSES } from "conveyor-jobs/browser";
 
 /** The JSON body of an operation's 200 response (an error here: the operation has none). */
 type Ok<Operation extends { responses: { 200: { content: { "application/json": unknown } } } }> =

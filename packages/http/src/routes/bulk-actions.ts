@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { toJobFilter } from "conveyor-jobs/internal/wire/job-filter.js";
+import { bulkActionJson, toJobFilter } from "conveyor-jobs/server";
 import { principalOf } from "../auth.js";
-import { bulkActionJson } from "conveyor-jobs/internal/wire/bulk-action-json.js";
 import { bulkActionBody, bulkActionListQuery } from "../bulk-action-schemas.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { deadLetterJson, jobJson } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { deadLetterListQuery, idParams } from "../schemas.js";
-import { deadLetterJson, jobJson } from "conveyor-jobs/internal/wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { jobJson } from "conveyor-jobs/internal/wire/serialize.js";
-import { sentEventJson, stepJson } from "conveyor-jobs/internal/wire/step-json.js";
+import { jobJson, sentEventJson, stepJson } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponse, problemResponses, responseSchemas } from "../response-schemas.js";

@@ -1,12 +1,17 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import type { FlowDependency, FlowJob } from "conveyor-jobs/internal/client/enqueue-flow.js";
-import { FlowIdempotencyConflictError } from "conveyor-jobs/internal/core/errors.js";
-import { traceContextFromHeaders } from "conveyor-jobs/internal/core/trace-context.js";
-import type { Job } from "conveyor-jobs/internal/core/model.js";
-import { type BatchFlowBody, batchFlowBody, type FlowBody, flowBody, type FlowJobItem } from "conveyor-jobs/internal/wire/flow-request.js";
-import { flowDetailJson, flowSummaryJson } from "conveyor-jobs/internal/wire/flow-json.js";
-import { jobJson } from "conveyor-jobs/internal/wire/serialize.js";
+import { type FlowDependency, FlowIdempotencyConflictError, type FlowJob, type Job } from "conveyor-jobs";
+import {
+  type BatchFlowBody,
+  batchFlowBody,
+  type FlowBody,
+  flowBody,
+  flowDetailJson,
+  type FlowJobItem,
+  flowSummaryJson,
+  jobJson,
+  traceContextFromHeaders,
+} from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
 import { HttpProblem } from "../problem.js";

@@ -1,15 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { traceContextFromHeaders } from "conveyor-jobs/internal/core/trace-context.js";
-import type { EnqueueOptions } from "conveyor-jobs/internal/client/enqueue.js";
-import type { EnqueuedJob } from "conveyor-jobs/internal/client/enqueued-job.js";
-import { IdempotencyConflictError, UniqueJobConflictError } from "conveyor-jobs/internal/core/errors.js";
+import { type EnqueuedJob, type EnqueueOptions, IdempotencyConflictError, UniqueJobConflictError } from "conveyor-jobs";
+import { type BatchJobItem, jobJson, traceContextFromHeaders } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY, withKindVariants } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { type BatchOutcome, batchBody, type CreateJobBody, createJobBody, idempotencyHeaders } from "../schemas.js";
-import type { BatchJobItem } from "conveyor-jobs/internal/wire/job-request.js";
-import { jobJson } from "conveyor-jobs/internal/wire/serialize.js";
 import { writeTenant } from "../tenancy.js";
 import { UNIQUE_OUTCOME_HEADER, uniqueConflictProblem } from "../unique-conflict.js";
 import { routeSchema, toJsonSchema } from "../validation.js";

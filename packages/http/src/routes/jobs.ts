@@ -1,13 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { executionJson, jobCountJson, jobJson, toJobFilter } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { idParams, jobCountQuery, jobListQuery } from "../schemas.js";
-import { toJobFilter } from "conveyor-jobs/internal/wire/job-filter.js";
-import { jobCountJson } from "conveyor-jobs/internal/wire/job-count-json.js";
-import { executionJson, jobJson } from "conveyor-jobs/internal/wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";
 

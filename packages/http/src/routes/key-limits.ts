@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
+import { keyLimitSettingsJson, keyLoadJson, keyStatusJson } from "conveyor-jobs/server";
 import { principalOf } from "../auth.js";
 import type { RouteContext } from "../context.js";
-import { keyLimitSettingsJson, keyLoadJson, keyStatusJson } from "conveyor-jobs/internal/wire/key-limits-json.js";
 import { keyLimitsBody, keyParams, topKeysQuery } from "../key-limit-schemas.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { MAX_RETENTION_AGE_MS, MAX_RETENTION_BATCH_SIZE } from "conveyor-jobs/internal/core/defaults.js";
+import { MAX_RETENTION_AGE_MS, MAX_RETENTION_BATCH_SIZE } from "conveyor-jobs/server";
 import { principalOf } from "../auth.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";

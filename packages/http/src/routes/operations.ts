@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import type { Overview } from "conveyor-jobs";
+import { isoOrNull, workerJson } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, type OverviewResponse, problemResponses, responseSchemas } from "../response-schemas.js";
 import { tenantQuery } from "../schemas.js";
-import type { Overview } from "conveyor-jobs/internal/core/overview.js";
-import { isoOrNull, workerJson } from "conveyor-jobs/internal/wire/serialize.js";
 import { actionScope, readScope } from "../tenancy.js";
 import { principalOf } from "../auth.js";
 import { routeSchema } from "../validation.js";

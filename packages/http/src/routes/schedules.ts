@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { scheduleJson } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses, responseSchemas } from "../response-schemas.js";
-import { scheduleJson } from "conveyor-jobs/internal/wire/schedule-json.js";
 import { tenantQuery } from "../schemas.js";
 import { readScope } from "../tenancy.js";
 import { routeSchema } from "../validation.js";

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { ConveyorClient } from "conveyor-jobs/internal/client/conveyor-client.js";
-import { READ_ONLY_RETRY_AFTER_S } from "conveyor-jobs/internal/core/defaults.js";
-import type { SchemaStatus } from "conveyor-jobs/internal/store/migrate.js";
+import type { ConveyorClient, SchemaStatus } from "conveyor-jobs";
+import { READ_ONLY_RETRY_AFTER_S } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { HttpProblem } from "../problem.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { flowLevels } from "conveyor-jobs/internal/wire/flow-levels.js";
+import { flowLevels } from "conveyor-jobs/browser";
 import { type Api, ApiError, query } from "../api.js";
 import { ago, formatNumber, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { TRANSITIONS } from "conveyor-jobs/internal/core/transitions.js";
+import { TRANSITIONS } from "conveyor-jobs/browser";
 import { type Api, ApiError } from "../api.js";
 import { formatDuration, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
