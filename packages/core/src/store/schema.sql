@@ -425,6 +425,7 @@ UNION ALL
 -- FUNCTION conveyor.job_history_detach(p_cutoff timestamp with time zone, p_kept text[], p_lock_timeout_ms integer) RETURNS text[] LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_drop(p_table text) RETURNS integer LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_extend(p_from date, p_days integer) RETURNS integer LANGUAGE plpgsql
+-- FUNCTION conveyor.job_history_span(p_partition text) RETURNS TABLE(starts_at timestamp with time zone, ends_at timestamp with time zone) LANGUAGE sql
 -- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
 -- FUNCTION conveyor.jobs_deleted() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql

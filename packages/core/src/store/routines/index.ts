@@ -10,6 +10,7 @@ import { jobHistoryBound } from "./job-history-bound.js";
 import { jobHistoryDetach } from "./job-history-detach.js";
 import { jobHistoryDrop } from "./job-history-drop.js";
 import { jobHistoryExtend } from "./job-history-extend.js";
+import { jobHistorySpan } from "./job-history-span.js";
 import { jobsDeleted } from "./jobs-deleted.js";
 import { jobsForget } from "./jobs-forget.js";
 import { jobsEstimate } from "./jobs-estimate.js";
@@ -41,6 +42,7 @@ export const ROUTINES: readonly Routine[] = [
   jobsReleaseUniqueKey,
   jobsForget,
   jobsDeleted,
+  jobHistorySpan,
   jobHistoryBound,
   jobHistoryExtend,
   jobHistoryDetach,
