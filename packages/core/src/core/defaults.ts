@@ -338,6 +338,14 @@ export const HISTORY_COPY_BATCH_SIZE = 5_000;
 export const STATEMENT_CONFLICT_RETRIES = 5;
 /** Lock wait, in ms, of the detach that drops a day of history; a prune that cannot get the lock in time leaves the day to the next one. */
 export const HISTORY_DETACH_LOCK_TIMEOUT_MS = 200;
+/**
+ * Lock wait, in ms, of each lock job_history_extend takes: another extender's
+ * (it then leaves the days to that one), and those attaching a day takes on
+ * job_history and its default partition, which a read scanning the default
+ * partition waits behind. A run that cannot get one in time leaves the rest
+ * to the next run.
+ */
+export const HISTORY_EXTEND_LOCK_TIMEOUT_MS = 200;
 /** Retention: dead letters (with their dead jobs and executions) are deleted this long after they died: 30 days. */
 export const DEFAULT_RETENTION_DEAD_LETTER_MS = 30 * 24 * 60 * 60 * 1000;
 /** Retention: the longest age accepted (10 years); to keep rows longer, turn retention off. */
