@@ -1,4 +1,4 @@
-import { HISTORY_DAYS_AHEAD, HISTORY_DETACH_LOCK_TIMEOUT_MS, RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
+import { HISTORY_DETACH_LOCK_TIMEOUT_MS, RETENTION_BATCH_PAUSE_MS } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
 import {
   type PruneOptions,
@@ -49,7 +49,6 @@ export async function pruneInBatches(
     if (retention?.finishedMs != null) finishedOwn.push([kind, retention.finishedMs]);
     if (retention?.deadLetterMs != null) deadOwn.push([kind, retention.deadLetterMs]);
   }
-  await store.historyExtend(HISTORY_DAYS_AHEAD);
   const keptLonger = finishedOwn.filter(([, ms]) => ms > policy.finishedMs).map(([kind]) => kind);
   let jobs = signal?.aborted ? 0 : await store.historyDropBefore(policy.finishedMs, keptLonger, HISTORY_DETACH_LOCK_TIMEOUT_MS);
   jobs += await drain(() => store.jobPruneFinished(policy.finishedMs, policy.batchSize, finishedOwn.map(([kind]) => kind)));

@@ -320,10 +320,18 @@ export const ENQUEUE_RACE_ROUNDS = 3;
 export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
 /**
  * Days ahead (UTC) for which job_history always has a partition: migrate
- * and each prune make the missing ones. A job that ends past them still
- * ends (job_history_default takes it), and is pruned row by row.
+ * and every worker's upkeep make the missing ones. A job that ends past
+ * them still ends (job_history_default takes it), and is pruned row by row.
  */
 export const HISTORY_DAYS_AHEAD = 7;
+/**
+ * How often each worker makes the day partitions of job_history that are
+ * missing, 1 hour (each wait is jittered by ±25%), besides once as it
+ * starts. A run with nothing to make is one statement of about a
+ * millisecond; with `HISTORY_DAYS_AHEAD` (7) days made ahead, any worker
+ * running within a week keeps every day, so the interval is not an option.
+ */
+export const HISTORY_UPKEEP_INTERVAL_MS = 60 * 60 * 1000;
 /**
  * Jobs per batch when migrate copies history ahead of storing jobs by state
  * (migrations 027 and 028): each batch is a transaction of its own that

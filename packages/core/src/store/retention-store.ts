@@ -2,7 +2,7 @@ import type { Queryable } from "./db.js";
 import type { Queries } from "./queries.js";
 import { runQuery } from "./run-query.js";
 
-/** Retention deletes (statements in `sql/retention.ts`); each call is one short statement. */
+/** Retention deletes and the days of history they drop by (statements in `sql/retention.ts`); each call is one short statement. */
 export class RetentionStore {
   private readonly pool: Queryable;
   private readonly q: Queries;
@@ -12,8 +12,11 @@ export class RetentionStore {
     this.q = queries;
   }
 
-  /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago, but none of the kinds `except`; returns how many. */
-  /** Make the missing day partitions of job_history for today and `days` ahead; returns how many were made. */
+  /**
+   * Make the missing day partitions of job_history for today and `days`
+   * ahead (the worker's upkeep); returns how many were made, 0 when
+   * another extender holds the lock and is making them.
+   */
   async historyExtend(days: number): Promise<number> {
     const { rows } = await runQuery(this.pool, this.q.historyExtend, [days]);
     return rows[0].made;
@@ -37,6 +40,7 @@ export class RetentionStore {
     return dropped;
   }
 
+  /** Delete up to `limit` succeeded/cancelled jobs finished more than `olderThanMs` ago, but none of the kinds `except`; returns how many. */
   async jobPruneFinished(olderThanMs: number, limit: number, except: readonly string[] = []): Promise<number> {
     const { rows } = await runQuery(this.pool, this.q.jobPruneFinished, [olderThanMs, limit, except]);
     return rows[0].count;

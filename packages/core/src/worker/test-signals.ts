@@ -1,4 +1,5 @@
 import type { ClaimChooserTestSignals } from "./claim-chooser.js";
+import type { HistoryUpkeepTestSignals } from "./history-upkeep.js";
 import type { PrunerTestSignals } from "./pruner.js";
 import type { ReclaimerTestSignals } from "./reclaimer.js";
 import type { CronSchedulerTestSignals } from "./scheduler.js";
@@ -44,6 +45,8 @@ export interface WorkerTestSignals {
   claims: ClaimChooserTestSignals;
   /** The prune of old rows (Pruner); null for a worker that does not prune (`retention: false`). */
   pruner: PrunerTestSignals | null;
+  /** The upkeep of history's day partitions (HistoryUpkeep), which every worker runs. */
+  historyUpkeep: HistoryUpkeepTestSignals;
   /** The reclaim sweep (Reclaimer). */
   reclaimer: ReclaimerTestSignals;
   /** The cron passes (CronScheduler); null for a worker with no schedules, or with `schedules: false`. */
@@ -69,6 +72,7 @@ export function workerTestSignals(worker: object): WorkerTestSignals {
   if (signals === undefined) throw new Error("not a worker: no test signals registered for it");
   signals.claims.init();
   signals.pruner?.init();
+  signals.historyUpkeep.init();
   signals.reclaimer.init();
   signals.scheduler?.init();
   signals.worker.init();

@@ -13,6 +13,7 @@ import { AttemptWriter } from "./attempt-writer.js";
 import { BatchGatherer } from "./batch-gatherer.js";
 import type { BatchDeps } from "./batch-run.js";
 import { HandlerTools } from "./handler-tools.js";
+import { HistoryUpkeep } from "./history-upkeep.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { NotificationListener } from "./listener.js";
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from "./options.js";
@@ -61,6 +62,8 @@ export class Worker {
   private readonly scheduler: CronScheduler | null;
   private readonly tools: HandlerTools;
   private readonly pruner: Pruner | null;
+  /** Makes history's day partitions ahead, whether or not this worker prunes. */
+  private readonly historyUpkeep: HistoryUpkeep;
   private readonly claims: ClaimChooser;
   private readonly claimStore: ClaimStore;
   private listener: NotificationListener | null = null;
@@ -112,6 +115,7 @@ export class Worker {
     this.gatherer = new BatchGatherer(executorDeps, () => this.running.size >= this.options.concurrency);
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
+    this.historyUpkeep = new HistoryUpkeep(deps.store.retention, this.metrics, this.log);
     this.claimStore = deps.store.claimStoreOpen(deps.connection, this.options.queues);
     this.claims = new ClaimChooser(
       this.claimStore,
@@ -126,6 +130,7 @@ export class Worker {
     registerTestSignals(this, {
       claims: this.claims.testSignals,
       pruner: this.pruner?.testSignals ?? null,
+      historyUpkeep: this.historyUpkeep.testSignals,
       reclaimer: this.reclaimer.testSignals,
       scheduler: this.scheduler?.testSignals ?? null,
       worker: this.testSignals,
@@ -143,9 +148,10 @@ export class Worker {
   }
 
   /**
-   * Wait for the database, then register, start listening and sweeping, and
-   * begin claiming jobs. While the database cannot be reached (refused,
-   * unreachable, starting up) it waits with back-off, from
+   * Wait for the database, then register, make history's days ahead,
+   * start listening and sweeping, and begin claiming jobs. While the
+   * database cannot be reached (refused, unreachable, starting up) it
+   * waits with back-off, from
    * `DATABASE_WAIT_MIN_MS` (500 ms) doubling to `DATABASE_WAIT_MAX_MS` (10 s),
    * and logs each failed try with its error code and the next wait; other
    * errors (a wrong password) are thrown. `stop()` during that wait ends it
@@ -167,6 +173,7 @@ export class Worker {
     await this.register();
     await this.deps.store.clock.now(); // execution ids follow the database's clock from the first claim on
     if (this.options.fairness === "tenant") await ensureTenantIndex(this.deps.store, this.log);
+    await this.historyUpkeep.start(); // before the first claim: today's day exists before this worker ends a job
     if (this.options.listen && this.deps.listenConnection === null) {
       this.log.info("polling only: the client goes through a transaction pooler and has no listenConnectionString");
     } else if (this.options.listen) {
@@ -252,7 +259,7 @@ export class Worker {
       await this.allEnded();
       await this.writer.drain();
       this.leases.stop();
-      await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.registration.stop(), intake]);
+      await Promise.allSettled([this.reclaimer.stop(), this.pruner?.stop(), this.historyUpkeep.stop(), this.registration.stop(), intake]);
       // The claim loop has ended: a claim answered after the stop began has
       // launched its jobs, which hand themselves back unstarted (launch).
       // Their writes are waited for too.
@@ -271,6 +278,7 @@ export class Worker {
       this.leases.stop();
       void this.reclaimer.stop();
       void this.pruner?.stop();
+      void this.historyUpkeep.stop();
       void this.registration.stop();
     }
     this.untrackActiveJobs();

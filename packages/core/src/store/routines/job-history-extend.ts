@@ -9,7 +9,8 @@ import type { Routine } from "./routine.js";
  * attached, with the bounds job_history_span computes from its name, so
  * that what is read back later is what was attached. The statistics of the
  * columns counts combine are made per day, as autovacuum analyzes
- * partitions, never their parent. Called by migrate and by each prune.
+ * partitions, never their parent. Called by migrate and by every worker's
+ * upkeep (worker/history-upkeep.ts).
  *
  * Locks: ATTACH takes SHARE UPDATE EXCLUSIVE on job_history, which lets
  * completions and reads go on (CREATE TABLE … PARTITION OF would lock them

@@ -24,8 +24,9 @@ import { HISTORY } from "./status-sets.js";
 
 /**
  * Make the day partitions of job_history for today and $1 days ahead that
- * are missing (routines/job-history-extend.ts); returns how many were made.
- * $1 days ahead
+ * are missing (routines/job-history-extend.ts), as every worker does
+ * (worker/history-upkeep.ts); returns how many were made.
+ * $1 days ahead integer
  */
 export const historyExtend = `SELECT {{schema}}.job_history_extend(NULL, $1::integer) AS made`;
 
