@@ -14,7 +14,9 @@ export interface BatchOptions<P> {
   /**
    * How long a batch waits for more jobs after its first one, in ms, 0 to
    * `MAX_BATCH_WAIT_MS` (60 s). A batch leaves when it is full, when its
-   * wait is over, or when the worker has no free slot left.
+   * wait is over, when the worker stops, or sooner when waiting could not
+   * fill it: every slot of the worker held, and fewer of them held by
+   * running work (the slots that will free) than the batch lacks.
    * @defaultValue `DEFAULT_BATCH_MAX_WAIT_MS` (50)
    */
   maxWaitMs?: number;

@@ -6,6 +6,7 @@ import { executeAttempt } from "./executor.js";
 
 interface Gathering {
   definition: AnyJobDefinition;
+  maxSize: number;
   attempts: Attempt[];
   timer: NodeJS.Timeout;
   /** Settled when the batch's run ends: every job's end written or given up. */
@@ -13,23 +14,49 @@ interface Gathering {
   start(): void;
 }
 
+/** The worker's slots, as the gatherer reads them. */
+export interface WorkerSlots {
+  /** Slots the worker has (its concurrency). */
+  readonly concurrency: number;
+  /** Slots held now: one per attempt from its claim to its end, gathered ones included. */
+  held(): number;
+}
+
 /**
  * Runs each claimed attempt: a kind with a handler per job at once
  * (executeAttempt), a batch kind's jobs gathered per kind (and per
  * `batch.key`) into batches (executeBatch). A batch leaves when it holds
  * `batch.maxSize` jobs, when `batch.maxWaitMs` has passed since its first,
- * when the worker has no free slot left (`full()`: the jobs gathered hold
- * their slots, so waiting longer could not fill it), or when the worker
- * stops taking work (`flushAll`). Gathered jobs are held attempts like any
- * other: their leases are renewed and a cancel reaches them.
+ * when the worker stops taking work (`flushAll`), or early, when waiting
+ * could not fill it.
+ *
+ * Early means: gathered jobs hold their slots, so on a full worker a
+ * gathering grows only from slots that free, and before a `maxWaitMs` ends
+ * only running work (handlers, batches already started) frees any. When an
+ * arrival leaves the worker full, the gathering that lacks the fewest jobs
+ * (the oldest of equals) starts if it lacks more than the slots running
+ * work holds, and again until the closest lacks no more or none is left.
+ * So a worker whose every slot is gathered starts one rather than wait on
+ * itself, and otherwise every gathering waits: under a backlog the slots
+ * that free are claimed again into the gatherings, which fill to `maxSize`
+ * however many keys there are, as far as the slots can hold them. A claim
+ * takes jobs whatever their key, so each key's gathering holds its share
+ * of the slots: with `concurrency` at least (keys + 1) × `maxSize`, none
+ * ever leaves early (on a full worker, running work then holds at least
+ * `maxSize` slots). The price is work: gathered jobs hold slots and run
+ * nothing until their batch starts.
+ *
+ * Gathered jobs are held attempts like any other: their leases are renewed
+ * and a cancel reaches them.
  */
 export class BatchGatherer {
   private readonly gatherings = new Map<string, Gathering>();
+  /** Jobs in gatherings not started yet; the worker's other held slots are running work's. */
+  private gathered = 0;
 
   constructor(
     private readonly deps: BatchDeps,
-    /** True when every slot of the worker is held. */
-    private readonly full: () => boolean,
+    private readonly slots: WorkerSlots,
   ) {}
 
   /**
@@ -41,6 +68,7 @@ export class BatchGatherer {
     const batch = definition.batch;
     if (!batch) {
       void executeAttempt(definition, running, this.deps, definition.handler as (context: AttemptContext) => unknown, ended);
+      this.startWhatCannotFill();
       return;
     }
     const key = `${definition.kind}\u0000${batchKey(batch.key, running)}`;
@@ -51,6 +79,7 @@ export class BatchGatherer {
       const attempts: Attempt[] = [];
       gathering = {
         definition,
+        maxSize: batch.maxSize,
         attempts,
         timer: setTimeout(() => this.flush(key), batch.maxWaitMs),
         done: started.then(() => executeBatch(definition, attempts, this.deps)),
@@ -59,20 +88,38 @@ export class BatchGatherer {
       this.gatherings.set(key, gathering);
     }
     gathering.attempts.push(running);
+    this.gathered += 1;
     void gathering.done.finally(() => ended(running));
-    if (gathering.attempts.length >= batch.maxSize) this.flush(key);
-    else if (this.full()) this.flushAll();
+    if (gathering.attempts.length >= gathering.maxSize) this.flush(key);
+    this.startWhatCannotFill();
   }
 
-  /** Start every batch being gathered now (the worker is full, or stops taking work). */
+  /** Start every batch being gathered now (the worker stops taking work). */
   flushAll(): void {
     for (const key of [...this.gatherings.keys()]) this.flush(key);
+  }
+
+  /** The early start (see the class): while the worker is full, start the closest gathering if the slots running work holds could not fill it. */
+  private startWhatCannotFill(): void {
+    while (this.gatherings.size > 0 && this.slots.held() >= this.slots.concurrency) {
+      const freeing = this.slots.held() - this.gathered;
+      let closest = "";
+      let lacks = Number.POSITIVE_INFINITY;
+      // In insertion order, that is by first job: the strict `<` keeps the oldest of equals.
+      for (const [key, gathering] of this.gatherings) {
+        const lacking = gathering.maxSize - gathering.attempts.length;
+        if (lacking < lacks) [closest, lacks] = [key, lacking];
+      }
+      if (lacks <= freeing) return;
+      this.flush(closest);
+    }
   }
 
   private flush(key: string): void {
     const gathering = this.gatherings.get(key);
     if (!gathering) return;
     this.gatherings.delete(key);
+    this.gathered -= gathering.attempts.length;
     clearTimeout(gathering.timer);
     gathering.start();
   }

@@ -112,7 +112,7 @@ export class Worker {
       tracing: deps.tracing,
       handlers: deps.store.handlers,
     };
-    this.gatherer = new BatchGatherer(executorDeps, () => this.running.size >= this.options.concurrency);
+    this.gatherer = new BatchGatherer(executorDeps, { concurrency: this.options.concurrency, held: () => this.running.size });
     const retention = this.options.retention;
     this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
     this.historyUpkeep = new HistoryUpkeep(deps.store.retention, this.metrics, this.log);
