@@ -34,6 +34,7 @@ import { dashboardBench, type DashboardBenchResult } from "./workloads/dashboard
 import { batchRun } from "./workloads/batch.js";
 import { type DurableServer, durableServer, durableSteps, RESUME_STEPS, resumeAfterKill, sleepingClaim } from "./workloads/durable.js";
 import { keyLimitBench, type KeyLimitBenchResult } from "./workloads/key-limits.js";
+import { batchKeysBench, type BatchKeysCase, type BatchKeysResult } from "./workloads/batch-keys.js";
 import { memoryRun } from "./workloads/memory.js";
 import { type PressureResult, pressureRun } from "./workloads/pressure.js";
 import { latency, processAll, scaleFinished, scaleLarge, scaleSmall } from "./workloads/process.js";
@@ -536,6 +537,34 @@ if (has("key-limits") && config.systems.includes("conveyor")) {
   report.meta.keyLimits = keyLimits;
 }
 
+// Batch sizes over keys, Conveyor alone: how full batches get under a
+// backlog spread over 1 to 100 keys by `batch.key`, on a worker of 100
+// slots, and on one of (keys + 1) × maxSize slots (workloads/batch-keys.ts).
+let batchKeys: BatchKeysResult[] | null = null;
+if (has("batch-keys") && config.systems.includes("conveyor")) {
+  const cases: BatchKeysCase[] = [
+    ...[1, 5, 25, 100].map((keys) => ({ keys, concurrency: 100 })),
+    { keys: 25, concurrency: 26 * config.batchKeysMaxSize },
+  ];
+  log(
+    `batch keys: ${config.batchKeysJobs.toLocaleString("en-US")} jobs per case, batches of ${config.batchKeysMaxSize}, ` +
+      `maxWaitMs ${config.batchKeysMaxWaitMs}, handler calls of ${config.batchKeysCallMs} ms on average`,
+  );
+  try {
+    batchKeys = await batchKeysBench({
+      jobs: config.batchKeysJobs,
+      cases,
+      maxSize: config.batchKeysMaxSize,
+      maxWaitMs: config.batchKeysMaxWaitMs,
+      callMs: config.batchKeysCallMs,
+      log,
+    });
+  } catch (error) {
+    log(`batch keys: FAILED ${(error as Error).stack ?? error}`);
+  }
+  report.meta.batchKeys = batchKeys;
+}
+
 // The dashboard and bulk actions at scale, Conveyor alone: API latencies over
 // a store of ten million jobs and a bulk retry beside a working worker
 // (workloads/dashboard.ts).
@@ -574,6 +603,20 @@ if (keyLimits !== null) {
     `Limits per key (Conveyor, ${config.keyLimitJobs.toLocaleString("en-US")} waiting over ${config.keyLimitKeys.toLocaleString("en-US")} keys): ` +
       `no limits ${fmtRate(keyLimits.unlimited)}; a limit that never binds ${fmtRate(keyLimits.notBinding)} (${pct(keyLimits.notBindingRatio)}, target >= 80%); ` +
       `other keys while 5 hot keys are held at 1 ${fmtRate(keyLimits.hotBinding)} (${pct(keyLimits.hotBindingRatio)} of never-binding, target >= 80%)\n`,
+  );
+}
+if (batchKeys !== null) {
+  process.stdout.write(
+    `Batch sizes over keys (Conveyor, ${config.batchKeysJobs.toLocaleString("en-US")} jobs round-robin over the keys, batches of ${config.batchKeysMaxSize}, ` +
+      `maxWaitMs ${config.batchKeysMaxWaitMs}, handler calls of ${config.batchKeysCallMs / 2}-${(config.batchKeysCallMs * 3) / 2} ms):\n` +
+      batchKeys
+        .map(
+          (r) =>
+            `  ${r.keys} key${r.keys === 1 ? "" : "s"}, concurrency ${r.concurrency}: average batch ${r.averageSize.toFixed(1)} jobs, ` +
+            `${Math.round(r.fullShare * 100)}% of ${r.batches.toLocaleString("en-US")} batches full, ${fmtRate(r.jobsPerSecond)}`,
+        )
+        .join("\n") +
+      "\n",
   );
 }
 if (dashboard !== null) {

@@ -81,6 +81,16 @@ export interface BenchConfig {
    */
   batchJobs: number;
   batchCapMs: number;
+  /**
+   * Batch sizes over keys (workloads/batch-keys.ts): per case,
+   * `batchKeysJobs` jobs round-robin over that many keys through one worker
+   * with batches of `batchKeysMaxSize`, handler calls of `batchKeysCallMs`
+   * on average.
+   */
+  batchKeysJobs: number;
+  batchKeysMaxSize: number;
+  batchKeysMaxWaitMs: number;
+  batchKeysCallMs: number;
   /** Durable-sleeping: `sleepingJobs` sleeping jobs in the store beside `sleepingWaiting` waiting, the rate measured over `windowLarge`. */
   sleepingJobs: number;
   sleepingWaiting: number;
@@ -113,9 +123,18 @@ export const WORKLOAD_NAMES = [
   "durable",
   "durable-sleeping",
   "batch",
+  "batch-keys",
   "pressure",
 ] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
+
+/** The batch-keys workload's settings, but for its jobs in quick mode. */
+const BATCH_KEYS = {
+  batchKeysJobs: 10_000,
+  batchKeysMaxSize: 25,
+  batchKeysMaxWaitMs: 200,
+  batchKeysCallMs: 5,
+} as const;
 
 /** The pressure workload's settings, but for its phases' length in quick mode. */
 const PRESSURE = {
@@ -174,6 +193,8 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         sleepingWaiting: 50_000,
         batchJobs: 10_000,
         batchCapMs: 10_000,
+        ...BATCH_KEYS,
+        batchKeysJobs: 5_000,
         ...PRESSURE,
         pressurePhaseMs: 15_000,
       }
@@ -222,6 +243,7 @@ export function configFor(quick: boolean): Omit<BenchConfig, "systems" | "worklo
         sleepingWaiting: 50_000,
         batchJobs: 50_000,
         batchCapMs: 20_000,
+        ...BATCH_KEYS,
         ...PRESSURE,
       };
 }
