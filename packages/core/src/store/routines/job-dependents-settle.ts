@@ -1,5 +1,27 @@
 import { dependentSettleCase } from "../sql/dependent-settle.js";
+import { type JobWrites, moveLiveJobs, returnEndedJobs } from "../sql/job-moves.js";
+import { LIVE, TERMINAL } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
+
+/** What settling writes: the state decided (d.new_status), and what it implies. */
+const SETTLE_WRITES: JobWrites = {
+  status: "d.new_status",
+  run_at: "CASE WHEN d.new_status = 'queued' THEN greatest(j.run_at, now()) ELSE j.run_at END",
+  finished_at: "CASE WHEN d.new_status IN ('dead', 'cancelled') THEN now() END",
+  last_error: `CASE
+        WHEN d.new_status IN ('dead', 'cancelled') AND d.blocker IS NOT NULL THEN jsonb_build_object(
+          'name', 'DependencyFailed',
+          'message', format('dependency %s (%s) ended %s', d.blocker, d.blocker_kind, d.blocker_status),
+          'dependencyId', d.blocker)
+        WHEN d.new_status = 'cancelled' THEN jsonb_build_object(
+          'name', 'NoDependencyFailed',
+          'message', 'every dependency succeeded, and this job runs only when one fails')
+        ELSE NULL END`,
+  updated_at: "now()",
+};
+
+/** What the rounds after a move read of each moved job, besides JOB_COLUMNS. */
+const MOVED_ALSO = { old_status: "d.old_status", had_dependents: "j.has_dependents" } as const;
 
 /**
  * Settle dependents whose counts changed: move each that has not started
@@ -35,25 +57,28 @@ BEGIN
     JOIN {{schema}}.job_dependency_state AS s ON s.job_id = c.id AND s.job_id = ANY(p_jobs)
     LEFT JOIN {{schema}}.job_dependencies AS edge ON edge.depends_on = s.blocker AND edge.job_id = c.id AND edge.job_id = ANY(p_jobs)
     LEFT JOIN {{schema}}.jobs AS blocker ON blocker.id = s.blocker
-  ), moved AS (
-    UPDATE {{schema}}.jobs AS j SET
-      status = d.new_status,
-      run_at = CASE WHEN d.new_status = 'queued' THEN greatest(j.run_at, now()) ELSE j.run_at END,
-      finished_at = CASE WHEN d.new_status IN ('dead', 'cancelled') THEN now() END,
-      last_error = CASE
-        WHEN d.new_status IN ('dead', 'cancelled') AND d.blocker IS NOT NULL THEN jsonb_build_object(
-          'name', 'DependencyFailed',
-          'message', format('dependency %s (%s) ended %s', d.blocker, d.blocker_kind, d.blocker_status),
-          'dependencyId', d.blocker)
-        WHEN d.new_status = 'cancelled' THEN jsonb_build_object(
-          'name', 'NoDependencyFailed',
-          'message', 'every dependency succeeded, and this job runs only when one fails')
-        ELSE NULL END,
-      updated_at = now()
-    FROM decided AS d
-    WHERE j.id = d.id AND j.id = ANY(p_jobs) AND d.new_status <> d.old_status
-    RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.last_error,
-              j.status, d.old_status, j.has_dependents
+  )${moveLiveJobs(
+    {
+      name: "settled",
+      from: "decided",
+      alias: "d",
+      where: "j.id = d.id",
+      only: `d.new_status <> d.old_status AND d.old_status IN (${LIVE})`,
+      returning: MOVED_ALSO,
+    },
+    SETTLE_WRITES,
+  )}${returnEndedJobs(
+    {
+      name: "reopened",
+      from: "decided",
+      alias: "d",
+      where: "j.id = d.id",
+      only: `d.old_status IN (${TERMINAL}) AND d.new_status IN (${LIVE})`,
+      returning: MOVED_ALSO,
+    },
+    SETTLE_WRITES,
+  )}, moved AS (
+    SELECT * FROM settled_moved UNION ALL SELECT * FROM reopened_moved
   ), buried AS (
     INSERT INTO {{schema}}.dead_letter_jobs
       (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
@@ -74,7 +99,7 @@ BEGIN
          coalesce(array_agg(true ORDER BY m.id), '{}')
     INTO r_ids, r_dirs, r_bad
   FROM moved AS m
-  WHERE m.has_dependents
+  WHERE m.had_dependents
     AND (m.status IN ('cancelled', 'dead')) <> (m.old_status IN ('cancelled', 'dead'));
 END
 $$;`,

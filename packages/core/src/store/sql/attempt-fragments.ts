@@ -22,7 +22,7 @@ export function attemptRecord(select: string): string {
 }
 
 /** An attempt ends: the lease and the worker's hold go. */
-const ATTEMPT_ENDED = { locked_by: "NULL", current_execution_id: "NULL", lease_expires_at: "NULL", updated_at: "now()" } as const;
+export const ATTEMPT_ENDED = { locked_by: "NULL", current_execution_id: "NULL", lease_expires_at: "NULL", updated_at: "now()" } as const;
 
 /** A success (attempt_succeeded): `result` is its SQL expression. */
 export function SUCCEEDED_WRITES(result: string): JobWrites {
@@ -44,7 +44,7 @@ export function SUCCEEDED_WRITES(result: string): JobWrites {
  * from `target`.
  */
 export const ATTEMPT_END = `${moveLiveJobs(
-  { name: "attempt", using: "target AS t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" },
+  { name: "attempt", from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" },
   {
     status: "t.next_status",
     // An attempt that does not count (retry-after, a shutdown hand-back) is

@@ -28,7 +28,8 @@ WITH finished AS (
 )${moveLiveJobs(
   {
     name: "done",
-    using: "finished",
+    from: "finished",
+    alias: "finished",
     where: "j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id",
     returning: { execution_id: "finished.execution_id" },
   },

@@ -27,7 +27,7 @@
 //   most the transaction's lock_timeout.
 
 import { quoteIdent } from "../db.js";
-import { CANCEL_SET, REQUEUE_DEAD_SET } from "./job-action-fragments.js";
+import { cancelJobs, requeueDeadJobs } from "./job-action-fragments.js";
 import { type JobFilterValues, jobFilterCondition } from "./job-filter.js";
 import { READY } from "./status-sets.js";
 
@@ -213,26 +213,18 @@ export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readon
   DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})
 ), released AS (
   DELETE FROM ${quoted}.job_dependency_state WHERE job_id = ANY(${dead})
-), requeued AS (
-  UPDATE ${jobs} AS j SET${REQUEUE_DEAD_SET}
-  FROM target AS t WHERE j.id = t.id AND t.status = 'dead'
-  RETURNING j.id
-), hastened AS (
+)${requeueDeadJobs("requeued", quoted)}, hastened AS (
   UPDATE ${jobs} AS j SET run_at = now(), updated_at = now()
   FROM target AS t WHERE j.id = t.id AND t.status = 'retrying'
   RETURNING j.queue
 )
-SELECT ((SELECT count(*) FROM requeued) + (SELECT count(*) FROM hastened))::integer AS touched,
+SELECT ((SELECT count(*) FROM requeued_moved) + (SELECT count(*) FROM hastened))::integer AS touched,
        ARRAY(SELECT DISTINCT queue FROM hastened) AS woken`;
       return { text, values };
     }
     case "cancel": {
-      const text = `${target}, changed AS (
-  UPDATE ${jobs} AS j SET${CANCEL_SET}
-  FROM target AS t WHERE j.id = t.id
-  RETURNING 1
-)
-SELECT count(*)::integer AS touched, ${none} AS woken FROM changed`;
+      const text = `${target}${cancelJobs("cancelled", quoted)}
+SELECT count(*)::integer AS touched, ${none} AS woken FROM cancelled_moved`;
       return { text, values };
     }
     case "purge": {

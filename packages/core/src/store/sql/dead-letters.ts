@@ -1,5 +1,5 @@
-import { REQUEUE_DEAD_SET } from "./job-action-fragments.js";
-import { jobColumnsOf } from "./job-columns.js";
+import { requeueDeadJobs } from "./job-action-fragments.js";
+import { JOB_COLUMNS } from "./job-columns.js";
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history, dead_at";
@@ -33,10 +33,10 @@ WITH entry AS (
   DELETE FROM {{schema}}.dead_letter_jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2) RETURNING job_id
 ), released AS (
   DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT job_id FROM entry))
-)
-UPDATE {{schema}}.jobs AS j SET${REQUEUE_DEAD_SET}
-FROM entry WHERE j.id = entry.job_id AND j.status = 'dead'
-RETURNING ${jobColumnsOf("j")}`;
+), target AS (
+  SELECT j.id, j.status FROM {{schema}}.jobs_dead AS j WHERE j.id = ANY(ARRAY(SELECT job_id FROM entry)) FOR UPDATE
+)${requeueDeadJobs("requeue")}
+SELECT ${JOB_COLUMNS} FROM requeue_moved`;
 
 /** Delete a dead job for good: the entry, the job and its executions (by cascade and trigger). $1 dead-letter id, $2 tenant|null */
 export const deadLetterPurge = `

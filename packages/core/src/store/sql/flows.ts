@@ -1,6 +1,6 @@
 import { claimKeys } from "./key-fragments.js";
 import { CANCELLABLE, ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
-import { CANCEL_SET } from "./job-action-fragments.js";
+import { cancelJobs } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // Dependencies, flows and batches (the routines job_dependents_* and jobs_release_*). What releases a dependent
@@ -197,20 +197,16 @@ export const flowCancel = `
 WITH flow AS (
   SELECT id FROM {{schema}}.flows WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)
 ), target AS (
-  SELECT j.id FROM {{schema}}.jobs AS j
+  SELECT j.id, j.status FROM {{schema}}.jobs_live AS j
   WHERE j.id = ANY(ARRAY(SELECT m.job_id FROM {{schema}}.flow_jobs AS m JOIN flow ON m.flow_id = flow.id))
     AND j.status IN (${CANCELLABLE})
   ORDER BY j.id
   FOR UPDATE OF j
-), changed AS (
-  UPDATE {{schema}}.jobs AS j SET${CANCEL_SET}
-  FROM target WHERE j.id = target.id
-  RETURNING j.status
-)
+)${cancelJobs("cancel")}
 SELECT (SELECT count(*) FROM flow)::integer AS found,
        (count(*) FILTER (WHERE status = 'cancelled'))::integer AS cancelled,
        (count(*) FILTER (WHERE status = 'running'))::integer AS cancel_requested
-FROM changed`;
+FROM cancel_moved`;
 
 /**
  * Batch callbacks by whether they still wait: `waiting` (some member has

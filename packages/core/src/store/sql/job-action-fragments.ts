@@ -1,18 +1,20 @@
 import { TRANSITIONS } from "../../core/transitions.js";
+import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
 import { TERMINAL } from "./status-sets.js";
 
 // What cancelling and requeueing do to a job row, shared by the statements
 // on one job, on a flow and on a bulk action's batch, so that every path
-// applies the same rule. SET lists over the jobs table aliased `j`. Not
-// statements themselves, so this module is not among the store's queries.
+// applies the same rule. Each reads the jobs it acts on from a CTE that
+// locked them (its `status` as locked) and moves them with job-moves.ts.
+// Not statements themselves, so this module is not among the store's queries.
 
 /**
  * The `cancel` rows of the transition table (core/transitions.ts) as a CASE
- * over the row's status. A state with no row gives NULL, which the NOT NULL
- * status refuses: a statement that let such a job through would fail
- * rather than move it. Statements select the jobs with CANCELLABLE.
+ * over the locked row's status. A state with no row gives NULL, which the
+ * NOT NULL status refuses: a statement that let such a job through would
+ * fail rather than move it. Statements select the jobs with CANCELLABLE.
  */
-const CANCEL_TARGET = `CASE j.status${Object.entries(TRANSITIONS.cancel)
+const CANCEL_TARGET = `CASE t.status${Object.entries(TRANSITIONS.cancel)
   .map(([from, to]) => ` WHEN '${from}' THEN '${to}'`)
   .join("")} END`;
 
@@ -21,11 +23,21 @@ const CANCEL_TARGET = `CASE j.status${Object.entries(TRANSITIONS.cancel)
  * keeps running with the flag; the trigger jobs_notify_cancel tells its
  * worker at commit, and its heartbeat reads the flag too.
  */
-export const CANCEL_SET = `
-  status = ${CANCEL_TARGET},
-  finished_at = CASE WHEN ${CANCEL_TARGET} IN (${TERMINAL}) THEN now() END,
-  cancel_requested = true,
-  updated_at = now()`;
+const CANCEL_WRITES: JobWrites = {
+  status: CANCEL_TARGET,
+  finished_at: `CASE WHEN ${CANCEL_TARGET} IN (${TERMINAL}) THEN now() END`,
+  cancel_requested: "true",
+  updated_at: "now()",
+};
+
+/**
+ * Cancel the live jobs of CTE `target` (id, status as locked, in id order):
+ * CTEs ending in `<name>_moved`, the jobs as cancelled (JOB_COLUMNS).
+ * `schema`: the tables' prefix, `{{schema}}` by default.
+ */
+export function cancelJobs(name: string, schema?: string): string {
+  return moveLiveJobs({ schema, name, from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" }, CANCEL_WRITES);
+}
 
 /**
  * Requeue a dead job: back in its queue now, with fresh attempts and the
@@ -33,5 +45,23 @@ export const CANCEL_SET = `
  * dependency counts (it runs whatever its dependencies are), in the same
  * transaction.
  */
-export const REQUEUE_DEAD_SET = `
-  status = '${TRANSITIONS.requeue.dead}', attempts = 0, run_at = now(), finished_at = NULL, cancel_requested = false, updated_at = now()`;
+const REQUEUE_WRITES: JobWrites = {
+  status: `'${TRANSITIONS.requeue.dead}'`,
+  attempts: "0",
+  run_at: "now()",
+  finished_at: "NULL",
+  cancel_requested: "false",
+  updated_at: "now()",
+};
+
+/**
+ * Requeue the dead jobs of CTE `target` (id, status as locked): CTEs ending
+ * in `<name>_moved`, the jobs as queued (JOB_COLUMNS).
+ */
+export function requeueDeadJobs(name: string, schema?: string): string {
+  return returnEndedJobs(
+    { schema, name, from: "target", alias: "t", where: "j.id = t.id", only: "t.status = 'dead'" },
+    REQUEUE_WRITES,
+    ["jobs_dead"],
+  );
+}

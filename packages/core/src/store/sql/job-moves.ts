@@ -58,6 +58,8 @@ export type JobColumn = keyof typeof JOB_TABLE;
  * joins. `status` is the state it moves to.
  */
 export type JobWrites = Partial<Record<JobColumn, string>> & { status: string };
+// `status` reads only what its statement joins, never `j`: a move decides
+// which table a row goes to before it reaches the row.
 
 /**
  * The unique-key rule of every state change: a job keeps its unique key
@@ -97,10 +99,17 @@ export interface MoveSource {
   schema?: string;
   /** The CTE's name each move's CTEs start with. */
   name: string;
-  /** A FROM/USING item joined to `j` (e.g. `target AS t`), whose columns the writes may read. */
-  using: string;
-  /** The condition that picks, and joins, the rows (over `j` and `using`). */
+  /**
+   * The CTE of the rows to move, joined to `j` as `alias`, whose columns the
+   * writes may read. A move of live jobs joins each of its branches to the
+   * rows of that branch's states alone, so a branch with no rows reads none.
+   */
+  from: string;
+  alias: string;
+  /** The condition that picks, and joins, the rows (over `j` and `alias`). */
   where: string;
+  /** The rows of `from` the move applies to (over `alias`): a table is read only for rows that move from it. */
+  only?: string;
   /** More columns each moved row returns, by name: expressions over `j` as it was and `using`; after JOB_COLUMNS. */
   returning?: Readonly<Record<string, string>>;
 }
@@ -114,8 +123,10 @@ export interface MoveSource {
  */
 export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   const s = source.schema ?? "{{schema}}";
-  const { name, using, where } = source;
+  const { name, where, from, alias } = source;
   const status = `(${writes.status})`;
+  const only = source.only ? ` AND (${source.only})` : "";
+  const rows = (states: string) => `(SELECT * FROM ${from} AS ${alias} WHERE ${status} IN (${states})${only}) AS ${alias}`;
   const extra = Object.entries(source.returning ?? {});
   const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
   const alsoNames = extra.map(([column]) => `, ${column}`).join("");
@@ -123,13 +134,13 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
 , ${name}_kept AS (
   UPDATE ${s}.jobs_live AS j SET
     ${setList(writes)}
-  FROM ${using}
-  WHERE ${where} AND ${status} IN (${LIVE})
+  FROM ${rows(LIVE)}
+  WHERE ${where}
   RETURNING ${JOB_COLUMNS_OF_J}${also}
 ), ${name}_ended AS (
   DELETE FROM ${s}.jobs_live AS j
-  USING ${using}
-  WHERE ${where} AND ${status} IN (${TERMINAL})
+  USING ${rows(TERMINAL)}
+  WHERE ${where}
   RETURNING ${rowAfter(writes)}${also}
 ), ${name}_to_history AS (
   INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})
@@ -140,30 +151,35 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
 )`;
 }
 
+/** The tables of ended jobs a return reads. */
+export type EndedTable = "jobs_dead" | "job_history";
+
 /**
- * CTEs that bring ended jobs back to live states: `<name>_returned`, the
- * rows of jobs_dead and of job_history that `where` picks, deleted and
- * inserted into jobs_live as written (`writes.status` must be live).
- * `<name>_moved` returns them in JOB_COLUMNS. Starts with a comma.
+ * CTEs that bring ended jobs back to live states: the rows of `tables`
+ * that `where` picks, deleted and inserted into jobs_live as written
+ * (`writes.status` must be live). `<name>_moved` returns them: JOB_COLUMNS
+ * as written, then `returning`. Starts with a comma.
  */
-export function returnEndedJobs(source: MoveSource, writes: JobWrites): string {
+export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: readonly EndedTable[] = ["jobs_dead", "job_history"]): string {
   const s = source.schema ?? "{{schema}}";
-  const { name, using, where } = source;
+  const { name, where, from, alias } = source;
+  const extra = Object.entries(source.returning ?? {});
+  const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
+  const alsoNames = extra.map(([column]) => `, ${column}`).join("");
+  const deletes = tables.map(
+    (table) => `, ${name}_from_${table} AS (
+  DELETE FROM ${s}.${table} AS j
+  USING ${source.only ? `(SELECT * FROM ${from} AS ${alias} WHERE ${source.only}) AS ${alias}` : `${from} AS ${alias}`}
+  WHERE ${where}
+  RETURNING ${rowAfter(writes)}${also}
+)`,
+  );
+  const gone = tables.map((table) => `SELECT * FROM ${name}_from_${table}`).join(" UNION ALL ");
   return `
-, ${name}_from_dead AS (
-  DELETE FROM ${s}.jobs_dead AS j
-  USING ${using}
-  WHERE ${where}
-  RETURNING ${rowAfter(writes)}
-), ${name}_from_history AS (
-  DELETE FROM ${s}.job_history AS j
-  USING ${using}
-  WHERE ${where}
-  RETURNING ${rowAfter(writes)}
+${deletes.join("\n")}, ${name}_back AS (
+  INSERT INTO ${s}.jobs_live (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM (${gone}) AS back
 ), ${name}_moved AS (
-  INSERT INTO ${s}.jobs_live (${COLUMN_LIST})
-  SELECT ${COLUMN_LIST} FROM ${name}_from_dead UNION ALL SELECT ${COLUMN_LIST} FROM ${name}_from_history
-  RETURNING ${JOB_COLUMNS}
+  SELECT ${JOB_COLUMNS}${alsoNames} FROM (${gone}) AS back
 )`;
 }
 

@@ -1,6 +1,6 @@
 import { COPY_COLUMNS } from "./copy-columns.js";
 import { claimKeys } from "./key-fragments.js";
-import { CANCEL_SET } from "./job-action-fragments.js";
+import { cancelJobs } from "./job-action-fragments.js";
 import { executionColumnsOf, JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { COMMIT_WITHOUT_WAITING, SKIP_NOTIFY_TRIGGER, wakeAfterCommit } from "./transaction-settings.js";
 import { CANCELLABLE } from "./status-sets.js";
@@ -169,6 +169,9 @@ WHERE a.job_id = $1 ORDER BY a.started_at, a.id`;
  * $1 id, $2 tenant|null
  */
 export const jobCancel = `
-UPDATE {{schema}}.jobs AS j SET${CANCEL_SET}
-WHERE j.id = $1 AND ($2::text IS NULL OR j.tenant = $2) AND j.status IN (${CANCELLABLE})
-RETURNING ${jobColumnsOf("j")}`;
+WITH target AS (
+  SELECT j.id, j.status FROM {{schema}}.jobs_live AS j
+  WHERE j.id = $1 AND ($2::text IS NULL OR j.tenant = $2) AND j.status IN (${CANCELLABLE})
+  FOR UPDATE
+)${cancelJobs("cancel")}
+SELECT ${JOB_COLUMNS} FROM cancel_moved`;

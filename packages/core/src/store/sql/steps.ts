@@ -1,6 +1,7 @@
 import { TRANSITIONS } from "../../core/transitions.js";
-import { attemptRecord } from "./attempt-fragments.js";
-import { jobColumnsOf } from "./job-columns.js";
+import { ATTEMPT_ENDED, attemptRecord } from "./attempt-fragments.js";
+import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
+import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
 
 // Durable execution (worker/durable-run.ts): a handler's steps, sleeps and
 // waits for events, recorded in job_steps, and the events sent to them.
@@ -120,18 +121,18 @@ WITH target AS (
   SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN 'sleeping' ELSE 'waiting' END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
   FROM target AS t WHERE NOT t.cancel_requested
   ON CONFLICT (job_id, name) DO NOTHING
-), moved AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = CASE WHEN t.cancel_requested THEN '${TRANSITIONS.cancel_observed.running}' ELSE '${TRANSITIONS.attempt_suspended.running}' END,
-    attempts = CASE WHEN t.cancel_requested THEN j.attempts ELSE j.attempts - 1 END,
-    run_at = CASE WHEN t.cancel_requested THEN j.run_at ELSE t.wake_at END,
-    finished_at = CASE WHEN t.cancel_requested THEN now() END,
-    locked_by = NULL, current_execution_id = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM target AS t WHERE j.id = t.id AND j.status = 'running'
-  RETURNING ${jobColumnsOf("j")}
-), ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(),
+)${moveLiveJobs(
+  { name: "suspend", from: "target", alias: "t", where: "j.id = t.id AND j.status = 'running'" },
+  {
+    status: `CASE WHEN t.cancel_requested THEN '${TRANSITIONS.cancel_observed.running}' ELSE '${TRANSITIONS.attempt_suspended.running}' END`,
+    attempts: "CASE WHEN t.cancel_requested THEN j.attempts ELSE j.attempts - 1 END",
+    run_at: "CASE WHEN t.cancel_requested THEN j.run_at ELSE t.wake_at END",
+    finished_at: "CASE WHEN t.cancel_requested THEN now() END",
+    ...ATTEMPT_ENDED,
+  },
+)}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(),
          CASE WHEN t.cancel_requested THEN 'cancelled' ELSE 'suspended' END, NULL::jsonb FROM target AS t`)}
-SELECT * FROM moved`;
+SELECT ${JOB_COLUMNS} FROM suspend_moved`;
 
 /**
  * A wait of the running attempt reached its deadline with no event: record
@@ -199,6 +200,17 @@ WITH due AS (
 )
 SELECT id, kind FROM woken`;
 
+/** A rerun from a step (`rerun_from_step`): queued now, with fresh attempts and no error. */
+const RERUN_WRITES: JobWrites = {
+  status: `'${TRANSITIONS.rerun_from_step.dead}'`,
+  attempts: "0",
+  run_at: "now()",
+  finished_at: "NULL",
+  cancel_requested: "false",
+  last_error: "NULL",
+  updated_at: "now()",
+};
+
 /**
  * Rerun job $1 from its step named $2: delete that record and every later
  * one (none when $2 is null: a resume, which keeps every record), and queue the job now with fresh attempts (`rerun_from_step`); a
@@ -231,16 +243,14 @@ WITH target AS (
   DELETE FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = 'dead'))
 ), released AS (
   DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = 'dead'))
-), moved AS (
-  UPDATE {{schema}}.jobs AS j SET
-    status = '${TRANSITIONS.rerun_from_step.dead}', attempts = 0, run_at = now(), finished_at = NULL,
-    cancel_requested = false, last_error = NULL, updated_at = now()
-  FROM allowed AS a WHERE j.id = a.id
-  RETURNING ${jobColumnsOf("j")}
-)
+)${moveLiveJobs({ name: "rerun", from: "allowed", alias: "a", where: "j.id = a.id AND a.status <> 'dead'" }, RERUN_WRITES)}${returnEndedJobs(
+  { name: "rerun_dead", from: "allowed", alias: "a", where: "j.id = a.id", only: "a.status = 'dead'" },
+  RERUN_WRITES,
+  ["jobs_dead"],
+)}
 SELECT t.status AS previous_status, EXISTS (SELECT 1 FROM start) AS step_found,
        (SELECT count(*) FROM forgotten)::int AS forgotten, m.*
-FROM target AS t LEFT JOIN moved AS m ON true`;
+FROM target AS t LEFT JOIN (SELECT * FROM rerun_moved UNION ALL SELECT * FROM rerun_dead_moved) AS m ON true`;
 
 /**
  * The records of job $1 for display, in the order they were first made.

@@ -29,7 +29,7 @@ import { moveLiveJobs } from "./job-moves.js";
  */
 export const jobCompleteInTransaction = `
 WITH finished AS (SELECT $1::uuid AS id, $2::uuid AS execution_id)${moveLiveJobs(
-  { name: "done", using: "finished", where: "j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = 'running'" },
+  { name: "done", from: "finished", alias: "finished", where: "j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = 'running'" },
   SUCCEEDED_WRITES("$3::jsonb"),
 )}, ${attemptRecord("SELECT $2::uuid, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done_moved")}
 SELECT id FROM done_moved`;
