@@ -102,6 +102,7 @@ describe("migrations", () => {
       "026_jobs_autovacuum": "c76cc4a24ac068d86fd1052a62d75e793e09a5517fa207c0bff99250be336bd7",
       "027_jobs_history_copy": "2fb8225a3d8694690743630f461114c4c641f88a8334be4399968c106513b91a",
       "028_jobs_by_state": "e7e68a048ca230bd0851873104002854d40bed8b49a4b5a27ce7f15d0d2c8da5",
+      "029_job_ends": "7ce725d0c802e84c925bc97fbd574913d7b4908deb906d38a9c18096acc4273c",
     };
     const shipped = Object.fromEntries(loadMigrations().map((migration) => [migration.name, migrationHash(migration)]));
     // Every released one, unchanged; a new file is added here when it lands.

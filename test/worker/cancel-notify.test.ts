@@ -1,7 +1,7 @@
 /**
  * Cancelling a running job reaches its handler through the worker's LISTEN
- * connection: the cancel's commit sends a NOTIFY (trigger
- * jobs_notify_cancel) and the worker aborts the handler's signal at once.
+ * connection: the cancel's commit sends a NOTIFY (from the
+ * cancel's statement) and the worker aborts the handler's signal at once.
  * The workers here renew every 10 minutes, so only the notification can
  * explain an abort; the worker's test signal says which path observed it.
  * The heartbeat stays the fallback for a worker that does not LISTEN.

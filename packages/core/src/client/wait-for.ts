@@ -23,7 +23,7 @@ export interface WaitForOptions extends TenantScope {
 
 /**
  * Waits for jobs to end. While any wait runs, one connection LISTENs on
- * `<schema>:ended`, where the trigger jobs_notify_ended announces, at the
+ * `<schema>:ended`, where the statement that ends a job announces, at the
  * commit of the end, the ends of the jobs waited for (a row in job_waits
  * each). Each wait also reads its job every `WAIT_POLL_INTERVAL_MS`, so a
  * LISTEN connection that is down, or none (a transaction pooler without

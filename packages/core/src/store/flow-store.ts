@@ -64,7 +64,7 @@ export interface JobFlowState {
 
 /**
  * Dependencies, flows and batches: the writes that create a graph and the
- * reads about it. Releasing dependents is the database's (routines jobs_release_dependents and job_dependents_*).
+ * reads about it. Releasing dependents is the database's (routines jobs_ended, job_ends_release and job_dependents_*).
  */
 export class FlowStore {
   constructor(

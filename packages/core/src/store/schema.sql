@@ -156,6 +156,14 @@ CREATE TABLE conveyor.job_dependency_state (
   CONSTRAINT job_dependency_state_run_if_valid CHECK ((run_if = ANY ('{all,any_failed}'::text[])))
 );
 
+CREATE TABLE conveyor.job_ends (
+  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  job_id uuid NOT NULL,
+  dir integer NOT NULL,
+  bad boolean NOT NULL,
+  CONSTRAINT job_ends_dir_check CHECK ((dir = ANY (ARRAY[1, '-1'::integer])))
+);
+
 CREATE TABLE conveyor.job_executions (
   id uuid NOT NULL,
   job_id uuid NOT NULL,
@@ -366,6 +374,7 @@ CREATE INDEX flows_created_idx ON conveyor.flows USING btree (created_at);
 CREATE UNIQUE INDEX flows_idempotency_key_idx ON conveyor.flows USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX flows_tenant_idx ON conveyor.flows USING btree (tenant, id);
 CREATE INDEX job_dependencies_job_idx ON conveyor.job_dependencies USING btree (job_id, depends_on);
+CREATE INDEX job_ends_tx_idx ON conveyor.job_ends USING btree (tx);
 CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_id, started_at);
 CREATE INDEX job_history_by_queue_state_tenant_idx ON ONLY conveyor.job_history USING btree (queue, status, tenant);
 CREATE INDEX job_history_id_idx ON ONLY conveyor.job_history USING btree (id);
@@ -421,6 +430,7 @@ UNION ALL
 -- FUNCTION conveyor.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_release(p_ids uuid[], p_dirs integer[], p_bad boolean[]) RETURNS void LANGUAGE plpgsql
 -- FUNCTION conveyor.job_dependents_settle(p_jobs uuid[], OUT r_ids uuid[], OUT r_dirs integer[], OUT r_bad boolean[]) RETURNS record LANGUAGE plpgsql
+-- FUNCTION conveyor.job_ends_release() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_bound(p_partition oid, p_end text) RETURNS timestamp with time zone LANGUAGE sql
 -- FUNCTION conveyor.job_history_detach(p_cutoff timestamp with time zone, p_kept text[], p_lock_timeout_ms integer) RETURNS text[] LANGUAGE plpgsql
 -- FUNCTION conveyor.job_history_drop(p_table text) RETURNS integer LANGUAGE plpgsql
@@ -428,32 +438,14 @@ UNION ALL
 -- FUNCTION conveyor.job_history_span(p_partition text) RETURNS TABLE(starts_at timestamp with time zone, ends_at timestamp with time zone) LANGUAGE sql
 -- FUNCTION conveyor.job_limit_keys_ready(p_queue text, p_after text, p_until text, p_count integer) RETURNS SETOF text LANGUAGE sql
 -- FUNCTION conveyor.jobs_deleted() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_ended(p_ids uuid[], p_bad boolean[], p_depended boolean[], p_awaited boolean[], p_dir integer, p_release boolean) RETURNS integer LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_estimate(p_status text, p_queue text, p_tenant text) RETURNS bigint LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_forget(p_ids uuid[], p_depended uuid[]) RETURNS void LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_notify_cancel() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_notify_ended() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.jobs_notify_ready() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_notify_requeued() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_release_dependents() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_release_recorded() RETURNS trigger LANGUAGE plpgsql
--- FUNCTION conveyor.jobs_release_unique_key() RETURNS trigger LANGUAGE plpgsql
+-- FUNCTION conveyor.jobs_status_changed() RETURNS trigger LANGUAGE plpgsql
 -- FUNCTION conveyor.uuid_v7() RETURNS uuid LANGUAGE sql
 
+CREATE CONSTRAINT TRIGGER job_ends_release AFTER INSERT ON conveyor.job_ends DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION conveyor.job_ends_release();
 CREATE TRIGGER jobs_deleted AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_deleted();
-CREATE TRIGGER jobs_notify_cancel AFTER UPDATE OF cancel_requested ON conveyor.jobs FOR EACH ROW WHEN ((new.cancel_requested AND (NOT old.cancel_requested) AND (new.status = 'running'::text))) EXECUTE FUNCTION conveyor.jobs_notify_cancel();
-CREATE TRIGGER jobs_notify_ended AFTER INSERT ON conveyor.job_history FOR EACH ROW WHEN (new.awaited) EXECUTE FUNCTION conveyor.jobs_notify_ended();
-CREATE TRIGGER jobs_notify_ended AFTER INSERT ON conveyor.jobs_dead FOR EACH ROW WHEN (new.awaited) EXECUTE FUNCTION conveyor.jobs_notify_ended();
-CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs_live REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
-CREATE TRIGGER jobs_notify_requeued AFTER DELETE ON conveyor.job_history FOR EACH ROW WHEN ((old.status = 'cancelled'::text)) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
-CREATE TRIGGER jobs_notify_requeued AFTER DELETE ON conveyor.jobs_dead FOR EACH ROW EXECUTE FUNCTION conveyor.jobs_notify_requeued();
-CREATE TRIGGER jobs_notify_requeued AFTER UPDATE OF status ON conveyor.jobs_live FOR EACH ROW WHEN (((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text])))) EXECUTE FUNCTION conveyor.jobs_notify_requeued();
-CREATE TRIGGER jobs_release_dependents AFTER INSERT ON conveyor.job_history FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
-CREATE TRIGGER jobs_release_dependents AFTER INSERT ON conveyor.jobs_dead FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON conveyor.job_history DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit AFTER INSERT ON conveyor.jobs_dead DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON conveyor.job_history DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((old.has_dependents AND (old.status = 'cancelled'::text))) EXECUTE FUNCTION conveyor.jobs_release_recorded();
-CREATE CONSTRAINT TRIGGER jobs_release_dependents_at_commit_returned AFTER DELETE ON conveyor.jobs_dead DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (old.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_recorded();
-CREATE TRIGGER jobs_release_dependents_returned AFTER DELETE ON conveyor.job_history FOR EACH ROW WHEN ((old.has_dependents AND (old.status = 'cancelled'::text))) EXECUTE FUNCTION conveyor.jobs_release_dependents();
-CREATE TRIGGER jobs_release_dependents_returned AFTER DELETE ON conveyor.jobs_dead FOR EACH ROW WHEN (old.has_dependents) EXECUTE FUNCTION conveyor.jobs_release_dependents();
-CREATE TRIGGER jobs_release_unique_key BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN ((new.unique_key IS NOT NULL)) EXECUTE FUNCTION conveyor.jobs_release_unique_key();
+CREATE TRIGGER jobs_status_changed BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.unique_key IS NOT NULL) OR ((old.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text])) <> (new.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text]))) OR ((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text]))))) EXECUTE FUNCTION conveyor.jobs_status_changed();

@@ -10,7 +10,7 @@ const PING_TIMEOUT_MS = 5_000;
  * Holds one dedicated connection LISTENing on the schema's two channels:
  * `<schema>:jobs` (work is ready: `onNotify(queue)`) and `<schema>:cancel`
  * (a running job's cancel was requested: `onCancel(executionId)`, sent by
- * the trigger jobs_notify_cancel when the cancel commits). A lost connection is noticed (by
+ * the cancel's statement, at its commit). A lost connection is noticed (by
  * its error/end events, or a ping that goes unanswered) and re-established
  * with back-off; the worker keeps polling meanwhile, so nothing waits on it.
  */

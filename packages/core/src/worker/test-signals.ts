@@ -27,7 +27,7 @@ export class WorkerLoopTestSignals {
   readonly claimLoopEnded = new TestSignal<void>();
   /** A claimed job was not started because its claim was answered too late (see `Worker.launch`). */
   readonly attemptSkippedLate = new TestSignal<LateAttempt>();
-  /** A cancel notification arrived (trigger jobs_notify_cancel); `held`: for an attempt this worker had launched. */
+  /** A cancel notification arrived (NOTIFY from the cancel's statement); `held`: for an attempt this worker had launched. */
   readonly cancelNotified = new TestSignal<{ executionId: string; held: boolean }>();
   /** A running attempt's handler signal was aborted for a cancel, and how the worker learned of it. */
   readonly cancelObserved = new TestSignal<{ executionId: string; via: "notification" | "heartbeat" }>();

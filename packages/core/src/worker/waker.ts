@@ -9,7 +9,7 @@ import { Periodic } from "./periodic.js";
  * on every worker, with no leader: each batch is one statement over
  * jobs_sleeping_idx that skips rows another waker holds
  * (StepStore.jobWakeSleeping). The status change notifies idle workers
- * (trigger jobs_notify_requeued). A job woken by an event needs no waker:
+ * (trigger jobs_status_changed). A job woken by an event needs no waker:
  * sendEvent queues it itself.
  */
 export class Waker {

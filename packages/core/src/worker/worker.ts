@@ -301,7 +301,7 @@ export class Worker {
   }
 
   /**
-   * A running job's cancel was committed (trigger jobs_notify_cancel): abort
+   * A running job's cancel was committed (NOTIFY from the cancel's statement): abort
    * its handler's signal now, if this worker runs that attempt. The job ends
    * `cancelled` when the handler returns, as with a cancel the heartbeat finds.
    */

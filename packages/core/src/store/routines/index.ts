@@ -13,14 +13,11 @@ import { jobHistoryExtend } from "./job-history-extend.js";
 import { jobHistorySpan } from "./job-history-span.js";
 import { jobsDeleted } from "./jobs-deleted.js";
 import { jobsForget } from "./jobs-forget.js";
+import { jobsEnded } from "./jobs-ended.js";
+import { jobEndsRelease } from "./job-ends-release.js";
+import { jobsStatusChanged } from "./jobs-status-changed.js";
 import { jobsEstimate } from "./jobs-estimate.js";
-import { jobsNotifyCancel } from "./jobs-notify-cancel.js";
 import { jobsNotifyReady } from "./jobs-notify-ready.js";
-import { jobsNotifyEnded } from "./jobs-notify-ended.js";
-import { jobsNotifyRequeued } from "./jobs-notify-requeued.js";
-import { jobsReleaseDependents } from "./jobs-release-dependents.js";
-import { jobsReleaseRecorded } from "./jobs-release-recorded.js";
-import { jobsReleaseUniqueKey } from "./jobs-release-unique-key.js";
 import { uuidV7 } from "./uuid-v7.js";
 import type { Routine } from "./routine.js";
 
@@ -36,10 +33,8 @@ export const ROUTINES: readonly Routine[] = [
   uuidV7,
   jobAttempts,
   jobsNotifyReady,
-  jobsNotifyRequeued,
-  jobsNotifyCancel,
-  jobsNotifyEnded,
-  jobsReleaseUniqueKey,
+  jobsEnded,
+  jobsStatusChanged,
   jobsForget,
   jobsDeleted,
   jobHistorySpan,
@@ -50,8 +45,7 @@ export const ROUTINES: readonly Routine[] = [
   jobDependentsSettle,
   jobDependentsRelease,
   jobDependentsCheck,
-  jobsReleaseDependents,
-  jobsReleaseRecorded,
+  jobEndsRelease,
   jobsEstimate,
   jobLimitKeysReady,
   jobClaimFromLimitedQueue,

@@ -10,12 +10,9 @@ export const jobDependentsCheck: Routine = {
 CREATE OR REPLACE FUNCTION {{schema}}.job_dependents_check(p_jobs uuid[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   moved record;
-  outer_call boolean := coalesce(current_setting('conveyor.settling', true), '') <> 'on';
 BEGIN
-  IF outer_call THEN PERFORM set_config('conveyor.settling', 'on', true); END IF;
   SELECT * INTO moved FROM {{schema}}.job_dependents_settle(p_jobs);
   PERFORM {{schema}}.job_dependents_release(moved.r_ids, moved.r_dirs, moved.r_bad);
-  IF outer_call THEN PERFORM set_config('conveyor.settling', 'off', true); END IF;
 END
 $$;`,
 };

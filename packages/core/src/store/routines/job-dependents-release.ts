@@ -6,8 +6,8 @@ import type { Routine } from "./routine.js";
  * repeat for the dependents whose own ending changed, until nothing moves.
  * p_bad says whether the end was other than success. One round per level
  * of the graph, each set-based: a chain ending at once costs its length in
- * rounds, not in nested trigger calls. While it runs, the trigger below
- * leaves the rows it moves to it (conveyor.settling).
+ * rounds, not in nested trigger calls. The jobs it moves are walked by
+ * its own loop: their moves record nothing for the commit's release.
  */
 export const jobDependentsRelease: Routine = {
   name: "job_dependents_release",
@@ -16,9 +16,7 @@ CREATE OR REPLACE FUNCTION {{schema}}.job_dependents_release(p_ids uuid[], p_dir
 RETURNS void LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
   dependents uuid[];
-  outer_call boolean := coalesce(current_setting('conveyor.settling', true), '') <> 'on';
 BEGIN
-  IF outer_call THEN PERFORM set_config('conveyor.settling', 'on', true); END IF;
   WHILE cardinality(p_ids) > 0 LOOP
     dependents := ARRAY(
       SELECT DISTINCT d.job_id FROM {{schema}}.job_dependencies AS d WHERE d.depends_on = ANY(p_ids) ORDER BY 1);
@@ -53,7 +51,6 @@ BEGIN
     WHERE s.job_id = delta.job_id AND s.job_id = ANY(dependents);
     SELECT r_ids, r_dirs, r_bad INTO p_ids, p_dirs, p_bad FROM {{schema}}.job_dependents_settle(dependents);
   END LOOP;
-  IF outer_call THEN PERFORM set_config('conveyor.settling', 'off', true); END IF;
 END
 $$;`,
 };

@@ -65,6 +65,7 @@ BEGIN
       where: "j.id = d.id",
       only: `d.new_status <> d.old_status AND d.old_status IN (${LIVE})`,
       returning: MOVED_ALSO,
+      release: false,
     },
     SETTLE_WRITES,
   )}${returnEndedJobs(
@@ -75,6 +76,7 @@ BEGIN
       where: "j.id = d.id",
       only: `d.old_status IN (${TERMINAL}) AND d.new_status IN (${LIVE})`,
       returning: MOVED_ALSO,
+      release: false,
     },
     SETTLE_WRITES,
   )}, moved AS (

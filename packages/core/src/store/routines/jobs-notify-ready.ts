@@ -7,10 +7,11 @@ import type { Routine } from "./routine.js";
  * transaction is left alone: Conveyor sends its wake-up after the commit
  * (store/queue-waker.ts), because a transaction that has called NOTIFY holds
  * a database-wide lock from its commit until the commit is on disk, which
- * serializes concurrent enqueues. Every other insert (in a caller's
- * transaction, or by hand) notifies at its commit. Conveyor inserts into
- * jobs_live, the partition of new jobs; a statement trigger fires only for
- * the table its statement names, so the trigger is on both.
+ * serializes concurrent enqueues. Every other insert into jobs_live (in
+ * a caller's transaction, a job brought back from its end) notifies at its
+ * commit. Conveyor inserts into jobs_live itself; a row inserted by hand
+ * through `jobs` fires no statement trigger of jobs_live, and is found by
+ * the workers' next poll.
  */
 export const jobsNotifyReady: Routine = {
   name: "jobs_notify_ready",
@@ -26,7 +27,5 @@ BEGIN
 END
 $$;
 CREATE OR REPLACE TRIGGER jobs_notify_ready AFTER INSERT ON {{schema}}.jobs_live
-  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION {{schema}}.jobs_notify_ready();
-CREATE OR REPLACE TRIGGER jobs_notify_ready AFTER INSERT ON {{schema}}.jobs
   REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION {{schema}}.jobs_notify_ready();`,
 };

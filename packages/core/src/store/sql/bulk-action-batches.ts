@@ -188,7 +188,7 @@ LIMIT ${max}`;
  * Apply the plan's action to the jobs `ids` that still match it, locking
  * them in id order. Returns `touched` (jobs changed or deleted) and
  * `woken` (queues that got jobs ready to run now and no NOTIFY of the
- * jobs_notify_requeued trigger, to be woken after the commit).
+ * trigger jobs_status_changed, to be woken after the commit).
  */
 export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readonly string[]): BuiltStatement {
   const values: unknown[] = [ids];
@@ -207,7 +207,7 @@ export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readon
   switch (plan.action) {
     case "retry": {
       // Dead jobs as deadLetterRequeue requeues one: the entry and the job's
-      // dependency counts go, and jobs_release_dependents re-arms what waits on it.
+      // dependency counts go, and its return re-arms what waits on it, at commit.
       const dead = "ARRAY(SELECT id FROM target WHERE status = 'dead')";
       const text = `${target}, entries AS (
   DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})

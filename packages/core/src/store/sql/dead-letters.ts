@@ -25,7 +25,7 @@ WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
  * however many callers race. The execution history stays in job_executions.
  * A job with dependencies is released from them (its counts are deleted):
  * it runs now, whatever they are. Jobs that depend on this one are re-armed
- * by the trigger jobs_release_dependents (routines/jobs-release-dependents.ts).
+ * at its commit: its move records the return (routines/jobs-ended.ts).
  * $1 dead-letter id, $2 tenant|null
  */
 export const deadLetterRequeue = `

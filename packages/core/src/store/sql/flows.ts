@@ -3,9 +3,10 @@ import { CANCELLABLE, ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
 import { cancelJobs } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
-// Dependencies, flows and batches (the routines job_dependents_* and jobs_release_*). What releases a dependent
-// is not here: it is the trigger jobs_release_dependents, which runs inside
-// every statement that ends a job with dependents, so no caller can forget it.
+// Dependencies, flows and batches (the routines job_dependents_* and job_ends_release). What releases a dependent
+// is not here: every statement that ends a job with dependents records it
+// (sql/job-moves.ts, routines/jobs-ended.ts), and the release runs at its
+// commit, so no caller can forget it.
 
 export const FLOW_COLUMNS = "id, tenant, kind, name, idempotency_key, request_hash, callback_job_id, created_at";
 
@@ -188,9 +189,9 @@ WHERE d.job_id = $1`;
 
 /**
  * Cancel a flow: its jobs that have not started are cancelled at once, and
- * running ones get the flag (their workers are notified: jobs_notify_cancel), as
+ * running ones get the flag (their workers are notified at commit), as
  * jobCancel does for one job. Rows are locked in id order. The cancelled
- * ones release what waits on them (trigger), inside the flow or not.
+ * ones release what waits on them (at commit), inside the flow or not.
  * $1 flow id, $2 tenant|null
  */
 export const flowCancel = `

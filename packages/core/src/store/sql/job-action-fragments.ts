@@ -20,8 +20,8 @@ const CANCEL_TARGET = `CASE t.status${Object.entries(TRANSITIONS.cancel)
 
 /**
  * Cancel: a job that has not started is cancelled at once; a running one
- * keeps running with the flag; the trigger jobs_notify_cancel tells its
- * worker at commit, and its heartbeat reads the flag too.
+ * keeps running with the flag, and its worker is told at commit (its
+ * heartbeat reads the flag too).
  */
 const CANCEL_WRITES: JobWrites = {
   status: CANCEL_TARGET,
@@ -36,7 +36,10 @@ const CANCEL_WRITES: JobWrites = {
  * `schema`: the tables' prefix, `{{schema}}` by default.
  */
 export function cancelJobs(name: string, schema?: string): string {
-  return moveLiveJobs({ schema, name, from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" }, CANCEL_WRITES);
+  return moveLiveJobs(
+    { schema, name, from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id", notifyCancel: true },
+    CANCEL_WRITES,
+  );
 }
 
 /**

@@ -7,8 +7,10 @@ import { JOB_COLUMNS } from "./job-columns.js";
 // deleted from jobs_live and inserted into jobs_dead or job_history in the
 // statement that ends it, and one that comes back the other way round, each
 // named here; nothing relies on PostgreSQL moving a row whose partition key
-// an UPDATE changed. Not statements themselves, so this module is not
-// among the store's queries.
+// an UPDATE changed. What follows a move is done in the same statement:
+// the release of dependents recorded for the commit and the waiters told
+// (routines/jobs-ended.ts), and, for a cancel, the worker told. Not
+// statements themselves, so this module is not among the store's queries.
 
 /**
  * Every column of the jobs table, in its order, with its type: what a moved
@@ -110,8 +112,45 @@ export interface MoveSource {
   where: string;
   /** The rows of `from` the move applies to (over `alias`): a table is read only for rows that move from it. */
   only?: string;
-  /** More columns each moved row returns, by name: expressions over `j` as it was and `using`; after JOB_COLUMNS. */
+  /** More columns each moved row returns, by name: expressions over `j` as it was and `alias`; after JOB_COLUMNS. */
   returning?: Readonly<Record<string, string>>;
+  /**
+   * Whether the ends and returns of jobs with dependents are recorded for
+   * the release at commit (jobs_ended). Default true; false only inside
+   * the release, which walks the jobs it moves itself.
+   */
+  release?: boolean;
+  /** Tell the worker of each job that stays running that its cancel was requested (NOTIFY `<schema>:cancel`). Default false. */
+  notifyCancel?: boolean;
+}
+
+/** The schema's name as a channel prefix: the prefix is the quoted identifier. */
+function channel(schema: string, name: string): string {
+  return `btrim('${schema}', '"') || ':${name}'`;
+}
+
+/**
+ * What follows a move, forced into the statement: a CTE of one row whose
+ * columns call jobs_ended for the rows of \`moved\` that need it, and send
+ * the statement's notifications. `<name>_moved` reads it once.
+ */
+function effects(name: string, parts: readonly string[]): string {
+  return `${name}_effects AS (
+  SELECT ${parts.map((part, i) => `(${part}) AS e${i}`).join(", ")}
+)`;
+}
+
+/** A call of jobs_ended over `rows` (ids, bad, depended, awaited as columns of it), when any row needs one. */
+function endedCall(schema: string, rows: string, bad: string, dir: 1 | -1, awaited: string, release: boolean): string {
+  return `SELECT ${schema}.jobs_ended(e.ids, e.bad, e.depended, e.awaited, ${dir}, ${release}) FROM (
+    SELECT array_agg(r.id) AS ids, array_agg(${bad}) AS bad, array_agg(r.has_dependents) AS depended, array_agg(${awaited}) AS awaited
+    FROM ${rows} AS r WHERE r.has_dependents${awaited === "false" ? "" : ` OR ${awaited}`}) AS e
+  WHERE e.ids IS NOT NULL`;
+}
+
+/** The filter that makes a branch of `<name>_moved` read the effects CTE (evaluated once, before its first row). */
+function afterEffects(name: string): string {
+  return `(SELECT count(*) FROM ${name}_effects) >= 0`;
 }
 
 /**
@@ -146,8 +185,14 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})
 ), ${name}_to_dead AS (
   INSERT INTO ${s}.jobs_dead (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status = 'dead'
-), ${name}_moved AS (
-  SELECT * FROM ${name}_kept UNION ALL SELECT ${JOB_COLUMNS}${alsoNames} FROM ${name}_ended
+), ${effects(name, [
+    endedCall(s, `${name}_ended`, "r.status <> 'succeeded'", 1, "r.awaited", source.release ?? true),
+    ...(source.notifyCancel
+      ? [`SELECT count(pg_notify(${channel(s, "cancel")}, k.current_execution_id::text)) FROM ${name}_kept AS k WHERE k.status = 'running'`]
+      : []),
+  ])}, ${name}_moved AS (
+  SELECT * FROM ${name}_kept WHERE ${afterEffects(name)}
+  UNION ALL SELECT ${JOB_COLUMNS}${alsoNames} FROM ${name}_ended WHERE ${afterEffects(name)}
 )`;
 }
 
@@ -171,15 +216,15 @@ export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: r
   DELETE FROM ${s}.${table} AS j
   USING ${source.only ? `(SELECT * FROM ${from} AS ${alias} WHERE ${source.only}) AS ${alias}` : `${from} AS ${alias}`}
   WHERE ${where}
-  RETURNING ${rowAfter(writes)}${also}
+  RETURNING ${rowAfter(writes)}, j.status AS ended_status${also}
 )`,
   );
   const gone = tables.map((table) => `SELECT * FROM ${name}_from_${table}`).join(" UNION ALL ");
   return `
 ${deletes.join("\n")}, ${name}_back AS (
   INSERT INTO ${s}.jobs_live (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM (${gone}) AS back
-), ${name}_moved AS (
-  SELECT ${JOB_COLUMNS}${alsoNames} FROM (${gone}) AS back
+), ${effects(name, [endedCall(s, `(${gone})`, "r.ended_status <> 'succeeded'", -1, "false", source.release ?? true)])}, ${name}_moved AS (
+  SELECT ${JOB_COLUMNS}${alsoNames} FROM (${gone}) AS back WHERE ${afterEffects(name)}
 )`;
 }
 

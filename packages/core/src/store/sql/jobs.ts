@@ -163,7 +163,7 @@ WHERE a.job_id = $1 ORDER BY a.started_at, a.id`;
 
 /**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets
- * the flag its worker is notified of at commit (jobs_notify_cancel). Terminal jobs match nothing.
+ * the flag its worker is notified of at commit. Terminal jobs match nothing.
  * The row lock makes this safe against a concurrent claim: whichever commits
  * first, the other re-reads the row.
  * $1 id, $2 tenant|null

@@ -1,9 +1,9 @@
 // Waits for a job's end (client/wait-for.ts): a row per wait, which the
-// trigger jobs_notify_ended reads (routines/jobs-notify-ended.ts).
+// statement that ends the job reads (routines/jobs-ended.ts).
 
 /**
  * Start a wait: record it until $3 ms from now, mark the job awaited (so
- * that its end fires jobs_notify_ended), and delete the waits whose time
+ * that its end tells the waiters), and delete the waits whose time
  * has passed (left by processes that died). The caller reads the job after
  * this commits, so an end that commits first is seen by that read.
  * $1 job id, $2 waiter id, $3 ms the wait may last at most
