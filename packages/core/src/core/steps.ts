@@ -73,6 +73,11 @@ export interface DurableFunctions {
   waitForEvent<T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null>;
 }
 
+/** The states of a step, sleep or wait record (`StepRecord.state`). */
+export const STEP_STATES = ["completed", "failed", "sleeping", "waiting", "received", "timed_out"] as const;
+/** One of `STEP_STATES`. */
+export type StepState = (typeof STEP_STATES)[number];
+
 /** A record of a job's step, sleep or wait, as the API and the dashboard show it. */
 export interface StepRecord {
   /** The name the handler gave it. */
@@ -84,7 +89,7 @@ export interface StepRecord {
    * step: `completed` or `failed` (its last error, replaced by a later run's record);
    * sleep: `sleeping` or `completed`; wait: `waiting`, `received` or `timed_out`.
    */
-  state: "completed" | "failed" | "sleeping" | "waiting" | "received" | "timed_out";
+  state: StepState;
   /** A completed step's result, or a received event's payload. */
   result: unknown;
   /** A failed step's error. */

@@ -1,6 +1,6 @@
 import { CLAIM_TIME, CLAIMED_COLUMNS, claimRows } from "../sql/claim-fragments.js";
 import { EFFECTIVE_KEY_LIMITS } from "../sql/key-limit-fragments.js";
-import { READY } from "../sql/status-sets.js";
+import { READY, STATE } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -75,7 +75,7 @@ BEGIN
   IF v_queue_limited THEN
     SELECT greatest(0, least(p_limit,
              coalesce(s.concurrency_limit
-                      - (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = 'running' AND r.queue = p_queue), p_limit),
+                      - (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = ${STATE.running} AND r.queue = p_queue), p_limit),
              CASE WHEN s.rate_limit IS NULL THEN p_limit
                   WHEN w.window_new THEN s.rate_limit
                   ELSE s.rate_limit - s.window_count END)),
@@ -112,7 +112,7 @@ BEGIN
       -- Materialized: inlined into room, its running count ran twice per key.
       SELECT l.*, coalesce(s.window_count, 0) AS window_count,
              (SELECT count(*)::int FROM {{schema}}.jobs AS r
-              WHERE r.status = 'running' AND r.queue = p_queue AND r.limit_key = l.limit_key) AS running,
+              WHERE r.status = ${STATE.running} AND r.queue = p_queue AND r.limit_key = l.limit_key) AS running,
              l.rate_limit IS NOT NULL AND (s.window_started_at IS NULL
                OR s.window_started_at + l.rate_interval_ms * interval '1 millisecond' <= (SELECT at FROM claim_time)) AS window_new
       FROM limits AS l LEFT JOIN {{schema}}.key_limit_state AS s ON s.queue = p_queue AND s.limit_key = l.limit_key

@@ -1,5 +1,5 @@
 import { CLAIM_TIME, CLAIMED_COLUMNS, claimRows, EXECUTED_CLAIM, IN_UNRESTRICTED_QUEUE } from "../sql/claim-fragments.js";
-import { READY } from "../sql/status-sets.js";
+import { READY, STATE } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -28,7 +28,7 @@ BEGIN
               WHERE j.status IN (${READY}) AND j.tenant > t.tenant ORDER BY j.tenant LIMIT 1)
       FROM tenants AS t WHERE t.tenant IS NOT NULL
     ), running_by_tenant AS (
-      SELECT r.tenant, count(*)::int AS n FROM {{schema}}.jobs AS r WHERE r.status = 'running' GROUP BY r.tenant
+      SELECT r.tenant, count(*)::int AS n FROM {{schema}}.jobs AS r WHERE r.status = ${STATE.running} GROUP BY r.tenant
     ), room AS (
       SELECT t.tenant, coalesce(rt.n, 0) AS running,
              CASE WHEN ts.concurrency_limit IS NULL THEN $2::int

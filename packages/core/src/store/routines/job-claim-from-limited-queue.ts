@@ -1,5 +1,5 @@
 import { CLAIM_TIME, CLAIMED_COLUMNS, claimRows, EXECUTED_CLAIM } from "../sql/claim-fragments.js";
-import { READY } from "../sql/status-sets.js";
+import { READY, STATE } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -49,7 +49,7 @@ BEGIN
       SELECT greatest(0, least(
         $2::int,
         coalesce(st.concurrency_limit
-                 - (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = 'running' AND r.queue = $4), $2::int),
+                 - (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = ${STATE.running} AND r.queue = $4), $2::int),
         CASE WHEN st.rate_limit IS NULL THEN $2::int
              WHEN st.window_new THEN st.rate_limit
              ELSE st.rate_limit - st.window_count END)) AS n

@@ -1,3 +1,4 @@
+import { STATE } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -34,7 +35,7 @@ BEGIN
         -- The named blocker came back; name another that still blocks.
         ELSE (SELECT d.depends_on FROM {{schema}}.job_dependencies AS d
               JOIN {{schema}}.jobs AS p ON p.id = d.depends_on
-              WHERE d.job_id = s.job_id AND d.on_failure <> 'run' AND p.status IN ('cancelled', 'dead')
+              WHERE d.job_id = s.job_id AND d.on_failure <> 'run' AND p.status IN (${STATE.cancelled}, ${STATE.dead})
               ORDER BY 1 LIMIT 1)
       END
     FROM (

@@ -1,19 +1,19 @@
 import { dependentSettleCase } from "../sql/dependent-settle.js";
 import { type JobWrites, moveLiveJobs, returnEndedJobs } from "../sql/job-moves.js";
-import { LIVE, TERMINAL } from "../sql/status-sets.js";
+import { LIVE, STATE, TERMINAL } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /** What settling writes: the state decided (d.new_status), and what it implies. */
 const SETTLE_WRITES: JobWrites = {
   status: "d.new_status",
-  run_at: "CASE WHEN d.new_status = 'queued' THEN greatest(j.run_at, now()) ELSE j.run_at END",
-  finished_at: "CASE WHEN d.new_status IN ('dead', 'cancelled') THEN now() END",
+  run_at: `CASE WHEN d.new_status = ${STATE.queued} THEN greatest(j.run_at, now()) ELSE j.run_at END`,
+  finished_at: `CASE WHEN d.new_status IN (${STATE.dead}, ${STATE.cancelled}) THEN now() END`,
   last_error: `CASE
-        WHEN d.new_status IN ('dead', 'cancelled') AND d.blocker IS NOT NULL THEN jsonb_build_object(
+        WHEN d.new_status IN (${STATE.dead}, ${STATE.cancelled}) AND d.blocker IS NOT NULL THEN jsonb_build_object(
           'name', 'DependencyFailed',
           'message', format('dependency %s (%s) ended %s', d.blocker, d.blocker_kind, d.blocker_status),
           'dependencyId', d.blocker)
-        WHEN d.new_status = 'cancelled' THEN jsonb_build_object(
+        WHEN d.new_status = ${STATE.cancelled} THEN jsonb_build_object(
           'name', 'NoDependencyFailed',
           'message', 'every dependency succeeded, and this job runs only when one fails')
         ELSE NULL END`,
@@ -86,23 +86,23 @@ BEGIN
       (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
     SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
            'dependency_failed', m.last_error, '[]'::jsonb
-    FROM moved AS m WHERE m.status = 'dead'
+    FROM moved AS m WHERE m.status = ${STATE.dead}
   ), unburied AS (
     DELETE FROM {{schema}}.dead_letter_jobs
-    WHERE job_id = ANY(ARRAY(SELECT id FROM moved WHERE old_status = 'dead'))
+    WHERE job_id = ANY(ARRAY(SELECT id FROM moved WHERE old_status = ${STATE.dead}))
   ), flagged AS (
-    UPDATE {{schema}}.job_dependency_state AS s SET ended_by_dependency = m.status IN ('dead', 'cancelled')
+    UPDATE {{schema}}.job_dependency_state AS s SET ended_by_dependency = m.status IN (${STATE.dead}, ${STATE.cancelled})
     FROM moved AS m
     WHERE s.job_id = ANY(ARRAY(SELECT id FROM moved)) AND s.job_id = m.id
-      AND s.ended_by_dependency <> (m.status IN ('dead', 'cancelled'))
+      AND s.ended_by_dependency <> (m.status IN (${STATE.dead}, ${STATE.cancelled}))
   )
   SELECT coalesce(array_agg(m.id ORDER BY m.id), '{}'),
-         coalesce(array_agg(CASE WHEN m.status IN ('cancelled', 'dead') THEN 1 ELSE -1 END ORDER BY m.id), '{}'),
+         coalesce(array_agg(CASE WHEN m.status IN (${STATE.cancelled}, ${STATE.dead}) THEN 1 ELSE -1 END ORDER BY m.id), '{}'),
          coalesce(array_agg(true ORDER BY m.id), '{}')
     INTO r_ids, r_dirs, r_bad
   FROM moved AS m
   WHERE m.had_dependents
-    AND (m.status IN ('cancelled', 'dead')) <> (m.old_status IN ('cancelled', 'dead'));
+    AND (m.status IN (${STATE.cancelled}, ${STATE.dead})) <> (m.old_status IN (${STATE.cancelled}, ${STATE.dead}));
 END
 $$;`,
 };

@@ -1,4 +1,4 @@
-import { LIVE, READY } from "../sql/status-sets.js";
+import { LIVE, READY, STATE } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
 /**
@@ -24,13 +24,13 @@ DECLARE
   is_live boolean := NEW.status IN (${LIVE});
 BEGIN
   IF NEW.unique_key IS NOT NULL
-     AND NOT (NEW.status = ANY (NEW.unique_states) OR (NEW.status = 'sleeping' AND 'running' = ANY (NEW.unique_states))) THEN
+     AND NOT (NEW.status = ANY (NEW.unique_states) OR (NEW.status = ${STATE.sleeping} AND ${STATE.running} = ANY (NEW.unique_states))) THEN
     NEW.unique_key := NULL;
   END IF;
   IF was_live AND NOT is_live THEN
-    PERFORM {{schema}}.jobs_ended(ARRAY[NEW.id], ARRAY[NEW.status <> 'succeeded'], ARRAY[NEW.has_dependents], ARRAY[NEW.awaited], 1, true);
+    PERFORM {{schema}}.jobs_ended(ARRAY[NEW.id], ARRAY[NEW.status <> ${STATE.succeeded}], ARRAY[NEW.has_dependents], ARRAY[NEW.awaited], 1, true);
   ELSIF is_live AND NOT was_live THEN
-    PERFORM {{schema}}.jobs_ended(ARRAY[NEW.id], ARRAY[OLD.status <> 'succeeded'], ARRAY[NEW.has_dependents], ARRAY[false], -1, true);
+    PERFORM {{schema}}.jobs_ended(ARRAY[NEW.id], ARRAY[OLD.status <> ${STATE.succeeded}], ARRAY[NEW.has_dependents], ARRAY[false], -1, true);
   END IF;
   IF NEW.status IN (${READY}) AND OLD.status NOT IN (${READY}) AND NEW.run_at <= now() THEN
     PERFORM pg_notify(TG_TABLE_SCHEMA || ':jobs', NEW.queue);

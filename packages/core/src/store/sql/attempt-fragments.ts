@@ -1,7 +1,7 @@
 import { TRANSITIONS } from "../../core/transitions.js";
 import { JOB_COLUMNS } from "./job-columns.js";
 import { type JobWrites, moveLiveJobs } from "./job-moves.js";
-import { READY, TERMINAL } from "./status-sets.js";
+import { OUTCOME, READY, STATE, TERMINAL } from "./status-sets.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
 // transactional-completion.ts). Not statements themselves, so this module is
@@ -50,14 +50,14 @@ export const ATTEMPT_END = `${moveLiveJobs(
     // An attempt that does not count (retry-after, a shutdown hand-back) is
     // given back, unless the job ends cancelled: then it ran and was
     // cancelled, and counts.
-    attempts: "CASE WHEN NOT t.counts_attempt AND t.next_status <> 'cancelled' THEN j.attempts - 1 ELSE j.attempts END",
+    attempts: `CASE WHEN NOT t.counts_attempt AND t.next_status <> ${STATE.cancelled} THEN j.attempts - 1 ELSE j.attempts END`,
     run_at: `CASE WHEN t.next_status IN (${READY}) THEN now() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END`,
     finished_at: `CASE WHEN t.next_status IN (${TERMINAL}) THEN now() END`,
     last_error: "coalesce(t.error, j.last_error)",
     ...ATTEMPT_ENDED,
   },
 )}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
-         CASE WHEN t.next_status = 'cancelled' THEN 'cancelled' ELSE t.outcome END, t.error
+         CASE WHEN t.next_status = ${STATE.cancelled} THEN ${OUTCOME.cancelled} ELSE t.outcome END, t.error
   FROM target AS t`)}, buried AS (
   INSERT INTO {{schema}}.dead_letter_jobs
     (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
@@ -74,6 +74,6 @@ export const ATTEMPT_END = `${moveLiveJobs(
                      'executionId', t.execution_id, 'attempt', t.attempt, 'workerId', t.worker_id, 'startedAt', t.started_at,
                      'finishedAt', now(), 'outcome', t.outcome, 'error', t.error)) AS h)
   FROM attempt_ended AS m JOIN target AS t ON t.id = m.id
-  WHERE m.status = 'dead'
+  WHERE m.status = ${STATE.dead}
 )
 SELECT ${JOB_COLUMNS} FROM attempt_moved`;

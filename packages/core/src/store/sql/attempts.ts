@@ -1,7 +1,7 @@
 import { TRANSITIONS } from "../../core/transitions.js";
 import { ATTEMPT_END, attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
 import { moveLiveJobs } from "./job-moves.js";
-import { LIVE } from "./status-sets.js";
+import { LIVE, OUTCOME } from "./status-sets.js";
 
 // Ending attempts: success (jobComplete) and everything else (jobEndAttempts).
 // The lease renewal and the reclaim sweep are in leases.ts, whose header
@@ -34,7 +34,7 @@ WITH finished AS (
     returning: { execution_id: "finished.execution_id" },
   },
   SUCCEEDED_WRITES("finished.result::jsonb"),
-)}, ${attemptRecord("SELECT execution_id, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done_moved")}
+)}, ${attemptRecord(`SELECT execution_id, id, attempts, $4::text, started_at, now(), ${OUTCOME.succeeded}, NULL::jsonb FROM done_moved`)}
 SELECT execution_id FROM done_moved`;
 
 /**

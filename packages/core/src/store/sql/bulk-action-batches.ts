@@ -29,25 +29,13 @@
 import { quoteIdent } from "../db.js";
 import { cancelJobs, requeueDeadJobs } from "./job-action-fragments.js";
 import { type JobFilterValues, jobFilterCondition } from "./job-filter.js";
-import { READY } from "./status-sets.js";
+import { READY, STATE } from "./status-sets.js";
 
 /** The actions a batch applies (core/bulk-actions.ts BulkActionKind). */
 export type BulkBatchAction = "retry" | "cancel" | "purge" | "set_priority" | "move";
 
-/** Job states a batch may touch, each written as a fixed SQL literal. */
-const STATE_LITERALS = {
-  waiting: "'waiting'",
-  queued: "'queued'",
-  running: "'running'",
-  retrying: "'retrying'",
-  sleeping: "'sleeping'",
-  succeeded: "'succeeded'",
-  cancelled: "'cancelled'",
-  dead: "'dead'",
-} as const;
-
 /** A job state (core/states.ts JobStatus). */
-export type BulkBatchState = keyof typeof STATE_LITERALS;
+export type BulkBatchState = keyof typeof STATE;
 
 /** States with an index in id order: a walk over these alone needs no window. */
 const ID_ORDERED_STATES: ReadonlySet<BulkBatchState> = new Set(["dead"]);
@@ -133,7 +121,7 @@ function conditionsOf(plan: BulkBatchPlan, values: unknown[], indexable: boolean
     }
   };
   const stateTest = (state: BulkBatchState) =>
-    indexable ? `j.status = ${STATE_LITERALS[state]}` : `CASE WHEN j.status = ${STATE_LITERALS[state]} THEN true ELSE false END`;
+    indexable ? `j.status = ${STATE[state]}` : `CASE WHEN j.status = ${STATE[state]} THEN true ELSE false END`;
   return { where, stateConditions: plan.states.map((state) => `${stateTest(state)} AND ${notDone(state)}`) };
 }
 
@@ -149,7 +137,7 @@ export function bulkActionSurvey(schema: string, plan: BulkBatchPlan): BuiltStat
   const { where, stateConditions } = conditionsOf(plan, values, true);
   const jobs = `${quoteIdent(schema)}.jobs`;
   const branches = stateConditions.map(
-    (state, index) => `SELECT ${STATE_LITERALS[plan.states[index]!]}::text AS state, count(*)::bigint AS count, min(j.id::text) AS first, max(j.id::text) AS last
+    (state, index) => `SELECT ${STATE[plan.states[index]!]}::text AS state, count(*)::bigint AS count, min(j.id::text) AS first, max(j.id::text) AS last
 FROM ${jobs} AS j WHERE ${where} AND ${state}`,
   );
   return { text: branches.join("\nUNION ALL\n"), values };
@@ -208,14 +196,14 @@ export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readon
     case "retry": {
       // Dead jobs as deadLetterRequeue requeues one: the entry and the job's
       // dependency counts go, and its return re-arms what waits on it, at commit.
-      const dead = "ARRAY(SELECT id FROM target WHERE status = 'dead')";
+      const dead = `ARRAY(SELECT id FROM target WHERE status = ${STATE.dead})`;
       const text = `${target}, entries AS (
   DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})
 ), released AS (
   DELETE FROM ${quoted}.job_dependency_state WHERE job_id = ANY(${dead})
 )${requeueDeadJobs("requeued", quoted)}, hastened AS (
   UPDATE ${jobs} AS j SET run_at = now(), updated_at = now()
-  FROM target AS t WHERE j.id = t.id AND t.status = 'retrying'
+  FROM target AS t WHERE j.id = t.id AND t.status = ${STATE.retrying}
   RETURNING j.queue
 )
 SELECT ((SELECT count(*) FROM requeued_moved) + (SELECT count(*) FROM hastened))::integer AS touched,

@@ -1,3 +1,5 @@
+import { BULK_STATUS } from "./status-sets.js";
+
 // Bulk action operations (table bulk_actions): the record of each, and the
 // ownership of its walk. The batches themselves, whose WHERE is the job
 // filter's, are built in bulk-action-batches.ts.
@@ -49,12 +51,12 @@ LIMIT $3`;
 export const bulkActionCancel = `
 UPDATE {{schema}}.bulk_actions AS b SET
   cancel_requested = true,
-  status = CASE WHEN b.lease_expires_at IS NULL OR b.lease_expires_at < now() THEN 'cancelled' ELSE b.status END,
+  status = CASE WHEN b.lease_expires_at IS NULL OR b.lease_expires_at < now() THEN ${BULK_STATUS.cancelled} ELSE b.status END,
   finished_at = CASE WHEN b.lease_expires_at IS NULL OR b.lease_expires_at < now() THEN now() END,
   owner = CASE WHEN b.lease_expires_at IS NULL OR b.lease_expires_at < now() THEN NULL ELSE b.owner END,
   lease_expires_at = CASE WHEN b.lease_expires_at IS NULL OR b.lease_expires_at < now() THEN NULL ELSE b.lease_expires_at END,
   updated_at = now()
-WHERE b.id = $1 AND ($2::text IS NULL OR b.tenant = $2) AND b.status = 'running'
+WHERE b.id = $1 AND ($2::text IS NULL OR b.tenant = $2) AND b.status = ${BULK_STATUS.running}
 RETURNING ${BULK_ACTION_COLUMNS}`;
 
 /**
@@ -64,7 +66,7 @@ RETURNING ${BULK_ACTION_COLUMNS}`;
  */
 export const bulkActionLock = `
 SELECT cancel_requested, states, last_job_id, walk_until FROM {{schema}}.bulk_actions
-WHERE id = $1 AND owner = $2 AND status = 'running'
+WHERE id = $1 AND owner = $2 AND status = ${BULK_STATUS.running}
 FOR UPDATE`;
 
 /**
@@ -84,13 +86,13 @@ UPDATE {{schema}}.bulk_actions SET
   owner = CASE WHEN $6::text IS NULL THEN owner END,
   lease_expires_at = CASE WHEN $6::text IS NULL THEN ${leaseFrom("$5")} END,
   updated_at = now()
-WHERE id = $1 AND owner = $2 AND status = 'running'
+WHERE id = $1 AND owner = $2 AND status = ${BULK_STATUS.running}
 RETURNING ${BULK_ACTION_COLUMNS}`;
 
 /** Let go of a running operation (its process is closing), so the next sweep resumes it at once. $1 id, $2 owner */
 export const bulkActionRelease = `
 UPDATE {{schema}}.bulk_actions SET owner = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE id = $1 AND owner = $2 AND status = 'running'`;
+WHERE id = $1 AND owner = $2 AND status = ${BULK_STATUS.running}`;
 
 /**
  * The resume sweep: take over up to $3 running operations that nobody owns
@@ -101,7 +103,7 @@ WHERE id = $1 AND owner = $2 AND status = 'running'`;
 export const bulkActionTakeOver = `
 WITH target AS (
   SELECT id FROM {{schema}}.bulk_actions
-  WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+  WHERE status = ${BULK_STATUS.running} AND (lease_expires_at IS NULL OR lease_expires_at < now())
   ORDER BY id
   LIMIT $3
   FOR UPDATE SKIP LOCKED
@@ -117,7 +119,7 @@ RETURNING ${BULK_ACTION_COLUMNS.split(",").map((column) => `b.${column.trim()}`)
  */
 export const bulkActionTake = `
 UPDATE {{schema}}.bulk_actions SET owner = $2, lease_expires_at = ${leaseFrom("$3")}, updated_at = now()
-WHERE id = $1 AND status = 'running' AND (owner IS NULL OR owner = $2 OR lease_expires_at < now())
+WHERE id = $1 AND status = ${BULK_STATUS.running} AND (owner IS NULL OR owner = $2 OR lease_expires_at < now())
 RETURNING ${BULK_ACTION_COLUMNS}`;
 
 /**

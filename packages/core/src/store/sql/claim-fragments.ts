@@ -1,3 +1,4 @@
+import { STATE } from "./status-sets.js";
 import { COMMIT_WITHOUT_WAITING } from "./transaction-settings.js";
 
 // Pieces of SQL that every claim statement shares (claims.ts, claims-limited.ts).
@@ -74,7 +75,7 @@ export function claimRows(inputs: ClaimInputs): string {
   return `
 , claimed AS (
   UPDATE {{schema}}.jobs_live AS j SET
-    status = 'running',
+    status = ${STATE.running},
     attempts = j.attempts + 1,
     locked_by = ${inputs.workerId},
     current_execution_id = coalesce(fresh.execution_id, {{schema}}.uuid_v7()),

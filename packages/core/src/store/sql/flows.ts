@@ -1,5 +1,5 @@
 import { claimKeys } from "./key-fragments.js";
-import { CANCELLABLE, ENDED_UNSUCCESSFULLY, TERMINAL } from "./status-sets.js";
+import { CANCELLABLE, ENDED_UNSUCCESSFULLY, STATE, TERMINAL } from "./status-sets.js";
 import { cancelJobs } from "./job-action-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
@@ -178,11 +178,11 @@ ORDER BY j.id`;
 /** Counts of a job's dependencies by state, and the ids of those that did not succeed. $1 job id */
 export const jobDependencySummary = `
 SELECT count(*)::integer AS total,
-       (count(*) FILTER (WHERE j.status = 'succeeded'))::integer AS succeeded,
-       (count(*) FILTER (WHERE j.status = 'dead'))::integer AS dead,
-       (count(*) FILTER (WHERE j.status = 'cancelled'))::integer AS cancelled,
+       (count(*) FILTER (WHERE j.status = ${STATE.succeeded}))::integer AS succeeded,
+       (count(*) FILTER (WHERE j.status = ${STATE.dead}))::integer AS dead,
+       (count(*) FILTER (WHERE j.status = ${STATE.cancelled}))::integer AS cancelled,
        (count(*) FILTER (WHERE j.status NOT IN (${TERMINAL})))::integer AS unfinished,
-       coalesce(array_agg(j.id ORDER BY j.id) FILTER (WHERE j.status IN ('dead', 'cancelled')), '{}') AS failed_ids
+       coalesce(array_agg(j.id ORDER BY j.id) FILTER (WHERE j.status IN (${STATE.dead}, ${STATE.cancelled})), '{}') AS failed_ids
 FROM {{schema}}.job_dependencies AS d
 JOIN {{schema}}.jobs AS j ON j.id = d.depends_on
 WHERE d.job_id = $1`;
@@ -205,8 +205,8 @@ WITH flow AS (
   FOR UPDATE OF j
 )${cancelJobs("cancel")}
 SELECT (SELECT count(*) FROM flow)::integer AS found,
-       (count(*) FILTER (WHERE status = 'cancelled'))::integer AS cancelled,
-       (count(*) FILTER (WHERE status = 'running'))::integer AS cancel_requested
+       (count(*) FILTER (WHERE status = ${STATE.cancelled}))::integer AS cancelled,
+       (count(*) FILTER (WHERE status = ${STATE.running}))::integer AS cancel_requested
 FROM cancel_moved`;
 
 /**
@@ -218,8 +218,8 @@ FROM cancel_moved`;
  */
 export const flowCallbackStates = `
 SELECT CASE
-         WHEN j.status = 'waiting' THEN 'waiting'
-         WHEN j.status IN ('cancelled', 'dead') AND j.started_at IS NULL THEN 'skipped'
+         WHEN j.status = ${STATE.waiting} THEN ${STATE.waiting}
+         WHEN j.status IN (${STATE.cancelled}, ${STATE.dead}) AND j.started_at IS NULL THEN 'skipped'
          ELSE 'released'
        END AS state,
        count(*)::int AS count

@@ -1,6 +1,6 @@
 import { TRANSITIONS } from "../../core/transitions.js";
 import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
-import { TERMINAL } from "./status-sets.js";
+import { STATE, TERMINAL } from "./status-sets.js";
 
 // What cancelling and requeueing do to a job row, shared by the statements
 // on one job, on a flow and on a bulk action's batch, so that every path
@@ -63,7 +63,7 @@ const REQUEUE_WRITES: JobWrites = {
  */
 export function requeueDeadJobs(name: string, schema?: string): string {
   return returnEndedJobs(
-    { schema, name, from: "target", alias: "t", where: "j.id = t.id", only: "t.status = 'dead'" },
+    { schema, name, from: "target", alias: "t", where: "j.id = t.id", only: `t.status = ${STATE.dead}` },
     REQUEUE_WRITES,
     ["jobs_dead"],
   );

@@ -1,4 +1,4 @@
-import { HISTORY, LIVE, TERMINAL } from "./status-sets.js";
+import { HISTORY, LIVE, STATE, TERMINAL } from "./status-sets.js";
 import { JOB_COLUMNS } from "./job-columns.js";
 
 // How a statement writes a job's state, and moves the job between the
@@ -71,7 +71,7 @@ export type JobWrites = Partial<Record<JobColumn, string>> & { status: string };
  * that took the key meanwhile.
  */
 function uniqueKeyAfter(status: string): string {
-  return `CASE WHEN j.unique_key IS NOT NULL AND ((${status}) = ANY (j.unique_states) OR ((${status}) = 'sleeping' AND 'running' = ANY (j.unique_states))) THEN j.unique_key END`;
+  return `CASE WHEN j.unique_key IS NOT NULL AND ((${status}) = ANY (j.unique_states) OR ((${status}) = ${STATE.sleeping} AND ${STATE.running} = ANY (j.unique_states))) THEN j.unique_key END`;
 }
 
 /** Every column a write sets, the unique key included. */
@@ -184,11 +184,11 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
 ), ${name}_to_history AS (
   INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})
 ), ${name}_to_dead AS (
-  INSERT INTO ${s}.jobs_dead (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status = 'dead'
+  INSERT INTO ${s}.jobs_dead (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status = ${STATE.dead}
 ), ${effects(name, [
-    endedCall(s, `${name}_ended`, "r.status <> 'succeeded'", 1, "r.awaited", source.release ?? true),
+    endedCall(s, `${name}_ended`, `r.status <> ${STATE.succeeded}`, 1, "r.awaited", source.release ?? true),
     ...(source.notifyCancel
-      ? [`SELECT count(pg_notify(${channel(s, "cancel")}, k.current_execution_id::text)) FROM ${name}_kept AS k WHERE k.status = 'running'`]
+      ? [`SELECT count(pg_notify(${channel(s, "cancel")}, k.current_execution_id::text)) FROM ${name}_kept AS k WHERE k.status = ${STATE.running}`]
       : []),
   ])}, ${name}_moved AS (
   SELECT * FROM ${name}_kept WHERE ${afterEffects(name)}
@@ -223,7 +223,7 @@ export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: r
   return `
 ${deletes.join("\n")}, ${name}_back AS (
   INSERT INTO ${s}.jobs_live (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM (${gone}) AS back
-), ${effects(name, [endedCall(s, `(${gone})`, "r.ended_status <> 'succeeded'", -1, "false", source.release ?? true)])}, ${name}_moved AS (
+), ${effects(name, [endedCall(s, `(${gone})`, `r.ended_status <> ${STATE.succeeded}`, -1, "false", source.release ?? true)])}, ${name}_moved AS (
   SELECT ${JOB_COLUMNS}${alsoNames} FROM (${gone}) AS back WHERE ${afterEffects(name)}
 )`;
 }

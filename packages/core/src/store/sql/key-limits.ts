@@ -1,5 +1,5 @@
 import { EFFECTIVE_KEY_LIMITS, effectiveKeyLimit } from "./key-limit-fragments.js";
-import { READY } from "./status-sets.js";
+import { READY, STATE } from "./status-sets.js";
 
 // Limits per key: a queue's default for every key (the
 // key_limits row whose limit_key is ''), overrides for single keys, and what
@@ -82,7 +82,7 @@ WITH limits AS (
   LEFT JOIN {{schema}}.key_limits AS o ON o.queue = $1 AND o.limit_key = $2 AND d.limit_key IS NOT NULL
 )
 SELECT l.*,
-  (SELECT count(*)::int FROM {{schema}}.jobs WHERE status = 'running' AND queue = $1 AND limit_key = $2) AS running,
+  (SELECT count(*)::int FROM {{schema}}.jobs WHERE status = ${STATE.running} AND queue = $1 AND limit_key = $2) AS running,
   (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY_ROW} AND queue = $1 AND limit_key = $2 AND run_at <= now()) AS ready,
   (SELECT count(*)::int FROM {{schema}}.jobs WHERE ${READY_ROW} AND queue = $1 AND limit_key = $2 AND run_at > now()) AS scheduled,
   s.window_started_at, s.window_count,
@@ -105,7 +105,7 @@ WITH top AS (
   GROUP BY limit_key ORDER BY waiting DESC, limit_key LIMIT $2
 )
 SELECT t.limit_key, t.waiting,
-  (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = 'running' AND r.queue = $1 AND r.limit_key = t.limit_key) AS running,
+  (SELECT count(*)::int FROM {{schema}}.jobs AS r WHERE r.status = ${STATE.running} AND r.queue = $1 AND r.limit_key = t.limit_key) AS running,
   ${EFFECTIVE_LIMITS}
 FROM top AS t
 LEFT JOIN {{schema}}.key_limits AS d ON d.queue = $1 AND d.limit_key = ''
@@ -122,7 +122,7 @@ ORDER BY t.waiting DESC, t.limit_key`;
 export const keyHeldBackList = `
 WITH running AS (
   SELECT r.queue, r.limit_key, count(*)::int AS n FROM {{schema}}.jobs AS r
-  WHERE r.status = 'running' AND r.limit_key IS NOT NULL
+  WHERE r.status = ${STATE.running} AND r.limit_key IS NOT NULL
     AND r.queue IN (SELECT queue FROM {{schema}}.key_limits WHERE limit_key = '')
   GROUP BY r.queue, r.limit_key
 ), candidates AS (

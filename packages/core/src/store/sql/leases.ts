@@ -1,3 +1,4 @@
+import { STATE } from "./status-sets.js";
 import { ATTEMPT_END } from "./attempt-fragments.js";
 
 // Every statement about a running job matches on current_execution_id (fencing):
@@ -65,7 +66,7 @@ WHERE id <> ALL(ARRAY(SELECT id FROM locked))`;
 export const jobLockExpired = `
 SELECT j.id, j.current_execution_id AS execution_id, j.attempts, j.max_attempts, j.cancel_requested, j.locked_by AS worker_id
 FROM {{schema}}.jobs AS j
-WHERE j.status = 'running' AND j.lease_expires_at < now()
+WHERE j.status = ${STATE.running} AND j.lease_expires_at < now()
 ORDER BY j.lease_expires_at
 LIMIT $1
 FOR UPDATE OF j SKIP LOCKED`;
@@ -91,6 +92,6 @@ WITH target AS (
   FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::boolean[], $9::text[])
          AS d(id, execution_id, cancel_requested, next_status, outcome, error, delay_ms, counts_attempt, dead_reason)
   JOIN {{schema}}.jobs AS j ON j.id = d.id AND j.current_execution_id = d.execution_id
-  WHERE j.id = ANY($1::uuid[]) AND j.status = 'running' AND j.lease_expires_at < now() AND j.cancel_requested = d.cancel_requested
+  WHERE j.id = ANY($1::uuid[]) AND j.status = ${STATE.running} AND j.lease_expires_at < now() AND j.cancel_requested = d.cancel_requested
   FOR UPDATE OF j SKIP LOCKED
 )${ATTEMPT_END}`;

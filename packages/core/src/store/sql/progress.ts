@@ -1,3 +1,5 @@
+import { STATE } from "./status-sets.js";
+
 // Progress a handler reports while it runs (ctx.progress). Fenced like every
 // write about a running job: a worker that lost its lease matches no row.
 // One row, one lock, held for one statement: it can wait briefly behind a
@@ -10,5 +12,5 @@
  */
 export const jobProgressUpdate = `
 UPDATE {{schema}}.jobs SET progress = $3::jsonb, progress_updated_at = now()
-WHERE id = $1 AND current_execution_id = $2 AND status = 'running'
+WHERE id = $1 AND current_execution_id = $2 AND status = ${STATE.running}
 RETURNING id`;

@@ -1,5 +1,5 @@
 import { JOB_STATUSES, type JobStatus, READY_STATUSES } from "../../core/states.js";
-import { READY } from "./status-sets.js";
+import { READY, STATE } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
 // path, and none reads the jobs table through: every state of a queue is
@@ -24,14 +24,14 @@ WITH RECURSIVE ready_queues AS (
           WHERE j.status IN (${READY}) AND j.queue > r.queue ORDER BY j.queue LIMIT 1)
   FROM ready_queues AS r WHERE r.queue IS NOT NULL
 ), waiting_queues AS (
-  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'waiting' ORDER BY j.queue LIMIT 1)
+  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = ${STATE.waiting} ORDER BY j.queue LIMIT 1)
   UNION ALL
-  SELECT (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'waiting' AND j.queue > w.queue ORDER BY j.queue LIMIT 1)
+  SELECT (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = ${STATE.waiting} AND j.queue > w.queue ORDER BY j.queue LIMIT 1)
   FROM waiting_queues AS w WHERE w.queue IS NOT NULL
 ), dead_queues AS (
-  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'dead' ORDER BY j.queue LIMIT 1)
+  (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = ${STATE.dead} ORDER BY j.queue LIMIT 1)
   UNION ALL
-  SELECT (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'dead' AND j.queue > d.queue ORDER BY j.queue LIMIT 1)
+  SELECT (SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = ${STATE.dead} AND j.queue > d.queue ORDER BY j.queue LIMIT 1)
   FROM dead_queues AS d WHERE d.queue IS NOT NULL
 ), tenant_queues AS (
   SELECT DISTINCT s.most_common_vals[i][2] AS queue
@@ -42,7 +42,7 @@ WITH RECURSIVE ready_queues AS (
   SELECT queue FROM ready_queues WHERE queue IS NOT NULL
   UNION SELECT queue FROM waiting_queues WHERE queue IS NOT NULL
   UNION SELECT queue FROM dead_queues WHERE queue IS NOT NULL
-  UNION SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = 'running'
+  UNION SELECT j.queue FROM {{schema}}.jobs AS j WHERE j.status = ${STATE.running}
   UNION SELECT unnest(s.most_common_vals::text::text[]) FROM pg_stats AS s
         WHERE s.schemaname = ${schema} AND (s.tablename IN ('jobs', 'jobs_live', 'jobs_dead') OR s.tablename ~ '^job_history_') AND s.attname = 'queue'
   UNION SELECT unnest(s.histogram_bounds::text::text[]) FROM pg_stats AS s
@@ -219,7 +219,7 @@ export const jobLeaseExpiredList = `
 WITH expired AS MATERIALIZED (
   SELECT j.id, j.queue, j.kind, j.tenant, j.locked_by, j.lease_expires_at
   FROM {{schema}}.jobs AS j
-  WHERE j.status = 'running' AND j.lease_expires_at < now() AND ($1::text IS NULL OR j.tenant = $1)
+  WHERE j.status = ${STATE.running} AND j.lease_expires_at < now() AND ($1::text IS NULL OR j.tenant = $1)
   ORDER BY j.lease_expires_at
   LIMIT $2
 )

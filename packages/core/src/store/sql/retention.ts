@@ -1,4 +1,4 @@
-import { HISTORY } from "./status-sets.js";
+import { HISTORY, STATE } from "./status-sets.js";
 
 // Retention. Succeeded and cancelled jobs live in job_history, one
 // partition per day (UTC) of finished_at (migration 028): a prune drops each
@@ -140,11 +140,11 @@ WITH entry AS (
   FOR UPDATE SKIP LOCKED
 ), target AS (
   SELECT j.id FROM {{schema}}.jobs AS j
-  WHERE j.id = ANY(ARRAY(SELECT job_id FROM entry)) AND j.status = 'dead'
+  WHERE j.id = ANY(ARRAY(SELECT job_id FROM entry)) AND j.status = ${STATE.dead}
   ORDER BY j.id
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
-  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status = 'dead' RETURNING 1
+  DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status = ${STATE.dead} RETURNING 1
 )
 SELECT count(*)::int AS count FROM pruned`;
 

@@ -1,3 +1,5 @@
+import { OUTCOME } from "./status-sets.js";
+
 // Activity over time for the dashboard and the overview. Read-only; none of this
 // touches the claim path.
 
@@ -33,8 +35,8 @@ WITH window_start AS (
   GROUP BY 1
 ), ended AS (
   SELECT date_trunc('minute', e.finished_at) AS minute,
-         count(*) FILTER (WHERE e.outcome = 'succeeded')::int AS succeeded,
-         count(*) FILTER (WHERE e.outcome IN ('failed', 'timeout', 'lease_expired'))::int AS failed
+         count(*) FILTER (WHERE e.outcome = ${OUTCOME.succeeded})::int AS succeeded,
+         count(*) FILTER (WHERE e.outcome IN (${OUTCOME.failed}, ${OUTCOME.timeout}, ${OUTCOME.lease_expired}))::int AS failed
   FROM {{schema}}.job_executions AS e
   WHERE e.id >= (SELECT id FROM lower_id)
     AND e.finished_at >= (SELECT since FROM window_start)
@@ -72,7 +74,7 @@ WITH window_start AS (
   SELECT (lpad(to_hex((extract(epoch FROM since) * 1000)::bigint), 12, '0') || '00000000000000000000')::uuid AS id
   FROM window_start
 ), ended AS MATERIALIZED (
-  SELECT j.queue, j.kind, e.outcome = 'succeeded' AS succeeded, e.finished_at, e.error ->> 'message' AS message
+  SELECT j.queue, j.kind, e.outcome = ${OUTCOME.succeeded} AS succeeded, e.finished_at, e.error ->> 'message' AS message
   FROM {{schema}}.job_executions AS e
   CROSS JOIN LATERAL (
     SELECT j.queue, j.kind FROM {{schema}}.jobs AS j
@@ -80,7 +82,7 @@ WITH window_start AS (
     LIMIT 1) AS j
   WHERE e.id >= (SELECT id FROM lower_id)
     AND e.finished_at >= (SELECT since FROM window_start)
-    AND e.outcome IN ('succeeded', 'failed', 'timeout', 'lease_expired')
+    AND e.outcome IN (${OUTCOME.succeeded}, ${OUTCOME.failed}, ${OUTCOME.timeout}, ${OUTCOME.lease_expired})
 )
 SELECT 'queue' AS part, queue AS name,
        (count(*) FILTER (WHERE succeeded))::int AS succeeded, (count(*) FILTER (WHERE NOT succeeded))::int AS failed,

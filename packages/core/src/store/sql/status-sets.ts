@@ -1,9 +1,32 @@
-import { JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
+import { BULK_ACTION_STATUSES } from "../../core/bulk-actions.js";
+import { EXECUTION_OUTCOMES, JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
+import { STEP_STATES } from "../../core/steps.js";
 import { TRANSITIONS } from "../../core/transitions.js";
 
 // The job state sets of core/states.ts as SQL lists, so that every statement
 // names them from the one constant. Not statements themselves, so this module
 // is not among the store's queries.
+
+/** Each word of `words` as an SQL literal: `literals(["a"]).a` is `'a'`. */
+function literals<T extends string>(words: readonly T[]): Readonly<Record<T, string>> {
+  return Object.freeze(Object.fromEntries(words.map((word) => [word, `'${word}'`])) as Record<T, string>);
+}
+
+/**
+ * Each job state as an SQL literal (`STATE.running` is `'running'`): every
+ * statement names a state through this, so that no state word is spelled
+ * in SQL but here (test/state-words.test.ts).
+ */
+export const STATE = literals(JOB_STATUSES);
+
+/** Each attempt outcome (job_executions.outcome) as an SQL literal. */
+export const OUTCOME = literals(EXECUTION_OUTCOMES);
+
+/** Each bulk action's status (bulk_actions.status) as an SQL literal. */
+export const BULK_STATUS = literals(BULK_ACTION_STATUSES);
+
+/** Each state of a step, sleep or wait record (job_steps.state) as an SQL literal. */
+export const STEP_STATE = literals(STEP_STATES);
 
 /** `'a', 'b'`: a state set as the inside of an SQL `IN (…)` list. */
 function sqlList(statuses: readonly JobStatus[]): string {

@@ -1,3 +1,4 @@
+import { OUTCOME, STATE, STEP_STATE } from "./status-sets.js";
 import { TRANSITIONS } from "../../core/transitions.js";
 import { ATTEMPT_ENDED, attemptRecord } from "./attempt-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
@@ -24,7 +25,7 @@ import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
 /** The running attempt's job row, matched on its execution id and share-locked: the fence of a record. */
 const OWNER = `owner AS (
   SELECT id, tenant, attempts FROM {{schema}}.jobs
-  WHERE id = $1 AND current_execution_id = $2 AND status = 'running'
+  WHERE id = $1 AND current_execution_id = $2 AND status = ${STATE.running}
   FOR SHARE
 )`;
 
@@ -58,7 +59,7 @@ FROM owner AS o
 ON CONFLICT (job_id, name) DO UPDATE SET
   state = excluded.state, result = excluded.result, error = excluded.error, attempt = excluded.attempt,
   execution_id = excluded.execution_id, started_at = excluded.started_at, finished_at = excluded.finished_at
-  WHERE s.kind = 'step' AND s.state <> 'completed'
+  WHERE s.kind = 'step' AND s.state <> ${STEP_STATE.completed}
 RETURNING s.result, s.state`;
 
 /**
@@ -70,11 +71,11 @@ export const jobWaitReceive = `
 WITH ${OWNER}, ev AS (SELECT id, payload FROM {{schema}}.events WHERE id = $4)
 INSERT INTO {{schema}}.job_steps AS s
   (job_id, name, kind, state, result, attempt, execution_id, started_at, finished_at, tenant, event, event_key, event_id)
-SELECT o.id, $3, 'wait', 'received', ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
+SELECT o.id, $3, 'wait', ${STEP_STATE.received}, ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
 FROM owner AS o, ev
 ON CONFLICT (job_id, name) DO UPDATE SET
-  state = 'received', result = excluded.result, event_id = excluded.event_id, finished_at = now()
-  WHERE s.kind = 'wait' AND s.state = 'waiting'
+  state = ${STEP_STATE.received}, result = excluded.result, event_id = excluded.event_id, finished_at = now()
+  WHERE s.kind = 'wait' AND s.state = ${STEP_STATE.waiting}
 RETURNING s.result`;
 
 /**
@@ -114,15 +115,15 @@ WITH target AS (
          coalesce((SELECT s.wake_at FROM {{schema}}.job_steps AS s WHERE s.job_id = $1 AND s.name = $3),
                   $6::timestamptz, now() + $7::float8 * interval '1 millisecond') AS wake_at
   FROM {{schema}}.jobs AS j
-  WHERE j.id = $1 AND j.current_execution_id = $2 AND j.status = 'running'
+  WHERE j.id = $1 AND j.current_execution_id = $2 AND j.status = ${STATE.running}
   FOR UPDATE
 ), step AS (
   INSERT INTO {{schema}}.job_steps (job_id, name, kind, state, attempt, execution_id, started_at, wake_at, tenant, event, event_key)
-  SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN 'sleeping' ELSE 'waiting' END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
+  SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN ${STEP_STATE.sleeping} ELSE ${STEP_STATE.waiting} END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
   FROM target AS t WHERE NOT t.cancel_requested
   ON CONFLICT (job_id, name) DO NOTHING
 )${moveLiveJobs(
-  { name: "suspend", from: "target", alias: "t", where: "j.id = t.id AND j.status = 'running'" },
+  { name: "suspend", from: "target", alias: "t", where: `j.id = t.id AND j.status = ${STATE.running}` },
   {
     status: `CASE WHEN t.cancel_requested THEN '${TRANSITIONS.cancel_observed.running}' ELSE '${TRANSITIONS.attempt_suspended.running}' END`,
     attempts: "CASE WHEN t.cancel_requested THEN j.attempts ELSE j.attempts - 1 END",
@@ -131,7 +132,7 @@ WITH target AS (
     ...ATTEMPT_ENDED,
   },
 )}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(),
-         CASE WHEN t.cancel_requested THEN 'cancelled' ELSE 'suspended' END, NULL::jsonb FROM target AS t`)}
+         CASE WHEN t.cancel_requested THEN ${OUTCOME.cancelled} ELSE ${OUTCOME.suspended} END, NULL::jsonb FROM target AS t`)}
 SELECT ${JOB_COLUMNS} FROM suspend_moved`;
 
 /**
@@ -142,9 +143,9 @@ SELECT ${JOB_COLUMNS} FROM suspend_moved`;
  */
 export const jobWaitTimeout = `
 WITH ${OWNER}
-UPDATE {{schema}}.job_steps AS s SET state = 'timed_out', finished_at = now()
+UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.timed_out}, finished_at = now()
 FROM owner AS o
-WHERE s.job_id = $1 AND s.name = $3 AND s.kind = 'wait' AND s.state = 'waiting'
+WHERE s.job_id = $1 AND s.name = $3 AND s.kind = 'wait' AND s.state = ${STEP_STATE.waiting}
 RETURNING s.state`;
 
 /**
@@ -161,15 +162,15 @@ WITH ev AS (
   RETURNING id, payload
 ), sleepers AS (
   SELECT j.id FROM {{schema}}.jobs AS j
-  WHERE j.status = 'sleeping' AND j.id = ANY(ARRAY(
+  WHERE j.status = ${STATE.sleeping} AND j.id = ANY(ARRAY(
     SELECT s.job_id FROM {{schema}}.job_steps AS s
-    WHERE s.tenant = $1 AND s.event = $2 AND s.event_key = $3 AND s.state = 'waiting'))
+    WHERE s.tenant = $1 AND s.event = $2 AND s.event_key = $3 AND s.state = ${STEP_STATE.waiting}))
   ORDER BY j.id
   FOR UPDATE OF j
 ), delivered AS (
-  UPDATE {{schema}}.job_steps AS s SET state = 'received', event_id = ev.id, result = ev.payload, finished_at = now()
+  UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.received}, event_id = ev.id, result = ev.payload, finished_at = now()
   FROM ev
-  WHERE s.job_id = ANY(ARRAY(SELECT id FROM sleepers)) AND s.event = $2 AND s.event_key = $3 AND s.state = 'waiting'
+  WHERE s.job_id = ANY(ARRAY(SELECT id FROM sleepers)) AND s.event = $2 AND s.event_key = $3 AND s.state = ${STEP_STATE.waiting}
   RETURNING s.job_id
 ), woken AS (
   UPDATE {{schema}}.jobs AS j SET status = '${TRANSITIONS.wake.sleeping}', run_at = now(), updated_at = now()
@@ -186,17 +187,17 @@ SELECT (SELECT id FROM ev) AS id, ARRAY(SELECT id FROM woken ORDER BY id) AS job
 export const jobWakeSleeping = `
 WITH due AS (
   SELECT id FROM {{schema}}.jobs
-  WHERE status = 'sleeping' AND run_at <= now()
+  WHERE status = ${STATE.sleeping} AND run_at <= now()
   ORDER BY run_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), woken AS (
   UPDATE {{schema}}.jobs AS j SET status = '${TRANSITIONS.wake.sleeping}', updated_at = now()
-  FROM due WHERE j.id = due.id AND j.status = 'sleeping'
+  FROM due WHERE j.id = due.id AND j.status = ${STATE.sleeping}
   RETURNING j.id, j.kind
 ), slept AS (
-  UPDATE {{schema}}.job_steps AS s SET state = 'completed', finished_at = now()
-  WHERE s.job_id = ANY(ARRAY(SELECT id FROM woken)) AND s.kind = 'sleep' AND s.state = 'sleeping' AND s.wake_at <= now()
+  UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.completed}, finished_at = now()
+  WHERE s.job_id = ANY(ARRAY(SELECT id FROM woken)) AND s.kind = 'sleep' AND s.state = ${STEP_STATE.sleeping} AND s.wake_at <= now()
 )
 SELECT id, kind FROM woken`;
 
@@ -240,11 +241,11 @@ WITH target AS (
   WHERE s.job_id = ANY(ARRAY(SELECT id FROM allowed)) AND s.seq >= (SELECT seq FROM start)
   RETURNING s.name
 ), entry AS (
-  DELETE FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = 'dead'))
+  DELETE FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = ${STATE.dead}))
 ), released AS (
-  DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = 'dead'))
-)${moveLiveJobs({ name: "rerun", from: "allowed", alias: "a", where: "j.id = a.id AND a.status <> 'dead'" }, RERUN_WRITES)}${returnEndedJobs(
-  { name: "rerun_dead", from: "allowed", alias: "a", where: "j.id = a.id", only: "a.status = 'dead'" },
+  DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = ${STATE.dead}))
+)${moveLiveJobs({ name: "rerun", from: "allowed", alias: "a", where: `j.id = a.id AND a.status <> ${STATE.dead}` }, RERUN_WRITES)}${returnEndedJobs(
+  { name: "rerun_dead", from: "allowed", alias: "a", where: "j.id = a.id", only: `a.status = ${STATE.dead}` },
   RERUN_WRITES,
   ["jobs_dead"],
 )}
@@ -270,4 +271,4 @@ ORDER BY s.seq`;
  * $1 limit
  */
 export const waitsOpenCount = `
-SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.job_steps WHERE state = 'waiting' LIMIT $1) AS open`;
+SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.job_steps WHERE state = ${STEP_STATE.waiting} LIMIT $1) AS open`;

@@ -1,4 +1,5 @@
 import { READY } from "./status-sets.js";
+
 // The index of ready jobs by tenant, built only when tenant fairness needs it
 // (not in the schema's migrations). Both statements run in one transaction (tenant-index-store.ts).
 

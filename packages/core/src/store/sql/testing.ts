@@ -1,5 +1,5 @@
 import { executionColumnsOf } from "./job-columns.js";
-import { READY } from "./status-sets.js";
+import { READY, STATE, STEP_STATE } from "./status-sets.js";
 
 // Statements of the test helpers (`conveyor-jobs/testing`, store/testing-store.ts).
 // Not among the store's bound queries (queries.ts): only tests run them.
@@ -10,7 +10,7 @@ import { READY } from "./status-sets.js";
  */
 export const jobRetriesDueNow = `
 UPDATE {{schema}}.jobs SET run_at = now(), updated_at = now()
-WHERE status = 'retrying' AND run_at > now()
+WHERE status = ${STATE.retrying} AND run_at > now()
 RETURNING id`;
 
 /**
@@ -20,9 +20,9 @@ RETURNING id`;
  */
 export const jobCountPending = `
 SELECT count(*) FILTER (WHERE status IN (${READY}) AND run_at <= now())::int AS ready,
-       count(*) FILTER (WHERE status = 'running')::int AS running,
-       count(*) FILTER (WHERE status = 'retrying')::int AS retrying,
-       count(*) FILTER (WHERE status = 'sleeping' AND run_at <= now() + $1::float8 * interval '1 millisecond')::int AS sleeping_soon
+       count(*) FILTER (WHERE status = ${STATE.running})::int AS running,
+       count(*) FILTER (WHERE status = ${STATE.retrying})::int AS retrying,
+       count(*) FILTER (WHERE status = ${STATE.sleeping} AND run_at <= now() + $1::float8 * interval '1 millisecond')::int AS sleeping_soon
 FROM {{schema}}.jobs`;
 
 /**
@@ -38,11 +38,11 @@ FROM {{schema}}.jobs`;
 export const timeAdvance = `
 WITH moved AS (
   UPDATE {{schema}}.jobs SET run_at = run_at - $1::float8 * interval '1 millisecond'
-  WHERE run_at < $2::timestamptz AND (status = 'sleeping' OR (status IN (${READY}) AND run_at > now()))
+  WHERE run_at < $2::timestamptz AND (status = ${STATE.sleeping} OR (status IN (${READY}) AND run_at > now()))
   RETURNING id
 ), records AS (
   UPDATE {{schema}}.job_steps SET wake_at = wake_at - $1::float8 * interval '1 millisecond'
-  WHERE state IN ('sleeping', 'waiting') AND wake_at < $2::timestamptz
+  WHERE state IN (${STEP_STATE.sleeping}, ${STEP_STATE.waiting}) AND wake_at < $2::timestamptz
 )
 SELECT count(*)::int AS jobs FROM moved`;
 

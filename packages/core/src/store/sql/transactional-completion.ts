@@ -1,3 +1,4 @@
+import { OUTCOME, STATE } from "./status-sets.js";
 import { attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
 import { moveLiveJobs } from "./job-moves.js";
 
@@ -29,7 +30,7 @@ import { moveLiveJobs } from "./job-moves.js";
  */
 export const jobCompleteInTransaction = `
 WITH finished AS (SELECT $1::uuid AS id, $2::uuid AS execution_id)${moveLiveJobs(
-  { name: "done", from: "finished", alias: "finished", where: "j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = 'running'" },
+  { name: "done", from: "finished", alias: "finished", where: `j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = ${STATE.running}` },
   SUCCEEDED_WRITES("$3::jsonb"),
-)}, ${attemptRecord("SELECT $2::uuid, id, attempts, $4::text, started_at, now(), 'succeeded', NULL::jsonb FROM done_moved")}
+)}, ${attemptRecord(`SELECT $2::uuid, id, attempts, $4::text, started_at, now(), ${OUTCOME.succeeded}, NULL::jsonb FROM done_moved`)}
 SELECT id FROM done_moved`;

@@ -1,3 +1,5 @@
+import { STATE } from "./status-sets.js";
+
 /**
  * Register this worker or refresh its row, and forget workers silent for
  * longer than $7 ms (crashed without deregistering). Jobs are not touched
@@ -20,7 +22,7 @@ export const workerList = `
 SELECT w.id, w.hostname, w.pid, w.queues, w.kinds, w.concurrency, w.started_at, w.last_seen_at,
        coalesce(array_agg(j.id ORDER BY j.started_at) FILTER (WHERE j.id IS NOT NULL), '{}') AS running_job_ids
 FROM {{schema}}.workers AS w
-LEFT JOIN {{schema}}.jobs AS j ON j.status = 'running' AND j.locked_by = w.id
+LEFT JOIN {{schema}}.jobs AS j ON j.status = ${STATE.running} AND j.locked_by = w.id
 GROUP BY w.id
 ORDER BY w.started_at`;
 
@@ -35,6 +37,6 @@ SELECT w.id, w.hostname, w.pid, w.queues, w.kinds, w.concurrency, w.started_at, 
        coalesce(array_agg(j.id ORDER BY j.started_at) FILTER (WHERE j.id IS NOT NULL), '{}') AS running_job_ids
 FROM {{schema}}.workers AS w
 LEFT JOIN {{schema}}.jobs AS j
-  ON j.status = 'running' AND j.locked_by = w.id AND ($1::text IS NULL OR j.tenant = $1)
+  ON j.status = ${STATE.running} AND j.locked_by = w.id AND ($1::text IS NULL OR j.tenant = $1)
 GROUP BY w.id
 ORDER BY w.started_at, w.id`;

@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES } from "../packages/core/src/core/states.js";
+import { REPO_ROOT } from "./helpers/child-process.js";
+import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
+
+/**
+ * Every state a statement names comes from the state sets
+ * (packages/core/src/store/sql/status-sets.ts), never from a word spelled
+ * in the SQL: a state renamed or added in core reaches every statement.
+ * The partial indexes are the one other place states are written (in
+ * migrations); their predicates must be the sets the statements reach
+ * them with.
+ */
+
+const STORE = `${REPO_ROOT}/packages/core/src/store`;
+const WORD = new RegExp(`'(${JOB_STATUSES.join("|")})'`, "g");
+
+let test: TestConveyor;
+beforeAll(async () => {
+  test = await createTestConveyor();
+});
+afterAll(() => test?.cleanup());
+
+describe("state words in SQL", () => {
+  it("appear in no statement or routine, only in the state sets", () => {
+    const found: string[] = [];
+    for (const dir of ["sql", "routines"]) {
+      for (const file of readdirSync(`${STORE}/${dir}`).filter((name) => name.endsWith(".ts") && name !== "status-sets.ts")) {
+        readFileSync(`${STORE}/${dir}/${file}`, "utf8")
+          .split("\n")
+          .forEach((line, i) => {
+            for (const match of line.matchAll(WORD)) found.push(`${dir}/${file}:${i + 1}: ${match[0]}`);
+          });
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it("in the partial indexes' predicates are the sets the statements use", async () => {
+    const { rows } = await test.conveyor.pool.query<{ name: string; predicate: string }>(
+      `SELECT c.relname AS name, pg_get_expr(i.indpred, i.indrelid) AS predicate
+       FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+       WHERE c.relnamespace = $1::regnamespace AND i.indpred IS NOT NULL
+         AND c.relname NOT LIKE 'job_history_%' ORDER BY 1`,
+      [test.schema],
+    );
+    const states = Object.fromEntries(
+      rows
+        .filter((row) => /\b(status|state)\b/.test(row.predicate))
+        .map((row) => [row.name, [...row.predicate.matchAll(/'([a-z_]+)'::text/g)].map((match) => match[1]).sort()]),
+    );
+    const live = JOB_STATUSES.filter((status) => !TERMINAL_STATUSES.includes(status));
+    const ready = [...READY_STATUSES].sort();
+    expect(states).toEqual({
+      bulk_actions_running_idx: ["running"],
+      job_steps_open_waits_idx: ["waiting"],
+      // Counts of the live states but the ready ones (sql/queues.ts INDEXED_STATES).
+      jobs_by_queue_state_tenant_idx: live.filter((status) => !READY_STATUSES.includes(status)).sort(),
+      jobs_ready_by_limit_key_idx: ready,
+      jobs_ready_by_queue_idx: ready,
+      jobs_ready_idx: ready,
+      jobs_running_by_limit_key_idx: ["running"],
+      jobs_running_lease_idx: ["running"],
+      jobs_sleeping_idx: ["sleeping"],
+      jobs_waiting_idx: ["waiting"],
+    });
+  });
+});
