@@ -1,5 +1,9 @@
 import type { PoolClient } from "./db.js";
+import { inTransactionOn } from "./transaction.js";
 import { historyCopyBatch, historyCopyLock, historyCopyMark, historyCopyRestart, historyCopyState } from "./sql/history-copy.js";
+
+/** Each statement of a batch sees what committed before it began. */
+const READ_COMMITTED = "BEGIN ISOLATION LEVEL READ COMMITTED";
 
 /** What a hook is given: the schema, quoted, and migrate's options. */
 export interface MigrationHookContext {
@@ -23,35 +27,22 @@ export async function copyHistoryAhead({ client, quoted, historyCopyBatchSize, u
   const [state] = (await client.query<{ pending: boolean; marked_in_order: boolean }>(sql(historyCopyState))).rows;
   if (!state?.pending) return;
   if (!state.marked_in_order) {
-    await inTransaction(client, async () => {
+    await inTransactionOn(client, async () => {
       await client.query(undeadlined(sql(historyCopyMark)));
       // Waits for every write begun under the old function; writes after
       // this commit run the new one.
       await client.query(undeadlined(`LOCK TABLE ${quoted}.jobs IN SHARE MODE`));
       await client.query(undeadlined(sql(historyCopyRestart)));
-    });
+    }, READ_COMMITTED);
   }
   const lock = sql(historyCopyLock);
   const batch = sql(historyCopyBatch);
   for (;;) {
-    const looked = await inTransaction(client, async () => {
+    const looked = await inTransactionOn(client, async () => {
       await client.query(undeadlined(lock));
       const { rows } = await client.query<{ looked: number }>(undeadlined(batch, [historyCopyBatchSize]));
       return rows[0]?.looked ?? 0;
-    });
+    }, READ_COMMITTED);
     if (looked < historyCopyBatchSize) return;
-  }
-}
-
-/** `work` in a READ COMMITTED transaction of its own on `client`: each statement sees what committed before it began. */
-async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
-  await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
-  try {
-    const result = await work();
-    await client.query("COMMIT");
-    return result;
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
   }
 }

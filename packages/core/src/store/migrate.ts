@@ -5,7 +5,7 @@ import { HISTORY_COPY_BATCH_SIZE, HISTORY_DAYS_AHEAD } from "../core/defaults.js
 import { SchemaMismatchError, SchemaTooNewError, SchemaTooOldError } from "../core/errors.js";
 import { checkOut, type Pool, type PoolClient, quoteIdent } from "./db.js";
 import { ROUTINES, routineHash, type Routine } from "./routines/index.js";
-import { rollback } from "./transaction.js";
+import { inTransactionOn, rollback } from "./transaction.js";
 import { translatePgError } from "./pg-errors.js";
 import { MIGRATION_HOOKS } from "./migration-hooks.js";
 
@@ -228,7 +228,7 @@ export async function migrate(pool: Pool, schema: string, options: MigrateOption
       if (pending.length === migrations.length) {
         // A new schema holds nothing to keep online: all of it, routines
         // included, commits at once (one flush instead of one per file).
-        const routines = await inTransaction(client, () => applyAll(client, quoted, pending, latest));
+        const routines = await inTransactionOn(client, () => applyAll(client, quoted, pending, latest));
         return { applied: pending.map((migration) => migration.version), routines, version: latest };
       }
       const applied: number[] = [];
@@ -239,10 +239,10 @@ export async function migrate(pool: Pool, schema: string, options: MigrateOption
           historyCopyBatchSize: options.historyCopyBatchSize ?? HISTORY_COPY_BATCH_SIZE,
           undeadlined,
         });
-        await inTransaction(client, () => applyMigration(client, quoted, migration));
+        await inTransactionOn(client, () => applyMigration(client, quoted, migration));
         applied.push(migration.version);
       }
-      const routines = await inTransaction(client, () => installRoutines(client, quoted, latest));
+      const routines = await inTransactionOn(client, () => installRoutines(client, quoted, latest));
       return { applied, routines, version: latest };
     } finally {
       await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_NAMESPACE, schema]);
@@ -287,18 +287,6 @@ export interface MigrateOptions {
   historyCopyBatchSize?: number;
 }
 
-/** `work` in a transaction of its own on `client`. */
-async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
-  await client.query("BEGIN");
-  try {
-    const result = await work();
-    await client.query("COMMIT");
-    return result;
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
-  }
-}
 
 /**
  * Create the schema and ledgers if needed, and list the migrations not

@@ -31,6 +31,23 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
 }
 
 /**
+ * `work` in a transaction of its own on a checked-out `client`, begun by
+ * `begin` (e.g. `BEGIN ISOLATION LEVEL READ COMMITTED`): committed when it
+ * resolves, rolled back when it throws, and its error rethrown as it is.
+ */
+export async function inTransactionOn<T>(client: PoolClient, work: () => Promise<T>, begin = "BEGIN"): Promise<T> {
+  await client.query(begin);
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
  * Roll back after `cause` ended the work; returns an error when the
  * connection must be discarded. A statement that timed out is still running
  * as far as the connection knows: a ROLLBACK would queue behind it, so the
