@@ -168,6 +168,19 @@ afterAll(async () => {
   if (appDir) await rm(appDir, { recursive: true, force: true });
 }, 60_000);
 
+describe("the packed packages", () => {
+  it("each ship their README, and the core the guides its README links to", async () => {
+    const listing = async (tarball: string) =>
+      (await run("tar", ["-tzf", join(appDir, tarball)])).stdout.split("\n").filter(Boolean);
+    for (const tarball of Object.values(tarballs)) expect(await listing(tarball)).toContain("package/README.md");
+    const core = await listing(tarballs.core);
+    const readme = await readFile(resolve(REPO_ROOT, "README.md"), "utf8");
+    const linked = [...readme.matchAll(/\]\((docs\/[a-z-]+\.md)/g)].map((match) => `package/${match[1]}`);
+    expect(linked.length).toBeGreaterThan(5);
+    for (const guide of linked) expect(core).toContain(guide);
+  });
+});
+
 describe("the packed core package alone in a fresh app", () => {
   it("installs under its own name with the command `conveyor`", async () => {
     expect(core.name).toBe("conveyor-jobs");
