@@ -103,6 +103,7 @@ describe("migrations", () => {
       "027_jobs_history_copy": "2fb8225a3d8694690743630f461114c4c641f88a8334be4399968c106513b91a",
       "028_jobs_by_state": "e7e68a048ca230bd0851873104002854d40bed8b49a4b5a27ce7f15d0d2c8da5",
       "029_job_ends": "7ce725d0c802e84c925bc97fbd574913d7b4908deb906d38a9c18096acc4273c",
+      "030_job_history_copy_mark_ordered": "798507f3fbe6139008afb716ed2c4fb816a5996dca34e078cc6a5dea7b8b1264",
     };
     const shipped = Object.fromEntries(loadMigrations().map((migration) => [migration.name, migrationHash(migration)]));
     // Every released one, unchanged; a new file is added here when it lands.

@@ -28,10 +28,9 @@ export async function copyHistoryAhead({ client, quoted, historyCopyBatchSize, u
   if (!state?.pending) return;
   if (!state.marked_in_order) {
     await inTransactionOn(client, async () => {
+      // Waits for every write begun under 027's function (the trigger's
+      // swap locks jobs against writes); writes after this commit run the new one.
       await client.query(undeadlined(sql(historyCopyMark)));
-      // Waits for every write begun under the old function; writes after
-      // this commit run the new one.
-      await client.query(undeadlined(`LOCK TABLE ${quoted}.jobs IN SHARE MODE`));
       await client.query(undeadlined(sql(historyCopyRestart)));
     }, READ_COMMITTED);
   }

@@ -25,14 +25,14 @@ const COPY_LOCK = `${COPY_LOCK_NAMESPACE}, hashtext('{{schema}}')`;
 export const historyCopyLock = `SELECT pg_advisory_xact_lock(${COPY_LOCK})`;
 
 /**
- * The marking trigger's function (the trigger itself is 027's, and 028 drops
- * both): marks a job the cutover must copy again as it is then. It replaces
- * 027's function, which compared with the cursor without ordering itself
- * against a batch. Its text carries COPY_LOCK, by which a copy under way
- * knows whether it ran with this function from its start.
+ * The marking trigger of a copy under way, in place of 027's: it points
+ * 027's trigger at job_history_copy_mark_ordered, which marks a job the
+ * cutover must copy again as it is then, and orders itself against a batch
+ * by COPY_LOCK (027's function compared with the cursor without that
+ * order). 028 drops the trigger; migration 030 drops this function.
  */
 export const historyCopyMark = `
-CREATE OR REPLACE FUNCTION {{schema}}.job_history_copy_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION {{schema}}.job_history_copy_mark_ordered() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(${COPY_LOCK});
   IF TG_OP = 'INSERT' THEN
@@ -52,17 +52,20 @@ BEGIN
   END IF;
   RETURN NULL;
 END
-$$`;
+$$;
+DROP TRIGGER job_history_copy_mark ON {{schema}}.jobs;
+CREATE TRIGGER job_history_copy_mark AFTER INSERT OR UPDATE OR DELETE ON {{schema}}.jobs
+  FOR EACH ROW EXECUTE FUNCTION {{schema}}.job_history_copy_mark_ordered()`;
 
 /**
  * Whether a copy is under way (migration 027 applied, 028 not yet), and
- * whether the marking function installed is historyCopyMark's: a copy that
- * ran under another one starts again from the first job.
+ * whether its trigger calls historyCopyMark's function: a copy that ran
+ * under 027's starts again from the first job.
  */
 export const historyCopyState = `
 SELECT to_regclass('{{schema}}.job_history_copy') IS NOT NULL AS pending,
-       coalesce((SELECT position('${COPY_LOCK_NAMESPACE}' IN prosrc) > 0 FROM pg_proc
-                 WHERE oid = to_regprocedure('{{schema}}.job_history_copy_mark()')), false) AS marked_in_order`;
+       EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'job_history_copy_mark'
+               AND tgfoid = to_regprocedure('{{schema}}.job_history_copy_mark_ordered()')) AS marked_in_order`;
 
 /** Start the copy again from the first job: nothing copied, nothing marked. */
 export const historyCopyRestart = `
