@@ -406,7 +406,7 @@ describe("workers completing jobs while a cancel runs", () => {
     const { rows } = await sql(
       conveyor,
       `SELECT j.status, count(*)::int AS jobs,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM {{schema}}.job_executions AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded'))::int AS with_success
+              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM {{schema}}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded'))::int AS with_success
        FROM {{schema}}.jobs AS j GROUP BY j.status ORDER BY j.status`,
     );
     const byStatus = Object.fromEntries(rows.map((row) => [row.status, row]));

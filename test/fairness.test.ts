@@ -100,7 +100,7 @@ describe("tenant fairness", () => {
     const { lastSmallStart } = await startsBy(worker.id);
     const { rows } = await sql(
       test.conveyor,
-      `SELECT count(*)::int AS n FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+      `SELECT count(*)::int AS n FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
        WHERE e.worker_id = $1 AND j.tenant = 'big' AND e.started_at <= $2`,
       [worker.id, lastSmallStart],
     );
@@ -138,7 +138,7 @@ describe("per-tenant concurrency cap", () => {
     const { rows } = await sql(
       test.conveyor,
       `SELECT (extract(epoch FROM e.started_at) * 1000000)::int8 AS start, (extract(epoch FROM e.finished_at) * 1000000)::int8 AS end
-       FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id WHERE j.tenant = 'capped'`,
+       FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id WHERE j.tenant = 'capped'`,
     );
     const executions = rows as Array<{ start: number; end: number }>;
     expect(executions).toHaveLength(24);

@@ -131,10 +131,10 @@ describe("job dependencies, flows and batches", () => {
     // The shipment's only attempt started after the last of its dependencies finished (executions, database clock).
     const { rows } = await sql(
       conveyor,
-      `SELECT (SELECT min(started_at) FROM {{schema}}.job_executions WHERE job_id = $1) AS started,
-              (SELECT max(e.finished_at) FROM {{schema}}.job_executions e JOIN {{schema}}.job_dependencies d ON d.depends_on = e.job_id
+      `SELECT (SELECT min(started_at) FROM {{schema}}.job_attempts WHERE job_id = $1) AS started,
+              (SELECT max(e.finished_at) FROM {{schema}}.job_attempts e JOIN {{schema}}.job_dependencies d ON d.depends_on = e.job_id
                 WHERE d.job_id = $1 AND e.outcome = 'succeeded') AS last_parent,
-              (SELECT count(*)::int FROM {{schema}}.job_executions WHERE job_id = $1) AS runs`,
+              (SELECT count(*)::int FROM {{schema}}.job_attempts WHERE job_id = $1) AS runs`,
       [flow.jobs.ship!.id],
     );
     expect(rows[0].runs).toBe(1);
@@ -175,7 +175,7 @@ describe("job dependencies, flows and batches", () => {
       error: { message: "broken failed" },
     });
     for (const name of ["failing", "after", "cancelled"]) {
-      const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1", [flow.jobs[name]!.id]);
+      const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_attempts WHERE job_id = $1", [flow.jobs[name]!.id]);
       expect(rows[0].n, name).toBe(0);
     }
   });
@@ -344,7 +344,7 @@ describe("job dependencies, flows and batches", () => {
     expect((await ended(flow.jobs.grandchild!.id)).status).toBe("succeeded");
     expect((await job(flow.jobs.child!.id)).status).toBe("succeeded");
     // The sibling had already run: a requeue does not run it again.
-    const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1", [flow.jobs.sibling!.id]);
+    const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_attempts WHERE job_id = $1", [flow.jobs.sibling!.id]);
     expect(rows[0].n).toBe(1);
     const letters = (await conveyor.deadLetters.list({ kind: "flow.task" })).items.map((l) => l.jobId);
     expect(letters).not.toContain(flow.jobs.child!.id);
@@ -363,9 +363,9 @@ describe("job dependencies, flows and batches", () => {
       expect(sink).toBe(true);
       const { rows } = await sql(
         conveyor,
-        `SELECT (SELECT count(*)::int FROM {{schema}}.job_executions WHERE job_id = $1) AS runs,
-                (SELECT min(started_at) FROM {{schema}}.job_executions WHERE job_id = $1) AS started,
-                (SELECT max(e.finished_at) FROM {{schema}}.job_executions e JOIN {{schema}}.flow_jobs m ON m.job_id = e.job_id
+        `SELECT (SELECT count(*)::int FROM {{schema}}.job_attempts WHERE job_id = $1) AS runs,
+                (SELECT min(started_at) FROM {{schema}}.job_attempts WHERE job_id = $1) AS started,
+                (SELECT max(e.finished_at) FROM {{schema}}.job_attempts e JOIN {{schema}}.flow_jobs m ON m.job_id = e.job_id
                   WHERE m.flow_id = $2 AND e.job_id <> $1) AS last_parent`,
         [flow.jobs.sink!.id, flow.id],
       );

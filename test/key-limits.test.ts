@@ -277,9 +277,9 @@ describe("fairness across keys", () => {
     }
     const { rows } = await sql(
       test.conveyor,
-      `SELECT count(*)::int AS n FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+      `SELECT count(*)::int AS n FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
        WHERE j.queue = $1 AND j.limit_key = 'big'
-         AND e.started_at <= (SELECT max(e2.started_at) FROM {{schema}}.job_executions AS e2
+         AND e.started_at <= (SELECT max(e2.started_at) FROM {{schema}}.job_attempts AS e2
                               JOIN {{schema}}.jobs AS j2 ON j2.id = e2.job_id WHERE j2.queue = $1 AND j2.limit_key = 'small')`,
       [queue],
     );

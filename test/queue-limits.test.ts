@@ -97,7 +97,7 @@ describe("queue concurrency limit", () => {
     const overlaps = executions.map((e) => executions.filter((o) => o.start <= e.start && (o.end === null || o.end > e.start)).length);
     expect(Math.max(...overlaps)).toBeLessThanOrEqual(3);
     // Every execution came from one of the 8 workers, and more than one worker took part.
-    const { rows } = await sql(test.conveyor, `SELECT count(DISTINCT worker_id)::int AS n FROM {{schema}}.job_executions`);
+    const { rows } = await sql(test.conveyor, `SELECT count(DISTINCT worker_id)::int AS n FROM {{schema}}.job_attempts`);
     expect(rows[0].n).toBeGreaterThan(1);
   });
 });

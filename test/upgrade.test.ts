@@ -119,7 +119,7 @@ describe(`upgrading a database migrated by ${OLD_BUILD}`, () => {
     expect(statuses).toEqual([{ status: "succeeded", n: 11 }]);
     expect(ran.sort()).toEqual([...running, ...queued, parent, child].sort());
     const { rows: executions } = await query(
-      `SELECT id, job_id, attempt, outcome, finished_at IS NOT NULL AS finished FROM ${s}.job_executions ORDER BY job_id, attempt`,
+      `SELECT id, job_id, attempt, outcome, finished_at IS NOT NULL AS finished FROM ${s}.job_attempts ORDER BY job_id, attempt`,
     );
     expect(executions.every((row: { finished: boolean }) => row.finished)).toBe(true);
     expect(new Set(executions.map((row: { id: string }) => row.id)).size).toBe(executions.length);

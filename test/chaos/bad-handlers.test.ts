@@ -105,7 +105,7 @@ describe("chaos: handlers that misbehave", () => {
 
     const history = async (id: string) =>
       r.q<{ outcome: string; worker_id: string; error: { name?: string; message?: string } | null }>(
-        `SELECT outcome, worker_id, error FROM ${r.s}.job_executions WHERE job_id = $1 ORDER BY started_at`,
+        `SELECT outcome, worker_id, error FROM ${r.s}.job_attempts WHERE job_id = $1 ORDER BY started_at`,
         [id],
       );
     const job = async (id: string) =>

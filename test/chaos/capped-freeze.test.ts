@@ -219,7 +219,7 @@ describe("chaos: a worker frozen holding a cap's lock", () => {
         const windowStart = frozenAt.getTime() + SETTLE_MS;
         const finished = await r.q<{ class: string; finished_ms: number }>(
           `SELECT j.${scenario.column} AS class, extract(epoch FROM e.finished_at)::float8 * 1000 AS finished_ms
-             FROM ${r.s}.job_executions AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
+             FROM ${r.s}.job_attempts AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
             WHERE e.outcome = 'succeeded' AND e.worker_id NOT LIKE '%-' || $1::text || '-%'
               AND e.finished_at >= $2 AND e.finished_at < $3`,
           [victim.pid, new Date(windowStart), resumedAt],
@@ -243,7 +243,7 @@ describe("chaos: a worker frozen holding a cap's lock", () => {
         // The cap, from the database's own record: at each start of a capped attempt, the capped attempts begun and not yet over.
         const capped = await r.q<{ start: number; end: number | null }>(
           `SELECT extract(epoch FROM e.started_at)::float8 * 1e6 AS start, extract(epoch FROM e.finished_at)::float8 * 1e6 AS end
-             FROM ${r.s}.job_executions AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
+             FROM ${r.s}.job_attempts AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
             WHERE j.${scenario.column} = 'capped' ORDER BY e.started_at`,
         );
         const overlaps = capped.map((e) => capped.filter((o) => o.start <= e.start && (o.end === null || o.end > e.start)).length);

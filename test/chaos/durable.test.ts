@@ -294,8 +294,8 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
               RESTART_WAITING,
             );
             await restart("fast");
-            const [{ n: ended }] = (await retried(() => r.q<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.job_executions`))) as [{ n: number }];
-            await when("50 attempts to end after the restart", `SELECT count(*)::int AS n FROM ${s}.job_executions`, ended + 50);
+            const [{ n: ended }] = (await retried(() => r.q<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.job_attempts`))) as [{ n: number }];
+            await when("50 attempts to end after the restart", `SELECT count(*)::int AS n FROM ${s}.job_attempts`, ended + 50);
             await kill(2);
             await when(`${JOBS * 0.3} jobs to succeed`, `SELECT count(*)::int AS n FROM ${s}.jobs WHERE status = 'succeeded'`, JOBS * 0.3);
             await restart("immediate");
@@ -417,7 +417,7 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
           const [stamps] = await r.q<{ rows: number; unstamped: number; of_lost: number }>(
             `SELECT count(*)::int AS rows, count(*) FILTER (WHERE pg_xact_commit_timestamp(st.xmin) IS NULL)::int AS unstamped,
                     count(*) FILTER (WHERE x.outcome = 'lease_expired')::int AS of_lost
-               FROM ${s}.job_steps AS st LEFT JOIN ${s}.job_executions AS x ON x.id = st.execution_id`,
+               FROM ${s}.job_steps AS st LEFT JOIN ${s}.job_attempts AS x ON x.id = st.execution_id`,
           );
           expect(stamps!.unstamped, "job_steps rows without a commit timestamp (track_commit_timestamp off?)").toBe(0);
           problems.push(
@@ -426,12 +426,12 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
               "records or effects of an attempt that lost its lease, committed after its reclaim",
               `SELECT 'record' AS what, st.job_id, st.name, st.execution_id,
                       pg_xact_commit_timestamp(st.xmin) AS committed, pg_xact_commit_timestamp(x.xmin) AS reclaimed
-                 FROM ${s}.job_steps AS st JOIN ${s}.job_executions AS x ON x.id = st.execution_id
+                 FROM ${s}.job_steps AS st JOIN ${s}.job_attempts AS x ON x.id = st.execution_id
                 WHERE x.outcome = 'lease_expired' AND pg_xact_commit_timestamp(st.xmin) >= pg_xact_commit_timestamp(x.xmin)
                UNION ALL
                SELECT 'effect', fx.job_id, 's2', fx.execution_id,
                       pg_xact_commit_timestamp(fx.xmin), pg_xact_commit_timestamp(x.xmin)
-                 FROM ${s}.chaos_step_effects AS fx JOIN ${s}.job_executions AS x ON x.id = fx.execution_id
+                 FROM ${s}.chaos_step_effects AS fx JOIN ${s}.job_attempts AS x ON x.id = fx.execution_id
                 WHERE x.outcome = 'lease_expired' AND pg_xact_commit_timestamp(fx.xmin) >= pg_xact_commit_timestamp(x.xmin)`,
             )),
           );

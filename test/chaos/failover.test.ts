@@ -159,7 +159,7 @@ describe.skipIf(bin === null)("chaos: failover to a synchronous standby", () => 
       await sleep(200);
     }
     const { rows: twice } = await conveyor.pool.query(
-      `SELECT job_id FROM conveyor.job_executions WHERE outcome = 'succeeded' GROUP BY job_id HAVING count(*) > 1`,
+      `SELECT job_id FROM conveyor.job_attempts WHERE outcome = 'succeeded' GROUP BY job_id HAVING count(*) > 1`,
     );
     expect(twice).toEqual([]);
     const { rows: overdue } = await conveyor.pool.query(

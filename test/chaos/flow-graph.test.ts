@@ -193,17 +193,17 @@ describe("chaos: a flow graph under SIGKILL, SIGSTOP and a PostgreSQL restart", 
         // Each node: exactly one succeeded execution.
         const notOnce = await r.q(
           `SELECT j.id, j.status, count(e.id) FILTER (WHERE e.outcome = 'succeeded')::int AS successes
-             FROM ${r.s}.jobs AS j LEFT JOIN ${r.s}.job_executions AS e ON e.job_id = j.id
+             FROM ${r.s}.jobs AS j LEFT JOIN ${r.s}.job_attempts AS e ON e.job_id = j.id
             GROUP BY j.id, j.status HAVING count(e.id) FILTER (WHERE e.outcome = 'succeeded') <> 1 LIMIT 10`,
         );
         // Each dependent: its first execution started no earlier than its dependencies' last success ended.
         const early = await r.q<{ job_id: string; first_started: Date; last_parent: Date }>(
-          `WITH first AS (SELECT job_id, min(started_at) AS first_started FROM ${r.s}.job_executions GROUP BY job_id),
+          `WITH first AS (SELECT job_id, min(started_at) AS first_started FROM ${r.s}.job_attempts GROUP BY job_id),
                 parents AS (
                   SELECT d.job_id, max(e.finished_at) AS last_parent, count(DISTINCT d.depends_on)::int AS parents,
                          count(DISTINCT e.job_id)::int AS succeeded_parents
                     FROM ${r.s}.job_dependencies AS d
-                    LEFT JOIN ${r.s}.job_executions AS e ON e.job_id = d.depends_on AND e.outcome = 'succeeded'
+                    LEFT JOIN ${r.s}.job_attempts AS e ON e.job_id = d.depends_on AND e.outcome = 'succeeded'
                    GROUP BY d.job_id)
            SELECT p.job_id, f.first_started, p.last_parent
              FROM parents AS p LEFT JOIN first AS f ON f.job_id = p.job_id
@@ -214,7 +214,7 @@ describe("chaos: a flow graph under SIGKILL, SIGSTOP and a PostgreSQL restart", 
           `SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS dependents FROM ${r.s}.job_dependencies`,
         );
         const callbackRuns = await r.q<{ id: string; executions: number }>(
-          `SELECT j.id, count(e.id)::int AS executions FROM ${r.s}.jobs AS j LEFT JOIN ${r.s}.job_executions AS e ON e.job_id = j.id
+          `SELECT j.id, count(e.id)::int AS executions FROM ${r.s}.jobs AS j LEFT JOIN ${r.s}.job_attempts AS e ON e.job_id = j.id
             WHERE j.id = ANY($1::uuid[]) GROUP BY j.id`,
           [callbacks],
         );

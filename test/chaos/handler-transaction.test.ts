@@ -55,8 +55,8 @@ function expectAlive(workers: readonly CliProcess[]): void {
 async function failedAttempts(r: ChaosRun): Promise<Array<{ job_id: string; message: string | null; status: string; later: number }>> {
   return r.q(
     `SELECT e.job_id, e.error->>'message' AS message, j.status,
-            (SELECT count(*)::int FROM ${r.s}.job_executions AS n WHERE n.job_id = e.job_id AND n.started_at > e.started_at) AS later
-       FROM ${r.s}.job_executions AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
+            (SELECT count(*)::int FROM ${r.s}.job_attempts AS n WHERE n.job_id = e.job_id AND n.started_at > e.started_at) AS later
+       FROM ${r.s}.job_attempts AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
       WHERE e.outcome = 'failed'`,
   );
 }
@@ -192,7 +192,7 @@ describe("chaos: the connection under a handler's ctx.transaction dies", () => {
         dead: POISON,
       });
       const [poisoned] = await r.q<{ n: number }>(
-        `SELECT count(*)::int AS n FROM ${r.s}.job_executions AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
+        `SELECT count(*)::int AS n FROM ${r.s}.job_attempts AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id
           WHERE j.kind = 'chaos.fragile' AND e.outcome = 'failed'`,
       );
       expect(poisoned!.n, "every attempt of a poison job failed").toBe(POISON * 3);

@@ -99,7 +99,7 @@ describe("chaos: a transaction holding back VACUUM", () => {
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY pickup) AS p50,
                     percentile_cont(0.99) WITHIN GROUP (ORDER BY pickup) AS p99
                FROM (SELECT extract(epoch FROM min(e.started_at) - j.created_at) * 1000 AS pickup
-                       FROM ${r.s}.jobs AS j JOIN ${r.s}.job_executions AS e ON e.job_id = j.id
+                       FROM ${r.s}.jobs AS j JOIN ${r.s}.job_attempts AS e ON e.job_id = j.id
                       WHERE j.created_at >= $1 AND j.created_at < $2 GROUP BY j.id, j.created_at) AS p`,
             [from, to],
           );

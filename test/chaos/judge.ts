@@ -186,7 +186,7 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
   );
   flag(
     "executions breaking a row invariant",
-    await q(`SELECT id, outcome, finished_at FROM ${s}.job_executions WHERE outcome = 'running' OR finished_at IS NULL OR attempt < 1 LIMIT ${LIMIT}`),
+    await q(`SELECT id, outcome, finished_at FROM ${s}.job_attempts WHERE outcome = 'running' OR finished_at IS NULL OR attempt < 1 LIMIT ${LIMIT}`),
   );
   const [constraints] = await q<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = '${s}.jobs'::regclass AND contype = 'c' AND convalidated`,

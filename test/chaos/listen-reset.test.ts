@@ -66,7 +66,7 @@ describe("chaos: the LISTEN connection reset", () => {
       );
       const rows = await r.q<{ ms: number }>(
         `SELECT extract(epoch FROM e.started_at - j.created_at) * 1000 AS ms
-           FROM ${r.s}.jobs AS j JOIN ${r.s}.job_executions AS e ON e.job_id = j.id WHERE j.id = ANY($1::uuid[])`,
+           FROM ${r.s}.jobs AS j JOIN ${r.s}.job_attempts AS e ON e.job_id = j.id WHERE j.id = ANY($1::uuid[])`,
         [ids],
       );
       return rows.map((row) => Number(row.ms));

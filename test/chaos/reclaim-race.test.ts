@@ -102,13 +102,11 @@ describe("chaos: the reclaim sweep racing a completion", () => {
         [slowJob],
       );
       await holder.query("BEGIN");
-      // Pause point: an uncommitted row of our own under the attempt's execution id, so the completion
-      // writes the job row, then waits on job_executions' primary key to record the attempt. Rolled back below.
-      await holder.query(
-        `INSERT INTO ${r.s}.job_executions (id, job_id, attempt, worker_id, started_at, finished_at, outcome)
-         VALUES ($1, $2, 1, 'pause-point', now(), now(), 'failed')`,
-        [started!.execution_id, slowJob],
-      );
+      // Pause point: today's day of history locked against inserts, so the completion deletes the job's
+      // live row (holding it), then waits to insert its history row. Released by the rollback below.
+      const [today] = await r.q<{ day: string }>(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD') AS day`);
+      await holder.query(`LOCK TABLE ${r.s}.job_history_${today!.day} IN SHARE MODE`);
+      expect(started!.execution_id).toBeTruthy();
       await waitFor("the completion to wait mid-statement", () => waitingOnCompletion(r), 10_000, 20);
       await waitFor(
         "the lease of the job being completed to run out",
@@ -149,9 +147,9 @@ describe("chaos: the reclaim sweep racing a completion", () => {
       }
       const [race] = await r.q<{ reclaimed: number; jobs: number; twice: number }>(
         `SELECT count(*)::int AS reclaimed, count(DISTINCT job_id)::int AS jobs,
-                (SELECT count(*)::int FROM (SELECT job_id FROM ${r.s}.job_executions WHERE worker_id = 'vanished-worker'
+                (SELECT count(*)::int FROM (SELECT job_id FROM ${r.s}.job_attempts WHERE worker_id = 'vanished-worker'
                    GROUP BY job_id HAVING count(*) FILTER (WHERE outcome = 'lease_expired') <> 1) AS bad) AS twice
-           FROM ${r.s}.job_executions WHERE worker_id = 'vanished-worker' AND outcome = 'lease_expired'`,
+           FROM ${r.s}.job_attempts WHERE worker_id = 'vanished-worker' AND outcome = 'lease_expired'`,
       );
       expect(race).toEqual({ reclaimed: RACERS, jobs: RACERS, twice: 0 });
       const shares = sweepers

@@ -49,7 +49,7 @@ describe("chaos: SIGTERM to a worker whose network is black-holed", () => {
     const drainSeconds = await r.drained(60_000, Date.now());
     await r.stopWorkers();
 
-    const executions = await r.q<{ outcome: string }>(`SELECT outcome FROM ${r.s}.job_executions WHERE job_id = $1 ORDER BY started_at`, [job]);
+    const executions = await r.q<{ outcome: string }>(`SELECT outcome FROM ${r.s}.job_attempts WHERE job_id = $1 ORDER BY started_at`, [job]);
     // The hand-back never reached the database: the first attempt ended by lease expiry, the second succeeded.
     expect(executions.map((e) => e.outcome)).toEqual(["lease_expired", "succeeded"]);
     const verdict = await r.judge();

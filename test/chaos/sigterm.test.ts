@@ -89,13 +89,13 @@ describe("chaos: SIGTERM", () => {
     }
     // A shutdown hands back; it never lets a lease run out and never fails a job.
     const outcomes = await r.q<{ outcome: string; n: number }>(
-      `SELECT outcome, count(*)::int AS n FROM ${r.s}.job_executions WHERE outcome NOT IN ('succeeded', 'interrupted') GROUP BY outcome`,
+      `SELECT outcome, count(*)::int AS n FROM ${r.s}.job_attempts WHERE outcome NOT IN ('succeeded', 'interrupted') GROUP BY outcome`,
     );
     expect(outcomes).toEqual([]);
     const [handback] = await r.q<{ obedient: number; ignoring: number }>(
       `SELECT count(*) FILTER (WHERE NOT coalesce((j.payload->>'ignoreSignal')::boolean, false))::int AS obedient,
               count(*) FILTER (WHERE (j.payload->>'ignoreSignal')::boolean)::int AS ignoring
-         FROM ${r.s}.job_executions AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id WHERE e.outcome = 'interrupted'`,
+         FROM ${r.s}.job_attempts AS e JOIN ${r.s}.jobs AS j ON j.id = e.job_id WHERE e.outcome = 'interrupted'`,
     );
     const [{ n: shutdownAborts }] = (await r.q<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${r.s}.chaos_ledger WHERE event = 'abort' AND reason = 'WorkerShutdownError'`,
@@ -142,7 +142,7 @@ describe("chaos: SIGTERM", () => {
 
       const verdict = await r.judge();
       const [job] = await r.q<{ status: string; attempts: number }>(`SELECT status, attempts FROM ${r.s}.jobs WHERE id = $1`, [id]);
-      const executions = await r.q<{ outcome: string }>(`SELECT outcome FROM ${r.s}.job_executions WHERE job_id = $1`, [id]);
+      const executions = await r.q<{ outcome: string }>(`SELECT outcome FROM ${r.s}.job_attempts WHERE job_id = $1`, [id]);
       console.log(
         `[chaos] sigterm-cancel: 1 job, cancel requested then SIGTERM past a 0.5 s grace: status ${job!.status}, ` +
           `attempts ${job!.attempts}, executions [${executions.map((e) => e.outcome).join(", ")}]`,

@@ -126,7 +126,7 @@ describe("dead letters", () => {
     expect(response.statusCode).toBe(204);
     expect(response.body).toBe("");
     expectProblem(await get(entry.jobId), 404, "NOT_FOUND");
-    expect(await rows(test, "SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1", [entry.jobId])).toEqual([{ n: 0 }]);
+    expect(await rows(test, "SELECT count(*)::int AS n FROM {{schema}}.job_attempts WHERE job_id = $1", [entry.jobId])).toEqual([{ n: 0 }]);
     expectProblem(await call(test.app, { method: "DELETE", url: `/v1/dead-letters/${entry.id}`, key: test.keys.acme }), 404, "NOT_FOUND");
   });
 

@@ -88,7 +88,7 @@ describe("through PgBouncer in transaction mode", () => {
       jobs: { a: { job: work, payload: { n: 1 } }, b: { job: work, payload: { n: 2 } }, c: { job: work, payload: { n: 3 }, dependsOn: ["a", "b"] } },
     });
     await done([...singles, ...batch, ...copied, ...Object.values(flow.jobs)].map((job) => job.id));
-    const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE outcome = 'succeeded'");
+    const { rows } = await sql(conveyor, "SELECT count(*)::int AS n FROM {{schema}}.job_attempts WHERE outcome = 'succeeded'");
     expect(rows[0].n).toBe(3_703);
     await worker.stop();
     workers.pop();

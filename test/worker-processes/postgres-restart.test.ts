@@ -96,11 +96,11 @@ describe("a worker process across PostgreSQL restarts", () => {
       SELECT
         (SELECT count(*)::int FROM ${s}.ledger WHERE event = 'done') AS ledger_done,
         (SELECT count(*)::int FROM ${s}.jobs AS j
-          WHERE (SELECT count(*) FROM ${s}.job_executions AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1) AS not_one_success,
+          WHERE (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1) AS not_one_success,
         (SELECT count(DISTINCT j.id)::int FROM ${s}.jobs AS j
-           JOIN ${s}.job_executions AS e ON e.job_id = j.id AND e.outcome = 'succeeded'
+           JOIN ${s}.job_attempts AS e ON e.job_id = j.id AND e.outcome = 'succeeded'
            JOIN ${s}.ledger AS l ON l.execution_id = e.id AND l.event = 'done') AS ledger_matched,
-        (SELECT count(*)::int FROM ${s}.job_executions WHERE outcome = 'succeeded' AND finished_at > $1) AS after_restart`,
+        (SELECT count(*)::int FROM ${s}.job_attempts WHERE outcome = 'succeeded' AND finished_at > $1) AS after_restart`,
       [restartedAt],
     );
     // Exactly one completion per job, each backed by the handler's own record of its work.
@@ -108,7 +108,7 @@ describe("a worker process across PostgreSQL restarts", () => {
     expect(summary!.ledger_matched).toBe(JOBS);
     // The same process, never restarted, did all of it, including work after the last restart.
     expect(summary!.after_restart).toBeGreaterThan(0);
-    const workerIds = await db.query<{ worker_id: string }>(`SELECT DISTINCT worker_id FROM ${s}.job_executions`);
+    const workerIds = await db.query<{ worker_id: string }>(`SELECT DISTINCT worker_id FROM ${s}.job_attempts`);
     expect(workerIds).toHaveLength(1);
     expect(workerIds[0]!.worker_id).toMatch(workerIdOf(worker.pid));
     await worker.waitForLog("LISTEN connection re-established", 20_000);
@@ -120,7 +120,7 @@ describe("a worker process across PostgreSQL restarts", () => {
     // retried until the server is back, so no lease runs out, and no handler's work is done twice.
     // (Handlers whose own ledger write hit the outage fail and are retried: 'failed' is fine.)
     const outcomes = await db.query<{ outcome: string; n: number }>(
-      `SELECT outcome, count(*)::int AS n FROM ${s}.job_executions WHERE outcome NOT IN ('succeeded', 'failed') GROUP BY outcome`,
+      `SELECT outcome, count(*)::int AS n FROM ${s}.job_attempts WHERE outcome NOT IN ('succeeded', 'failed') GROUP BY outcome`,
     );
     expect(outcomes).toEqual([]);
     expect(summary!.ledger_done).toBe(JOBS);

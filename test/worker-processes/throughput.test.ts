@@ -52,12 +52,12 @@ describe("many jobs across worker processes", () => {
         (SELECT count(*)::int FROM ${s}.jobs) AS jobs,
         (SELECT count(*)::int FROM ${s}.jobs WHERE status = 'succeeded') AS succeeded,
         (SELECT count(*)::int FROM ${s}.jobs WHERE attempts <> 1) AS not_one_attempt,
-        (SELECT count(*)::int FROM ${s}.job_executions) AS executions,
+        (SELECT count(*)::int FROM ${s}.job_attempts) AS executions,
         (SELECT count(*)::int FROM ${s}.jobs AS j
-          WHERE (SELECT count(*) FROM ${s}.job_executions AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1) AS not_one_success,
+          WHERE (SELECT count(*) FROM ${s}.job_attempts AS e WHERE e.job_id = j.id AND e.outcome = 'succeeded') <> 1) AS not_one_success,
         (SELECT count(*)::int FROM ${s}.ledger) AS ledger_rows,
         (SELECT count(DISTINCT j.id)::int FROM ${s}.jobs AS j
-           JOIN ${s}.job_executions AS e ON e.job_id = j.id AND e.outcome = 'succeeded' AND e.attempt = 1
+           JOIN ${s}.job_attempts AS e ON e.job_id = j.id AND e.outcome = 'succeeded' AND e.attempt = 1
            JOIN ${s}.ledger AS l ON l.execution_id = e.id AND l.job_id = j.id AND l.event = 'done' AND l.worker_id = e.worker_id) AS ledger_matched`);
     expect(summary).toEqual({
       jobs: JOBS,

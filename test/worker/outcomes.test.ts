@@ -102,7 +102,7 @@ describe("attempt outcomes", () => {
         const result = await sql(
           conveyor,
           `SELECT extract(epoch FROM (j.run_at - e.finished_at)) * 1000 AS delay_ms
-             FROM {{schema}}.jobs j JOIN {{schema}}.job_executions e ON e.job_id = j.id AND e.attempt = $2
+             FROM {{schema}}.jobs j JOIN {{schema}}.job_attempts e ON e.job_id = j.id AND e.attempt = $2
             WHERE j.id = $1 AND j.status = 'retrying' AND j.attempts = $2`,
           [id, attempt],
         );
@@ -129,7 +129,7 @@ describe("attempt outcomes", () => {
       const result = await sql(
         conveyor,
         `SELECT extract(epoch FROM (j.run_at - e.finished_at)) * 1000 AS delay_ms FROM {{schema}}.jobs j
-           JOIN {{schema}}.job_executions e ON e.job_id = j.id WHERE j.id = $1 AND j.status = 'retrying'`,
+           JOIN {{schema}}.job_attempts e ON e.job_id = j.id WHERE j.id = $1 AND j.status = 'retrying'`,
         [id],
       );
       return result.rows.length ? result : null;
@@ -168,7 +168,7 @@ describe("attempt outcomes", () => {
     const [letter] = (await conveyor.deadLetters.list({ kind: "permanent" })).items;
     await conveyor.deadLetters.purge(letter!.id);
     expect(await conveyor.getJob(id)).toBeNull();
-    expect((await sql(conveyor, `SELECT 1 FROM {{schema}}.job_executions WHERE job_id = $1`, [id])).rows).toHaveLength(0);
+    expect((await sql(conveyor, `SELECT 1 FROM {{schema}}.job_attempts WHERE job_id = $1`, [id])).rows).toHaveLength(0);
     await expect(conveyor.deadLetters.purge(letter!.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 

@@ -63,7 +63,7 @@ describe("processing with many workers in one process", () => {
     // The side-effect ledger: one entry per job, and it is the succeeded execution.
     expect(ledger).toHaveLength(200);
     expect(new Set(ledger.map((entry) => entry.jobId)).size).toBe(200);
-    const { rows: succeeded } = await sql(conveyor, `SELECT id, job_id FROM {{schema}}.job_executions WHERE outcome = 'succeeded'`);
+    const { rows: succeeded } = await sql(conveyor, `SELECT id, job_id FROM {{schema}}.job_attempts WHERE outcome = 'succeeded'`);
     expect(succeeded).toHaveLength(200);
     const succeededIds = new Set(succeeded.map((row: { id: string }) => row.id));
     expect(ledger.every((entry) => succeededIds.has(entry.executionId))).toBe(true);
