@@ -177,7 +177,7 @@ for (const stats of ["before ANALYZE", "after ANALYZE"] as const) {
     it("completing a parent releases its 1,000 children reading and writing only them", async () => {
       const complete = bindQueries(t.schema).jobComplete.text;
       const release = async (parent: { jobId: string; executionId: string }) =>
-        measured(complete, [textArray([parent.jobId]), textArray([parent.executionId]), textArray([null]), "w"]);
+        measured(complete, [textArray([parent.jobId]), textArray([parent.executionId]), textArray([null]), "{t}"]);
       for (const [parent, children] of [[big, CHILDREN], [small, SMALL]] as const) {
         const { rows, counts } = await release(parent);
         expect(rows).toHaveLength(1);
@@ -195,7 +195,7 @@ for (const stats of ["before ANALYZE", "after ANALYZE"] as const) {
       const client = await t.conveyor.pool.connect();
       try {
         await client.query("BEGIN");
-        await client.query(complete, [textArray([big.jobId]), textArray([big.executionId]), textArray([null]), "w"]);
+        await client.query(complete, [textArray([big.jobId]), textArray([big.executionId]), textArray([null]), "{t}"]);
         await client.query("SET CONSTRAINTS ALL IMMEDIATE");
         const { rows } = await client.query(
           `SELECT j.status, count(*)::int AS n FROM "${t.schema}".job_dependencies AS d JOIN "${t.schema}".jobs AS j ON j.id = d.job_id
@@ -213,7 +213,7 @@ for (const stats of ["before ANALYZE", "after ANALYZE"] as const) {
       const complete = bindQueries(t.schema).jobComplete.text;
       let result: Awaited<ReturnType<typeof measured>>;
       try {
-        result = await measured(complete, [textArray([big.jobId]), textArray([big.executionId]), textArray([null]), "w"], [
+        result = await measured(complete, [textArray([big.jobId]), textArray([big.executionId]), textArray([null]), "{t}"], [
           "LOAD 'auto_explain'",
           "SET LOCAL auto_explain.log_min_duration = 0",
           "SET LOCAL auto_explain.log_analyze = on",

@@ -141,7 +141,7 @@ describe("ctx.progress", () => {
     const job = await conveyor.getJob(id);
     expect(job).toMatchObject({ status: "running", lockedBy: "the-new-owner", progress: null, progressUpdatedAt: null });
     // Let the new owner finish, so the job ends as it would.
-    await storeOf(conveyor).jobComplete("the-new-owner", [{ jobId: id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 
   it("refuses a value that is not JSON or is larger than MAX_PROGRESS_BYTES, naming progress", async () => {
@@ -215,6 +215,6 @@ describe("ctx.progress", () => {
     expect((await conveyor.getJob(id))!.progress).toEqual({ n: 99 });
     await reporter.close();
     expect(await reporter.report({ n: 100 })).toBe(false); // after the attempt ended
-    await storeOf(conveyor).jobComplete("direct", [{ jobId: id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: id, executionId: claimed!.executionId, result: null }]);
   });
 });

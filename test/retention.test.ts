@@ -366,7 +366,7 @@ describe("plans with many finished jobs", () => {
     for (const except of [[], ["k1", "k2"]]) {
       const onJobs = (await explain(bindQueries(test.schema).jobPruneFinished.text, [7 * DAY_MS, 1_000, except])).filter((node) => node["Relation Name"] === "jobs");
       expect(onJobs.filter((node) => node["Node Type"] === "Seq Scan"), JSON.stringify(onJobs)).toEqual([]);
-      expect(onJobs.map((node) => node["Index Name"])).toContain("jobs_finished_prune_idx");
+      expect(onJobs.map((node) => node["Index Name"])).toContain("jobs_finished_by_kind_idx");
     }
     // A kind with an age of its own: only that kind's rows, through their own index.
     const ofKind = (await explain(bindQueries(test.schema).jobPruneFinishedOfKind.text, [DAY_MS, 1_000, "k1"])).filter((node) => node["Relation Name"] === "jobs");

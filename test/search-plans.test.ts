@@ -225,10 +225,12 @@ describe("the overview's statements", () => {
     expect(read).toBeLessThanOrEqual(10_001 + 12);
   });
 
-  it("read the attempt window by primary key, and each attempt's job by key", async () => {
+  it("read the attempt window by primary key, each attempt's job by key, and the successes on history rows kind by kind", async () => {
     const plan = await executed(q().statsRecentActivity.text, [null, 15 * 60_000, 10]);
     const executions = plan.find((node) => node["Relation Name"] === "job_executions");
     expect(executions?.["Index Name"]).toBe("job_executions_pkey");
-    expect(plan.find((node) => node["Relation Name"] === "jobs")?.["Index Name"]).toMatch(/^(jobs_live_pkey|jobs_dead_pkey|job_history_id_idx)$/);
+    const onJobs = plan.filter((node) => node["Relation Name"] === "jobs").map((node) => node["Index Name"] ?? node.Plans?.[0]?.["Index Name"] ?? node["Node Type"]);
+    expect(onJobs).toContain("jobs_finished_by_kind_idx");
+    for (const index of onJobs) expect(index, JSON.stringify(onJobs)).toMatch(/^(jobs_live_pkey|jobs_dead_pkey|job_history_id_idx|jobs_finished_by_kind_idx|job_history_\d+_kind_finished_at_idx)$/);
   });
 });

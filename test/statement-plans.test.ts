@@ -75,7 +75,7 @@ function valuesFor(schema: string): Record<string, unknown[]> {
     jobInsertManyKeyless: [...many, null, null, null, false, null, ids.map((id) => `host-${id}`)],
     queuesWake: [channel, ["deep"]],
     jobHeartbeat: [jobIds, executionIds, 60_000],
-    jobComplete: [jobIds, executionIds, jobIds.map(() => null), "w"],
+    jobComplete: [jobIds, executionIds, jobIds.map(() => null), jobIds.map(() => true)],
     jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => "retrying"), jobIds.map(() => true), jobIds.map(() => null)],
     jobLockExpired: [100],
     jobEndExpired: [

@@ -59,7 +59,7 @@ describe("the transition table against the store", () => {
         return ended("dead");
       case "succeeded": {
         const job = await running();
-        await storeOf(conveyor).jobComplete("table-worker", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+        await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
         return job.id;
       }
       case "cancelled": {
@@ -105,7 +105,7 @@ describe("the transition table against the store", () => {
     const claimed = await storeOf(conveyor).jobClaim("table-claimer", 100, ["table-task"], queues, 60_000);
     const claimedFrom = JOB_STATUSES.filter((status) => claimed.some((job) => job.id === ids.get(status)));
     expect(claimedFrom.sort()).toEqual(JOB_STATUSES.filter((status) => transitionOf(status, "claim") === "running").sort());
-    for (const job of claimed) await storeOf(conveyor).jobComplete("table-claimer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+    for (const job of claimed) await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
   it("a requeue moves a dead job as the table says", async () => {
@@ -139,7 +139,7 @@ describe("the transition table against the store", () => {
     const parent = await running();
     const { id } = await conveyor.enqueue(task, {}, { dependsOn: [parent.id], queue: `table-${++queues}` });
     expect(await statusOf(id)).toBe("waiting");
-    await storeOf(conveyor).jobComplete("table-worker", [{ jobId: parent.id, executionId: parent.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: parent.id, executionId: parent.executionId, result: null }]);
     // Released in the completion's own transaction: no wait.
     expect(await statusOf(id)).toBe(transitionOf("waiting", "dependencies_met"));
   });

@@ -152,7 +152,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, key);
     const [claimed] = await claimAll();
     expect((await test.conveyor.getJob(job.id))!.uniqueKey).toBe("k"); // running is one of the default states
-    await storeOf(test.conveyor).jobComplete("test-worker", [{ jobId: job.id, executionId: claimed!.executionId, result: null }]);
+    await storeOf(test.conveyor).jobComplete([{ jobId: job.id, executionId: claimed!.executionId, result: null }]);
     expect(await getJob(job.id)).toMatchObject({ status: "succeeded", uniqueKey: null });
     expect(await test.conveyor.enqueue(item, { n: 2 }, key)).toMatchObject({ created: true, uniqueKey: "k" });
   });

@@ -28,6 +28,7 @@ function readValue(written: string): unknown {
   const text = written.trim().replace(/^`(.*)`$/, "$1");
   const plain = text.replace(/(\d)[,_](?=\d{3})/g, "$1");
   if (/^-?\d+(\.\d+)?$/.test(plain)) return Number(plain);
+  if (plain === "true" || plain === "false") return plain === "true";
   const duration = /^(\d+(?:\.\d+)?) ?([a-z]+)$/.exec(plain);
   if (duration && MS[duration[2]!] !== undefined) return Number(duration[1]) * MS[duration[2]!]!;
   if (/^\d{4}-\d{2}-\d{2}$/.test(plain)) return Date.parse(`${plain}T00:00:00Z`);

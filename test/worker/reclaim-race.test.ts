@@ -38,7 +38,7 @@ describe("reclaim sweep races", () => {
     try {
       await other.query("BEGIN");
       const schema = conveyor.options.schema;
-      const written = await new JobStore(other, bindQueries(schema), schema).jobComplete("racer", [
+      const written = await new JobStore(other, bindQueries(schema), schema).jobComplete([
         { jobId: job.id, executionId: job.executionId, result: null },
       ]);
       expect(written.size).toBe(1);
@@ -70,7 +70,7 @@ describe("reclaim sweep races", () => {
     }
     expect(await storeOf(conveyor).jobReclaimExpired(100)).toHaveLength(0);
     expect((await conveyor.getJob(job.id))!).toMatchObject({ status: "running", currentExecutionId: job.executionId });
-    await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+    await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
   });
 
   it("a completion sent while a sweep holds the job waits for it, then is fenced: the sweep's decision stands", async () => {
@@ -81,7 +81,7 @@ describe("reclaim sweep races", () => {
       // Pause point: the sweep has locked the row, decided and applied, not committed.
       const swept = await storeOf(conveyor).jobReclaimExpired(100, sweep);
       expect(swept.map((moved) => [moved.id, moved.status])).toEqual([[job.id, "retrying"]]);
-      const completion = storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }]);
+      const completion = storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }]);
       const schema = conveyor.options.schema;
       await waitFor("the completion to wait on the sweep's row lock", async () => {
         const { rows } = await conveyor.pool.query(
@@ -111,14 +111,14 @@ describe("reclaim sweep races", () => {
     const executionRows = async () =>
       (await sql(conveyor, `SELECT count(*)::int AS n FROM {{schema}}.job_executions WHERE job_id = $1`, [job.id])).rows[0].n;
     expect(await executionRows()).toBe(1); // the reclaimed attempt's
-    expect((await storeOf(conveyor).jobComplete("racer", [{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
+    expect((await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
     const lateFailure = {
       jobId: job.id, executionId: job.executionId, outcome: "failed" as const, error: null, nextStatus: "retrying" as const,
       delayMs: 0, countsAttempt: true, deadReason: null,
     };
     expect(await storeOf(conveyor).jobEndAttempts([lateFailure])).toEqual([]);
     expect(await executionRows()).toBe(1);
-    const written = await storeOf(conveyor).jobComplete("second-owner", [{ jobId: job.id, executionId: again!.executionId, result: null }]);
+    const written = await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: again!.executionId, result: null }]);
     expect(written.size).toBe(1);
     const done = await conveyor.getJob(job.id);
     expect(done!.executions.map((e) => [e.workerId, e.outcome])).toEqual([["racer", "lease_expired"], ["second-owner", "succeeded"]]);
@@ -134,7 +134,7 @@ describe("reclaim sweep races", () => {
     const reclaimed = [...sweeps.flat(), ...again].map((job) => job.id);
     expect(reclaimed).toHaveLength(300);
     expect(new Set(reclaimed).size).toBe(300);
-    const { rows } = await sql(conveyor, `SELECT outcome, count(*)::int AS n FROM {{schema}}.job_executions GROUP BY outcome`);
+    const { rows } = await sql(conveyor, `SELECT outcome, count(*)::int AS n FROM {{schema}}.job_attempts GROUP BY outcome`);
     expect(rows).toEqual([{ outcome: "lease_expired", n: 300 }]);
 
     // Second crash: attempts (2) are spent now, so the sweep dead-letters them, atomically with history.

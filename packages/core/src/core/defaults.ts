@@ -316,6 +316,8 @@ export const MAX_UNIQUE_KEY_LENGTH = 255;
  * that left its states). Each round needs another such race, so 3 is plenty.
  */
 export const ENQUEUE_RACE_ROUNDS = 3;
+/** Retention: a kind's succeeded jobs are kept in history (`defineJob({ retention: { keepSucceeded } })`). */
+export const DEFAULT_KEEP_SUCCEEDED = true;
 /** Retention: succeeded and cancelled jobs (with their executions) are deleted this long after they finished: 7 days. */
 export const DEFAULT_RETENTION_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
 /**

@@ -188,7 +188,9 @@ export interface JobKindInput<S extends StandardSchemaV1> {
    * kind: e.g. `{ finishedMs: 60 * 60 * 1000 }` for a noisy kind, or 90 days
    * for one kept for audits. Applied by every client that has the kind
    * registered (`new Conveyor({ jobs })`); a prune by one that does not
-   * uses its own ages for it. Default: none (the pruner's ages).
+   * uses its own ages for it. `{ keepSucceeded: false }` keeps none of its
+   * succeeded jobs: each success deletes its job. Default: none (the
+   * pruner's ages, succeeded jobs kept).
    */
   retention?: KindRetention;
 }

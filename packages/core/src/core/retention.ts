@@ -1,5 +1,6 @@
 import {
   DEFAULT_EVENT_RETENTION_MS,
+  DEFAULT_KEEP_SUCCEEDED,
   DEFAULT_RETENTION_BATCH_SIZE,
   DEFAULT_RETENTION_DEAD_LETTER_MS,
   DEFAULT_RETENTION_FINISHED_MS,
@@ -79,22 +80,44 @@ export interface KindRetention {
    * @defaultValue `DEFAULT_RETENTION_DEAD_LETTER_MS` (30 days)
    */
   deadLetterMs?: number;
+  /**
+   * Whether this kind's succeeded jobs are kept in history. `false`: a
+   * success deletes the job, with its earlier attempts, steps and
+   * idempotency key, in the completion's own statement, and writes no
+   * history row, as BullMQ's `removeOnComplete` and graphile-worker do. Its
+   * idempotency key is then free: an enqueue under it makes a new job. A
+   * job that other jobs depend on, or that `waitFor` awaits, is kept all
+   * the same, so that its dependents and waiters read its end. Failures,
+   * cancels and dead letters are kept as for any kind.
+   * @defaultValue `DEFAULT_KEEP_SUCCEEDED` (true)
+   */
+  keepSucceeded?: boolean;
 }
 
-/** A kind's retention, checked: null where the kind keeps the pruner's age. */
+/** A kind's retention, checked: null where the kind keeps the pruner's age and its succeeded jobs. */
 export interface ResolvedKindRetention {
   /** As `KindRetention.finishedMs`; null: the pruner's. */
   readonly finishedMs: number | null;
   /** As `KindRetention.deadLetterMs`; null: the pruner's. */
   readonly deadLetterMs: number | null;
+  /** As `KindRetention.keepSucceeded`. */
+  readonly keepSucceeded: boolean;
+}
+
+/** Whether a kind of `retention` keeps its succeeded jobs in history (KindRetention.keepSucceeded). */
+export function keepsSucceeded(retention: ResolvedKindRetention | null): boolean {
+  return retention?.keepSucceeded ?? DEFAULT_KEEP_SUCCEEDED;
 }
 
 /** Check a definition's `retention`, naming the field as `${prefix}${field}`; null when it sets none. */
 export function resolveKindRetention(input: KindRetention | undefined, prefix: string, refuse: RefuseField): ResolvedKindRetention | null {
   if (input === undefined) return null;
   if (typeof input !== "object" || input === null) throw refuse(`${prefix.slice(0, -1)} must be an object { finishedMs?, deadLetterMs? }, got ${String(input)}`, prefix.slice(0, -1));
-  const unknown = Object.keys(input).filter((field) => field !== "finishedMs" && field !== "deadLetterMs");
-  if (unknown.length > 0) throw refuse(`${prefix}${unknown[0]} is not a retention setting of a job kind (known: finishedMs, deadLetterMs)`, `${prefix}${unknown[0]}`);
+  const unknown = Object.keys(input).filter((field) => field !== "finishedMs" && field !== "deadLetterMs" && field !== "keepSucceeded");
+  if (unknown.length > 0) throw refuse(`${prefix}${unknown[0]} is not a retention setting of a job kind (known: finishedMs, deadLetterMs, keepSucceeded)`, `${prefix}${unknown[0]}`);
+  if (input.keepSucceeded !== undefined && typeof input.keepSucceeded !== "boolean") {
+    throw refuse(`${prefix}keepSucceeded must be a boolean, got ${String(input.keepSucceeded)}`, `${prefix}keepSucceeded`);
+  }
   const age = (value: number | undefined, field: string): number | null => {
     if (value === undefined) return null;
     if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_RETENTION_AGE_MS) {
@@ -102,8 +125,12 @@ export function resolveKindRetention(input: KindRetention | undefined, prefix: s
     }
     return value;
   };
-  const resolved = { finishedMs: age(input.finishedMs, "finishedMs"), deadLetterMs: age(input.deadLetterMs, "deadLetterMs") };
-  return resolved.finishedMs === null && resolved.deadLetterMs === null ? null : Object.freeze(resolved);
+  const resolved = {
+    finishedMs: age(input.finishedMs, "finishedMs"),
+    deadLetterMs: age(input.deadLetterMs, "deadLetterMs"),
+    keepSucceeded: input.keepSucceeded ?? DEFAULT_KEEP_SUCCEEDED,
+  };
+  return resolved.finishedMs === null && resolved.deadLetterMs === null && resolved.keepSucceeded === DEFAULT_KEEP_SUCCEEDED ? null : Object.freeze(resolved);
 }
 
 /** Builds the error for a refused field; the caller picks the type (ValidationError for calls, ConfigError for options). */

@@ -46,3 +46,8 @@ export function timestampArray(values: readonly (Date | null)[]): string {
   }
   return `{${parts.join(",")}}`;
 }
+
+/** A boolean[] literal. */
+export function booleanArray(values: readonly boolean[]): string {
+  return `{${values.map((value) => (value ? "t" : "f")).join(",")}}`;
+}

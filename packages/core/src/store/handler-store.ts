@@ -31,13 +31,13 @@ export class HandlerStore {
   }
 
   /**
-   * Mark many attempts of worker `workerId` succeeded on `tx` (a batch's
+   * Mark many attempts succeeded on `tx` (a batch's
    * transaction) in one statement, fenced each on its execution id (the
    * worker's own completion statement, jobComplete); returns the execution
    * ids written: fewer than given when some were fenced.
    */
-  async jobCompleteManyInTransaction(tx: Queryable, workerId: string, items: ReadonlyArray<{ jobId: string; executionId: string; result: string | null }>): Promise<string[]> {
-    const { rows } = await runQuery(tx, this.q.jobComplete, [items.map((i) => i.jobId), items.map((i) => i.executionId), items.map((i) => i.result), workerId]);
+  async jobCompleteManyInTransaction(tx: Queryable, items: ReadonlyArray<{ jobId: string; executionId: string; result: string | null; keep: boolean }>): Promise<string[]> {
+    const { rows } = await runQuery(tx, this.q.jobComplete, [items.map((i) => i.jobId), items.map((i) => i.executionId), items.map((i) => i.result), items.map((i) => i.keep)]);
     return rows.map((row) => row.execution_id as string);
   }
 
@@ -47,12 +47,12 @@ export class HandlerStore {
   }
 
   /**
-   * Mark worker `workerId`'s attempt succeeded on `tx`, the connection
-   * holding the handler's open transaction, and record it; false when
+   * Mark an attempt succeeded on `tx`, the connection holding the
+   * handler's open transaction; false when
    * fenced (then the caller must roll back).
    */
-  async jobCompleteInTransaction(tx: Queryable, workerId: string, jobId: string, executionId: string, result: string | null): Promise<boolean> {
-    const { rows } = await runQuery(tx, this.q.jobCompleteInTransaction, [jobId, executionId, result, workerId]);
+  async jobCompleteInTransaction(tx: Queryable, jobId: string, executionId: string, result: string | null, keep: boolean): Promise<boolean> {
+    const { rows } = await runQuery(tx, this.q.jobCompleteInTransaction, [jobId, executionId, result, keep]);
     return rows.length > 0;
   }
 }

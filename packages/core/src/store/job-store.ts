@@ -6,7 +6,7 @@ import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
 import type { Pool, Queryable } from "./db.js";
-import { numberArray, textArray, timestampArray, uuidArray } from "./array-literals.js";
+import { booleanArray, numberArray, textArray, timestampArray, uuidArray } from "./array-literals.js";
 import { runJobClaim } from "./claim-store.js";
 import type { BoundQuery, Queries } from "./queries.js";
 import { QueueWaker } from "./queue-waker.js";
@@ -323,21 +323,24 @@ export class JobStore {
   }
 
   /**
-   * Mark attempts of worker `workerId` succeeded and record them; returns the
+   * Mark attempts succeeded (`keep`: whether the job stays in history, true
+   * when absent); returns the
    * execution ids actually written (the rest were fenced).
    */
-  async jobComplete(workerId: string, done: ReadonlyArray<HeldJob & { result: string | null }>): Promise<Set<string>> {
+  async jobComplete(done: ReadonlyArray<HeldJob & { result: string | null; keep?: boolean }>): Promise<Set<string>> {
     if (done.length === 0) return new Set();
     const jobIds = new Array<string>(done.length);
     const executionIds = new Array<string>(done.length);
     const results = new Array<string | null>(done.length);
+    const kept = new Array<boolean>(done.length);
     for (let i = 0; i < done.length; i++) {
       const d = done[i]!;
       jobIds[i] = d.jobId;
       executionIds[i] = d.executionId;
       results[i] = d.result;
+      kept[i] = d.keep ?? true;
     }
-    const { rows } = await this.run(this.q.jobComplete, [uuidArray(jobIds), uuidArray(executionIds), textArray(results), workerId]);
+    const { rows } = await this.run(this.q.jobComplete, [uuidArray(jobIds), uuidArray(executionIds), textArray(results), booleanArray(kept)]);
     return new Set(rows.map((row) => row.execution_id as string));
   }
 

@@ -6,6 +6,10 @@ import type { JobInsertRow } from "./job-insert-row.js";
 type Row = Record<string, any>;
 
 export function rowToJob(row: Row): Job {
+  // Only a running job is held by a worker. A succeeded job's row keeps its
+  // last attempt's execution id and worker as that attempt's record
+  // (sql/attempt-fragments.ts SUCCEEDED_WRITES), read as an attempt, not a hold.
+  const held = row.status === "running";
   return {
     id: row.id,
     tenant: row.tenant,
@@ -23,8 +27,8 @@ export function rowToJob(row: Row): Job {
     uniqueKey: row.unique_key ?? null,
     limitKey: row.limit_key ?? null,
     result: row.result ?? null,
-    lockedBy: row.locked_by,
-    currentExecutionId: row.current_execution_id,
+    lockedBy: held ? row.locked_by : null,
+    currentExecutionId: held ? row.current_execution_id : null,
     leaseExpiresAt: row.lease_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -265,11 +265,12 @@ CREATE TABLE conveyor.jobs (
   CONSTRAINT jobs_names_bounded CHECK ((((length(tenant) >= 1) AND (length(tenant) <= 128)) AND ((length(queue) >= 1) AND (length(queue) <= 128)) AND ((length(kind) >= 1) AND (length(kind) <= 128)))),
   CONSTRAINT jobs_priority_range CHECK (((priority >= '-1000'::integer) AND (priority <= 1000))),
   CONSTRAINT jobs_run_at_bounded CHECK (((run_at >= '2000-01-01 00:00:00+00'::timestamp with time zone) AND (run_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
-  CONSTRAINT jobs_running_owned CHECK ((num_nonnulls(locked_by, current_execution_id, lease_expires_at) =
+  CONSTRAINT jobs_running_owned CHECK (
 CASE status
-    WHEN 'running'::text THEN 3
-    ELSE 0
-END)),
+    WHEN 'running'::text THEN (num_nonnulls(locked_by, current_execution_id, lease_expires_at) = 3)
+    WHEN 'succeeded'::text THEN ((lease_expires_at IS NULL) AND (num_nonnulls(locked_by, current_execution_id) = ANY (ARRAY[0, 2])))
+    ELSE (num_nonnulls(locked_by, current_execution_id, lease_expires_at) = 0)
+END) NOT VALID NOT VALID,
   CONSTRAINT jobs_status_valid CHECK ((status = ANY ('{waiting,queued,running,retrying,sleeping,succeeded,cancelled,dead}'::text[]))),
   CONSTRAINT jobs_unique_key_bounded CHECK (((unique_key IS NULL) OR ((length(unique_key) >= 1) AND (length(unique_key) <= 255)))),
   CONSTRAINT jobs_unique_key_held_in_state CHECK (((unique_key IS NULL) OR ((unique_states IS NOT NULL) AND ((status = ANY (unique_states)) OR ((status = 'sleeping'::text) AND ('running'::text = ANY (unique_states))))))),
@@ -381,10 +382,9 @@ CREATE INDEX job_history_id_idx ON ONLY conveyor.job_history USING btree (id);
 CREATE INDEX job_keys_job_idx ON conveyor.job_keys USING btree (job_id);
 CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant, event, event_key) WHERE (state = 'waiting'::text);
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
-CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs_live USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'running'::text, 'sleeping'::text]));
+CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs_live USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'sleeping'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs_dead USING btree (queue, id);
 CREATE INDEX jobs_finished_by_kind_idx ON ONLY conveyor.job_history USING btree (kind, finished_at);
-CREATE INDEX jobs_finished_prune_idx ON ONLY conveyor.job_history USING btree (finished_at);
 CREATE INDEX jobs_idempotency_key_idx ON ONLY conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs_live USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
 CREATE INDEX jobs_ready_by_queue_idx ON conveyor.jobs_live USING btree (queue, priority, run_at, id) WHERE (status = ANY (ARRAY['queued'::text, 'retrying'::text]));
@@ -422,7 +422,18 @@ UNION ALL
     'running'::text AS outcome,
     NULL::jsonb AS error
    FROM conveyor.jobs j
-  WHERE j.status = 'running'::text;
+  WHERE j.status = 'running'::text
+UNION ALL
+ SELECT h.current_execution_id AS id,
+    h.id AS job_id,
+    h.attempts AS attempt,
+    h.locked_by AS worker_id,
+    h.started_at,
+    h.finished_at,
+    'succeeded'::text AS outcome,
+    NULL::jsonb AS error
+   FROM conveyor.job_history h
+  WHERE h.status = 'succeeded'::text AND h.current_execution_id IS NOT NULL;
 
 -- FUNCTION conveyor.job_claim_by_key(p_worker_id text, p_limit integer, p_kinds text[], p_queue text, p_lease_ms double precision, p_execution_ids uuid[], p_lock_timeout_ms integer, p_after_key text, p_walk integer) RETURNS TABLE(id uuid, tenant text, queue text, kind text, payload jsonb, attempts integer, max_attempts integer, current_execution_id uuid, idempotency_key text, waited_ms double precision, next_key text) LANGUAGE plpgsql
 -- FUNCTION conveyor.job_claim_fair(p_worker_id text, p_limit integer, p_kinds text[], p_queues text[], p_lease_ms double precision, p_execution_ids uuid[], p_lock_timeout_ms integer) RETURNS TABLE(id uuid, tenant text, queue text, kind text, payload jsonb, attempts integer, max_attempts integer, current_execution_id uuid, idempotency_key text, waited_ms double precision) LANGUAGE plpgsql

@@ -24,7 +24,6 @@ export class AttemptTransaction {
 
   constructor(
     private readonly store: HandlerStore,
-    private readonly workerId: string,
     private readonly running: Attempt,
     /** Write pending progress before the completion (fenced writes after it would match nothing). */
     private readonly beforeComplete: () => Promise<void>,
@@ -79,7 +78,7 @@ export class AttemptTransaction {
       if (this.running.holdsLease) this.running.force({ kind: "lease_lost", reason: lost });
       throw lost;
     }
-    const written = await this.store.jobCompleteInTransaction(client, this.workerId, this.running.job.id, this.running.executionId, json);
+    const written = await this.store.jobCompleteInTransaction(client, this.running.job.id, this.running.executionId, json, this.running.keepSucceeded);
     if (!written) {
       const lost = new LeaseLostError(
         "the transaction was rolled back: this attempt no longer owns the job (its lease expired and it was reclaimed, or it finished elsewhere)",

@@ -29,6 +29,7 @@ interface PendingSuccess extends Pending {
   jobId: string;
   executionId: string;
   result: string | null;
+  keep: boolean;
 }
 interface PendingEnd extends Pending {
   kind: "end";
@@ -55,15 +56,13 @@ export class AttemptWriter {
 
   constructor(
     private readonly store: JobStore,
-    /** The worker whose attempts these are, named in the record of each one it completes. */
-    private readonly workerId: string,
     private readonly metrics: WorkerMetrics,
     private readonly log: Logger,
   ) {}
 
-  /** Write a success: `result` is the handler's value as JSON text, or null. */
-  complete(jobId: string, executionId: string, result: string | null, giveUpAt: number): Promise<WriteResult> {
-    return new Promise((resolve) => this.batcher.add({ kind: "success", jobId, executionId, result, giveUpAt, resolve }));
+  /** Write a success: `result` is the handler's value as JSON text, or null; `keep`: whether the job stays in history. */
+  complete(jobId: string, executionId: string, result: string | null, keep: boolean, giveUpAt: number): Promise<WriteResult> {
+    return new Promise((resolve) => this.batcher.add({ kind: "success", jobId, executionId, result, keep, giveUpAt, resolve }));
   }
 
   end(entry: AttemptEnd, giveUpAt: number): Promise<WriteResult> {
@@ -89,7 +88,7 @@ export class AttemptWriter {
   }
 
   private async writeSuccesses(batch: PendingSuccess[]): Promise<void> {
-    const written = await this.store.jobComplete(this.workerId, batch);
+    const written = await this.store.jobComplete(batch);
     for (const pending of batch) {
       const ok = written.has(pending.executionId);
       if (!ok) this.metrics.fencedWrites.inc({ operation: "complete" });

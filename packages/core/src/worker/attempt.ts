@@ -1,3 +1,4 @@
+import { DEFAULT_KEEP_SUCCEEDED } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 
 /**
@@ -80,6 +81,8 @@ export class Attempt {
     readonly job: ClaimedJob,
     claimSentAt: number,
     leaseMs: number,
+    /** Whether a success keeps the job in history (its kind's `retention.keepSucceeded`). */
+    readonly keepSucceeded: boolean = DEFAULT_KEEP_SUCCEEDED,
   ) {
     this.executionId = job.executionId;
     this.leaseDeadline = claimSentAt + leaseMs;

@@ -139,8 +139,7 @@ async function batchTransaction<T extends ReadonlyArray<unknown>>(live: readonly
       const written = new Set(
         await deps.handlers.jobCompleteManyInTransaction(
           client,
-          deps.workerId,
-          successes.map(({ running, result }) => ({ jobId: running.job.id, executionId: running.executionId, result })),
+          successes.map(({ running, result }) => ({ jobId: running.job.id, executionId: running.executionId, result, keep: running.keepSucceeded })),
         ),
       );
       const fenced = successes.filter(({ running }) => !written.has(running.executionId));

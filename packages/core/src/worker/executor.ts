@@ -109,7 +109,7 @@ function record(definition: AnyJobDefinition, running: Attempt, settled: Settled
       // A result that cannot be stored fails the attempt, as if the handler had thrown the encoding error.
       return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error);
     }
-    return { written: deps.writer.complete(running.job.id, running.executionId, result, running.leaseDeadline), outcome: "succeeded" };
+    return { written: deps.writer.complete(running.job.id, running.executionId, result, running.keepSucceeded, running.leaseDeadline), outcome: "succeeded" };
   }
   if (settled.kind === "threw" && decision.outcome === "failed" && decision.deadReason !== "permanent_error") {
     attempt.log.warn({ err: toStoredError(settled.error) }, "attempt failed");

@@ -26,7 +26,6 @@ export interface AttemptTools {
 export class HandlerTools {
   constructor(
     private readonly store: HandlerStore,
-    private readonly workerId: string,
     private readonly progressIntervalMs: number,
     private readonly metrics: WorkerMetrics,
   ) {}
@@ -53,7 +52,7 @@ export class HandlerTools {
         () => running.leaseDeadline,
       ));
     const transactionOf = (): AttemptTransaction =>
-      (transaction ??= new AttemptTransaction(this.store, this.workerId, running, () => reporter?.settle() ?? Promise.resolve()));
+      (transaction ??= new AttemptTransaction(this.store, running, () => reporter?.settle() ?? Promise.resolve()));
     return {
       progress: (value) => reporterOf().report(value),
       transaction: (work) => transactionOf().run(work),

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
+import { keepsSucceeded } from "../core/retention.js";
 import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
 import { WorkerMetrics } from "../metrics/worker-metrics.js";
@@ -92,7 +93,7 @@ export class Worker {
     this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
     this.store = deps.store.jobs;
     this.workers = deps.store.workers;
-    this.writer = new AttemptWriter(this.store, this.id, this.metrics, this.log);
+    this.writer = new AttemptWriter(this.store, this.metrics, this.log);
     this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log, (running) =>
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "heartbeat" }),
     );
@@ -103,7 +104,7 @@ export class Worker {
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
     });
     this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
-    this.tools = new HandlerTools(deps.store.handlers, this.id, this.options.progressIntervalMs, this.metrics);
+    this.tools = new HandlerTools(deps.store.handlers, this.options.progressIntervalMs, this.metrics);
     // One object for every attempt of this worker, not one per job.
     const executorDeps: BatchDeps = {
       writer: this.writer, metrics: this.metrics, log: this.log, workerId: this.id, tools: this.tools, flows: deps.store.flows,
@@ -365,7 +366,7 @@ export class Worker {
    */
   private launch(job: ClaimedJob, claimSentAt: number): void {
     const definition = this.definitions.get(job.kind)!; // the claim only takes kinds we run
-    const running = new Attempt(job, claimSentAt, this.options.leaseMs);
+    const running = new Attempt(job, claimSentAt, this.options.leaseMs, keepsSucceeded(definition.retention));
     const lateByMs = performance.now() - running.leaseDeadline;
     if (lateByMs >= 0) {
       this.metrics.completed.inc({ kind: job.kind, outcome: "lease_lost" });

@@ -24,9 +24,16 @@ export function attemptRecord(select: string): string {
 /** An attempt ends: the lease and the worker's hold go. */
 export const ATTEMPT_ENDED = { locked_by: "NULL", current_execution_id: "NULL", lease_expires_at: "NULL", updated_at: "now()" } as const;
 
-/** A success (attempt_succeeded): `result` is its SQL expression. */
+/**
+ * A success (attempt_succeeded): `result` is its SQL expression. The row
+ * keeps the attempt's execution id, worker, number and start: an attempt
+ * that ends its job successfully is recorded on the job's history row, not
+ * in job_executions (routines/job-attempts.ts reads it from there), so a
+ * success writes one row. Readers show neither column as held
+ * (rows.ts rowToJob).
+ */
 export function SUCCEEDED_WRITES(result: string): JobWrites {
-  return { status: `'${TRANSITIONS.attempt_succeeded.running}'`, result, finished_at: "now()", ...ATTEMPT_ENDED };
+  return { status: `'${TRANSITIONS.attempt_succeeded.running}'`, result, finished_at: "now()", lease_expires_at: "NULL", updated_at: "now()" };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { TRANSITIONS } from "../../core/transitions.js";
-import { ATTEMPT_END, attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
+import { ATTEMPT_END, SUCCEEDED_WRITES } from "./attempt-fragments.js";
 import { moveLiveJobs } from "./job-moves.js";
-import { LIVE, OUTCOME } from "./status-sets.js";
+import { LIVE } from "./status-sets.js";
 
 // Ending attempts: success (jobComplete) and everything else (jobEndAttempts).
 // The lease renewal and the reclaim sweep are in leases.ts, whose header
@@ -13,18 +13,16 @@ import { LIVE, OUTCOME } from "./status-sets.js";
 // the rows the fenced update returned (attempt-fragments.ts attemptRecord).
 
 /**
- * Mark many attempts of one worker succeeded in one statement, fenced per
- * job on its execution id, and record them. The attempt's number and start
- * are read from the job row the update returns (the completion changes
- * neither); its worker is $4, the worker that sends the batch, since
- * RETURNING shows locked_by as updated (null). An execution id is made for
- * one claim and only that claim's worker holds it: a row that passes the
- * fence was claimed by $4.
- * $1 job ids uuid[], $2 execution ids uuid[], $3 results (json text|null)[], $4 worker id
+ * Mark many attempts succeeded in one statement, fenced per job on its
+ * execution id. Each job moves to job_history with its attempt on its row
+ * (SUCCEEDED_WRITES): nothing is written to job_executions. A job whose
+ * kind keeps no succeeded jobs ($4 false) is deleted instead (job-moves.ts
+ * MoveSource.keep).
+ * $1 job ids uuid[], $2 execution ids uuid[], $3 results (json text|null)[], $4 kept boolean[]
  */
 export const jobComplete = `
 WITH finished AS (
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS f(id, execution_id, result)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::boolean[]) AS f(id, execution_id, result, keep)
 )${moveLiveJobs(
   {
     name: "done",
@@ -32,9 +30,10 @@ WITH finished AS (
     alias: "finished",
     where: "j.id = ANY($1::uuid[]) AND j.id = finished.id AND j.current_execution_id = finished.execution_id",
     returning: { execution_id: "finished.execution_id" },
+    keep: "finished.keep",
   },
   SUCCEEDED_WRITES("finished.result::jsonb"),
-)}, ${attemptRecord(`SELECT execution_id, id, attempts, $4::text, started_at, now(), ${OUTCOME.succeeded}, NULL::jsonb FROM done_moved`)}
+)}
 SELECT execution_id FROM done_moved`;
 
 /**

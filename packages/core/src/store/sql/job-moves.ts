@@ -122,6 +122,14 @@ export interface MoveSource {
   release?: boolean;
   /** Tell the worker of each job that stays running that its cancel was requested (NOTIFY `<schema>:cancel`). Default false. */
   notifyCancel?: boolean;
+  /**
+   * Whether a row that ends in job_history is stored there (over `alias`;
+   * default: every one). One that is not is deleted with what is recorded
+   * about it (jobs_forget) in this statement, unless other jobs depend on
+   * it or a waiter awaits it: those are stored whatever this says, so that
+   * their release and their waiters read the end.
+   */
+  keep?: string;
 }
 
 /** The schema's name as a channel prefix: the prefix is the quoted identifier. */
@@ -169,6 +177,8 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   const extra = Object.entries(source.returning ?? {});
   const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
   const alsoNames = extra.map(([column]) => `, ${column}`).join("");
+  const keep = source.keep ? `, (${source.keep}) OR j.has_dependents OR j.awaited AS stored` : "";
+  const stored = source.keep ? " AND stored" : "";
   return `
 , ${name}_kept AS (
   UPDATE ${s}.jobs_live AS j SET
@@ -180,15 +190,18 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   DELETE FROM ${s}.jobs_live AS j
   USING ${rows(TERMINAL)}
   WHERE ${where}
-  RETURNING ${rowAfter(writes)}${also}
+  RETURNING ${rowAfter(writes)}${also}${keep}
 ), ${name}_to_history AS (
-  INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})
+  INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})${stored}
 ), ${name}_to_dead AS (
   INSERT INTO ${s}.jobs_dead (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status = ${STATE.dead}
 ), ${effects(name, [
     endedCall(s, `${name}_ended`, `r.status <> ${STATE.succeeded}`, 1, "r.awaited", source.release ?? true),
     ...(source.notifyCancel
       ? [`SELECT count(pg_notify(${channel(s, "cancel")}, k.current_execution_id::text)) FROM ${name}_kept AS k WHERE k.status = ${STATE.running}`]
+      : []),
+    ...(source.keep
+      ? [`SELECT ${s}.jobs_forget(f.ids, '{}') FROM (SELECT array_agg(r.id) AS ids FROM ${name}_ended AS r WHERE r.status IN (${HISTORY}) AND NOT r.stored) AS f WHERE f.ids IS NOT NULL`]
       : []),
   ])}, ${name}_moved AS (
   SELECT * FROM ${name}_kept WHERE ${afterEffects(name)}

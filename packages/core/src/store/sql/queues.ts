@@ -3,8 +3,9 @@ import { READY, STATE } from "./status-sets.js";
 // Read-only overviews of queues for the HTTP API, the dashboard and metrics:
 // per-queue counts and the oldest ready jobs. None of these touch the claim
 // path, and none reads the jobs table through: every state of a queue is
-// counted up to a limit (through jobs_by_queue_state_tenant_idx, and
-// jobs_ready_by_queue_idx for ready jobs), and only a state with more rows
+// counted up to a limit (through jobs_by_queue_state_tenant_idx,
+// jobs_running_lease_idx for running jobs, whose entries the fleet's
+// concurrency bounds, and jobs_ready_by_queue_idx for ready jobs), and only a state with more rows
 // than that is the planner's estimate (routines/jobs-estimate.ts). The
 // workers with what they run are in workers.ts.
 
@@ -62,7 +63,7 @@ const readyRead = (limit: string) => `
         WHERE j.status IN (${READY}) AND j.queue = q.queue LIMIT ${limit}) AS x
 `;
 
-/** The states counted through jobs_by_queue_state_tenant_idx: every state but the ready ones. */
+/** The states counted one by one, each through an index of its own state (running: jobs_running_lease_idx): every state but the ready ones. */
 const INDEXED_STATES = JOB_STATUSES.filter((status) => !READY_STATUSES.includes(status));
 
 /**
@@ -80,8 +81,9 @@ const countUpTo = (status: JobStatus, extra = "") => `CASE WHEN $1::text IS NULL
 /**
  * Per queue: its jobs in each state, counted up to $2 (`<state>`), and the
  * planner's estimate only where $2 were counted (`<state>_estimate`: the
- * count is then a lower bound). Waiting, running, succeeded, cancelled and
- * dead jobs are counted through jobs_by_queue_state_tenant_idx; for a
+ * count is then a lower bound). Waiting, sleeping, succeeded, cancelled and
+ * dead jobs are counted through the (queue, status, tenant) indexes of
+ * their tables, running ones through jobs_running_lease_idx; for a
  * tenant, its own entries, so the cost stays bounded by $2 however small
  * the tenant is in a shared queue, and a state where it has no jobs is 0.
  * Ready jobs are read together, at most $2 of the queue through
@@ -155,7 +157,7 @@ const inStatistics = (status: JobStatus, schema: string) => `EXISTS (
  * The same queues with every state estimated, counting next to nothing:
  * what queueCounts falls back to when it did not finish within the time
  * bound. A state with no jobs is 0, never the planner's floor of 1: one
- * probe of jobs_by_queue_state_tenant_idx per state but the ready ones.
+ * index probe per state but the ready ones.
  * Those are read together, at most $3 of the queue's ready jobs through
  * jobs_ready_by_queue_idx: when that was all of them, each ready state's
  * count is exact (`ready_exact`); otherwise a ready state seen in it is

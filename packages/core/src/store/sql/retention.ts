@@ -1,3 +1,4 @@
+import { historyKinds } from "./history-kinds.js";
 import { HISTORY, STATE } from "./status-sets.js";
 
 // Retention. Succeeded and cancelled jobs live in job_history, one
@@ -7,8 +8,7 @@ import { HISTORY, STATE } from "./status-sets.js";
 // VACUUM and costs the same for a day of ten jobs or of ten million. Rows
 // outside every day (job_history_default, and the partitions migration 028
 // made for the history it found) and the rows of kinds with an age of their
-// own are deleted in batches, through jobs_finished_prune_idx and
-// jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)
+// own are deleted in batches, kind by kind through jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)
 // are deleted in batches too: jobs die rarely.
 //
 // A batch delete repeats its cutoff on finished_at, the partition key, so
@@ -61,18 +61,22 @@ export const historyDrop = `SELECT {{schema}}.job_history_drop($1::text) AS coun
  * that ended more than $1 ms ago (by the database clock), the rule the
  * dropped days follow, oldest first, except
  * jobs of the kinds $3 (those with an age of their own, pruned by
- * jobPruneFinishedOfKind); returns how many.
+ * jobPruneFinishedOfKind); returns how many. Kind by kind, oldest first
+ * within each, through jobs_finished_by_kind_idx (history-kinds.ts).
  * $1 age ms float8, $2 limit, $3 kinds left out text[]
  */
 export const jobPruneFinished = `
-WITH target AS (
-  SELECT id FROM {{schema}}.jobs
-  WHERE status IN (${HISTORY})
-    AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
-    AND kind <> ALL($3::text[])
-  ORDER BY finished_at
+WITH RECURSIVE ${historyKinds("kinds")}, target AS (
+  SELECT t.id FROM kinds AS k
+  CROSS JOIN LATERAL (
+    SELECT j.id FROM {{schema}}.jobs AS j
+    WHERE j.status IN (${HISTORY}) AND j.kind = k.kind
+      AND j.finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')
+    ORDER BY j.finished_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED) AS t
+  WHERE k.kind IS NOT NULL AND k.kind <> ALL($3::text[])
   LIMIT $2
-  FOR UPDATE SKIP LOCKED
 ), pruned AS (
   DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status IN (${HISTORY})
     AND finished_at < date_trunc('day', now() - $1::float8 * interval '1 millisecond', 'UTC')

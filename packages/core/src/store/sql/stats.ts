@@ -1,16 +1,35 @@
-import { OUTCOME } from "./status-sets.js";
+import { historyKinds } from "./history-kinds.js";
+import { OUTCOME, STATE } from "./status-sets.js";
 
 // Activity over time for the dashboard and the overview. Read-only; none of this
 // touches the claim path.
 
 /**
+ * The attempts that ended their jobs successfully in the window, from the
+ * history rows that hold them (routines/job-attempts.ts), kind by kind
+ * through jobs_finished_by_kind_idx: (finished_at, kind, queue, execution
+ * id). Expects CTEs `window_start` and `lower_id`, and `history_kinds`
+ * (historyKinds); $1 tenant|null.
+ */
+const HISTORY_SUCCESSES = `
+  SELECT h.finished_at, h.kind, h.queue
+  FROM history_kinds AS k
+  CROSS JOIN LATERAL (
+    SELECT h.finished_at, h.kind, h.queue FROM {{schema}}.job_history AS h
+    WHERE h.kind = k.kind AND h.finished_at >= (SELECT since FROM window_start)
+      AND h.status = ${STATE.succeeded} AND h.current_execution_id >= (SELECT id FROM lower_id)
+      AND ($1::text IS NULL OR h.tenant = $1)) AS h
+  WHERE k.kind IS NOT NULL`;
+
+/**
  * Jobs per minute over the last hour, one row per minute (60 rows, oldest
  * first, zero-filled): jobs created, and attempts that ended succeeded or
- * failed (failed, timeout, lease_expired) in that minute. Ended attempts are
- * all in job_executions (a running one lives on its job row), so the table
- * is read, not the view job_attempts.
+ * failed (failed, timeout, lease_expired) in that minute. An ended attempt
+ * is a job_executions row, or, when it ended its job successfully, on the
+ * job's history row (HISTORY_SUCCESSES): both are read, not the view
+ * job_attempts.
  *
- * Both tables have UUIDv7 primary keys, whose first 48 bits are the creation
+ * Jobs and executions have UUIDv7 ids, whose first 48 bits are the creation
  * time in Unix ms, so `id >= <the window's start as a UUIDv7>` lets the
  * primary-key index find the last hour instead of reading every finished job.
  * Job ids come from the enqueuing process' clock and execution ids are made
@@ -19,12 +38,12 @@ import { OUTCOME } from "./status-sets.js";
  * $1 tenant|null (null: all tenants)
  */
 export const statsThroughputByMinute = `
-WITH window_start AS (
+WITH RECURSIVE window_start AS (
   SELECT date_trunc('minute', now()) - interval '59 minutes' AS since
 ), lower_id AS (
   SELECT (lpad(to_hex((extract(epoch FROM since) * 1000)::bigint), 12, '0') || '00000000000000000000')::uuid AS id
   FROM window_start
-), minutes AS (
+), ${historyKinds("history_kinds")}, minutes AS (
   SELECT generate_series(since, since + interval '59 minutes', interval '1 minute') AS minute FROM window_start
 ), created AS (
   SELECT date_trunc('minute', j.created_at) AS minute, count(*)::int AS enqueued
@@ -42,14 +61,19 @@ WITH window_start AS (
     AND e.finished_at >= (SELECT since FROM window_start)
     AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.id = e.job_id AND j.tenant = $1))
   GROUP BY 1
+), history_ended AS (
+  SELECT date_trunc('minute', s.finished_at) AS minute, count(*)::int AS succeeded
+  FROM (${HISTORY_SUCCESSES}) AS s
+  GROUP BY 1
 )
 SELECT m.minute,
        coalesce(c.enqueued, 0) AS enqueued,
-       coalesce(x.succeeded, 0) AS succeeded,
+       coalesce(x.succeeded, 0) + coalesce(hx.succeeded, 0) AS succeeded,
        coalesce(x.failed, 0) AS failed
 FROM minutes AS m
 LEFT JOIN created AS c ON c.minute = m.minute
 LEFT JOIN ended AS x ON x.minute = m.minute
+LEFT JOIN history_ended AS hx ON hx.minute = m.minute
 ORDER BY m.minute`;
 
 /**
@@ -61,19 +85,20 @@ ORDER BY m.minute`;
  * after, interrupted) are neither.
  *
  * The window is found as in statsThroughputByMinute, by the attempts'
- * UUIDv7 ids, so an attempt that started before it is not counted. Each
+ * UUIDv7 ids, so an attempt that started before it is not counted; the
+ * attempts that ended their jobs successfully are read from history as there. Each
  * attempt's job is looked up by primary key: the LIMIT inside the lateral
  * keeps that a per-row index lookup, where a join could be planned as a
  * hash join over the whole jobs table.
  * $1 tenant|null (null: all tenants), $2 window in ms, $3 error messages listed
  */
 export const statsRecentActivity = `
-WITH window_start AS (
+WITH RECURSIVE window_start AS (
   SELECT now() - $2::float8 * interval '1 millisecond' AS since
 ), lower_id AS (
   SELECT (lpad(to_hex((extract(epoch FROM since) * 1000)::bigint), 12, '0') || '00000000000000000000')::uuid AS id
   FROM window_start
-), ended AS MATERIALIZED (
+), ${historyKinds("history_kinds")}, ended AS MATERIALIZED (
   SELECT j.queue, j.kind, e.outcome = ${OUTCOME.succeeded} AS succeeded, e.finished_at, e.error ->> 'message' AS message
   FROM {{schema}}.job_executions AS e
   CROSS JOIN LATERAL (
@@ -83,6 +108,8 @@ WITH window_start AS (
   WHERE e.id >= (SELECT id FROM lower_id)
     AND e.finished_at >= (SELECT since FROM window_start)
     AND e.outcome IN (${OUTCOME.succeeded}, ${OUTCOME.failed}, ${OUTCOME.timeout}, ${OUTCOME.lease_expired})
+  UNION ALL
+  SELECT s.queue, s.kind, true, s.finished_at, NULL FROM (${HISTORY_SUCCESSES}) AS s
 )
 SELECT 'queue' AS part, queue AS name,
        (count(*) FILTER (WHERE succeeded))::int AS succeeded, (count(*) FILTER (WHERE NOT succeeded))::int AS failed,

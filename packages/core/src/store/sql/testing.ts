@@ -48,13 +48,13 @@ SELECT count(*)::int AS jobs FROM moved`;
 
 /**
  * Attempts that ended from $1 (timestamptz) on, oldest first, with their
- * job's kind, status, payload and result. Only ended attempts have a
- * job_executions row, so the table is read, not the view job_attempts.
+ * job's kind, status, payload and result (the view job_attempts: an
+ * attempt that ended its job successfully is on the job's history row).
  */
 export const executionListEndedSince = `
 SELECT ${executionColumnsOf("e")},
        j.kind, j.status AS job_status, j.payload, j.result
-FROM {{schema}}.job_executions AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
+FROM {{schema}}.job_attempts AS e JOIN {{schema}}.jobs AS j ON j.id = e.job_id
 WHERE e.finished_at >= $1
 ORDER BY e.finished_at, e.id`;
 

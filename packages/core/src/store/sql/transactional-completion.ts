@@ -1,5 +1,5 @@
-import { OUTCOME, STATE } from "./status-sets.js";
-import { attemptRecord, SUCCEEDED_WRITES } from "./attempt-fragments.js";
+import { STATE } from "./status-sets.js";
+import { SUCCEEDED_WRITES } from "./attempt-fragments.js";
 import { moveLiveJobs } from "./job-moves.js";
 
 // Transactional completion (ctx.transaction): the handler's own writes and
@@ -23,14 +23,20 @@ import { moveLiveJobs } from "./job-moves.js";
 // reclaiming needs the row lock this statement holds until COMMIT.
 
 /**
- * Mark one attempt succeeded inside the caller's transaction, and record it
- * as jobComplete does (attempts.ts); no row when fenced (the job was
+ * Mark one attempt succeeded inside the caller's transaction, as
+ * jobComplete does (attempts.ts); no row when fenced (the job was
  * reclaimed or finished elsewhere).
- * $1 job id, $2 execution id, $3 result (json text|null), $4 worker id (of the claim that made $2)
+ * $1 job id, $2 execution id, $3 result (json text|null), $4 kept boolean
  */
 export const jobCompleteInTransaction = `
-WITH finished AS (SELECT $1::uuid AS id, $2::uuid AS execution_id)${moveLiveJobs(
-  { name: "done", from: "finished", alias: "finished", where: `j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = ${STATE.running}` },
+WITH finished AS (SELECT $1::uuid AS id, $2::uuid AS execution_id, $4::boolean AS keep)${moveLiveJobs(
+  {
+    name: "done",
+    from: "finished",
+    alias: "finished",
+    where: `j.id = finished.id AND j.current_execution_id = finished.execution_id AND j.status = ${STATE.running}`,
+    keep: "finished.keep",
+  },
   SUCCEEDED_WRITES("$3::jsonb"),
-)}, ${attemptRecord(`SELECT $2::uuid, id, attempts, $4::text, started_at, now(), ${OUTCOME.succeeded}, NULL::jsonb FROM done_moved`)}
+)}
 SELECT id FROM done_moved`;
