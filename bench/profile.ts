@@ -42,8 +42,8 @@ const { values: args, positionals } = parseArgs({
   },
 });
 if (!SYSTEM_NAMES.includes(args.system as SystemName)) throw new Error(`--system: one of ${SYSTEM_NAMES.join(", ")}`);
-if (args.variant !== "perJob" && args.variant !== "batch") throw new Error("--variant: perJob or batch");
-const variant = args.variant as "perJob" | "batch";
+if (args.variant !== "perJob" && args.variant !== "batch" && args.variant !== "notKept") throw new Error("--variant: perJob, notKept or batch");
+const variant = args.variant as "perJob" | "notKept" | "batch";
 const { system } = await loadSystem(args.system as SystemName);
 const workload = positionals[0] ?? "process";
 

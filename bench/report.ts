@@ -12,6 +12,7 @@ export const METRICS = {
   process: { label: "process, per-job handlers (jobs/s)", higherIsBetter: true },
   processFromFirstJob: { label: "  same, from the first handler call", higherIsBetter: true },
   processArrayHandler: { label: "process, array handler (jobs/s)", higherIsBetter: true },
+  processNotKept: { label: "process, succeeded jobs not kept (jobs/s)", higherIsBetter: true },
   latencyP50Ms: { label: "enqueue→start p50 (ms)", higherIsBetter: false },
   latencyP95Ms: { label: "enqueue→start p95 (ms)", higherIsBetter: false },
   latencyP99Ms: { label: "enqueue→start p99 (ms)", higherIsBetter: false },
@@ -248,6 +249,7 @@ export function targets(report: Report): Target[] {
     out.push({ target, value: Number.isFinite(value) ? `${unit === "×" ? value.toFixed(2) : fmt(value)}${unit}` : "—", met: judge(value, ok) });
 
   add("process ≥ 1.2× graphile-worker", r("graphile-worker", "process"), (v) => v >= 1.2);
+  add("process, succeeded jobs not kept ≥ 1.2× graphile-worker", r("graphile-worker", "processNotKept", "process"), (v) => v >= 1.2);
   if (live("bullmq")) add("process > BullMQ", r("bullmq", "process"), (v) => v > 1);
   if (live("bullmq-aof")) add("process > BullMQ on AOF everysec", r("bullmq-aof", "process"), (v) => v > 1);
   if (live("bullmq-pg")) add("process > BullMQ on PostgreSQL", r("bullmq-pg", "process"), (v) => v > 1);

@@ -233,6 +233,13 @@ for (let run = 0; run < config.runs; run++) {
         record(name, "peakRssMb", run, result.peakRssMb);
         record(name, "workerCpuUsPerJob", run, result.cpuUsPerJob);
       });
+      if (name === "conveyor") {
+        // Beside graphile-worker's process figure: both then delete each job as it succeeds.
+        await measure(name, `process ${config.processJobs} (succeeded jobs not kept)`, run, "processNotKept", async () => {
+          const result = await processAll(system, "notKept", config, `${tag}pn`);
+          record(name, "processNotKept", run, result.rate, result.capped ? `capped at ${config.processCapMs / 1000} s` : undefined);
+        });
+      }
       if (name === "pg-boss") {
         await measure(name, `process ${config.processJobs} (array handler)`, run, "processArrayHandler", async () => {
           const result = await processAll(system, "array", config, `${tag}pa`);

@@ -53,11 +53,13 @@ const durableSchema = z.object({ n: z.number(), steps: z.number(), sleepMs: z.nu
  */
 const RESUME_LEASE = { leaseMs: 2_000, reclaimIntervalMs: 500 } as const;
 
-function noopJob(onJob: (payload: Payload) => void | Promise<void> = () => {}): AnyJobDefinition {
+/** The no-op kind; `keepSucceeded` false for the notKept variant: each success deletes its job, as graphile-worker's does. */
+function noopJob(onJob: (payload: Payload) => void | Promise<void> = () => {}, keepSucceeded = true): AnyJobDefinition {
   const job = defineJob({
     kind: "bench.noop",
     schema,
     handler: ({ payload }) => onJob(payload),
+    ...(keepSucceeded ? {} : { retention: { keepSucceeded: false } }),
   });
   // A zod-typed definition is not assignable to AnyJobDefinition under strict
   // TypeScript (the schema's type parameter is measured as invariant), hence the cast.
@@ -244,7 +246,7 @@ function flowJobs(job: AnyJobDefinition, graph: WorkflowGraph): Record<string, F
 const isDurable = (variant: WorkerVariant) => variant === "durable" || variant === "durableResume";
 
 export const startWorker: StartWorker = async (target, variant, onJob) => {
-  const job = isDurable(variant) ? durableJob(onJob) : variant === "batch" ? noopBatchJob(onJob) : noopJob(onJob);
+  const job = isDurable(variant) ? durableJob(onJob) : variant === "batch" ? noopBatchJob(onJob) : noopJob(onJob, variant !== "notKept");
   const conveyor = new Conveyor({ connectionString: target, jobs: [job], logger: logger() });
   const lease = variant === "durableResume" ? RESUME_LEASE : {};
   const slots =

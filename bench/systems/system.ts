@@ -35,7 +35,7 @@ export interface Payload {
  * `pressure`, `perJob` with PRESSURE_CONCURRENCY slots whatever the system's
  * own count, each job taking PRESSURE_JOB_MS (the handler awaits `onJob`).
  */
-export type WorkerVariant = "perJob" | "array" | "latency" | "workflow" | "durable" | "durableResume" | "batch" | "pressure";
+export type WorkerVariant = "perJob" | "notKept" | "array" | "latency" | "workflow" | "durable" | "durableResume" | "batch" | "pressure";
 
 /** The pressure workload's jobs at once in its one worker (workloads/pressure.ts), the same for every system. */
 export const PRESSURE_CONCURRENCY = 64;
