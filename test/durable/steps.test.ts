@@ -89,6 +89,16 @@ const twice = defineJob({
   },
 });
 
+/** Returns the driver's query result from a transactional step, as a hurried handler would: a value holding functions. */
+const returnsQueryResult = defineJob({
+  kind: "durable.returns-query-result",
+  schema: z.object({ table: z.string() }),
+  maxAttempts: 3,
+  handler: async ({ payload, job, step }) => {
+    await step("upgrade", { transaction: true }, (tx) => tx.query(`INSERT INTO ${payload.table} (job_id) VALUES ($1)`, [job.id]));
+  },
+});
+
 const sleepsUntil = defineJob({
   kind: "durable.sleeps-until",
   schema: z.object({ until: z.string().optional(), ms: z.number().optional() }),
@@ -102,7 +112,7 @@ let worker: Worker;
 const table = `durable_effects_${process.pid}`;
 
 beforeAll(async () => {
-  t = await createTestConveyor({ jobs: [workflow, transactional, waiting, twice, sleepsUntil], logger: silent });
+  t = await createTestConveyor({ jobs: [workflow, transactional, waiting, twice, sleepsUntil, returnsQueryResult], logger: silent });
   await sql(t.conveyor, `CREATE TABLE IF NOT EXISTS {{schema}}.${table} (job_id uuid NOT NULL)`);
   worker = t.conveyor.worker({ concurrency: 4, pollIntervalMs: 50, wakeIntervalMs: 50, reclaimIntervalMs: 200 });
   await worker.start();
@@ -189,6 +199,18 @@ describe("durable execution", () => {
     expect(job.attempts).toBe(1);
     expect(job.lastError).toMatchObject({ name: "StepError" });
     expect(job.lastError!.message).toContain('"same": this name was already used in this run');
+  });
+
+  it("fails a step whose result is not JSON permanently, naming where, and rolls its transaction back", async () => {
+    const { id } = await t.conveyor.enqueue(returnsQueryResult, { table: `${t.schema}.${table}` });
+    const job = await ended(id);
+    expect([job.status, job.attempts]).toEqual(["dead", 1]);
+    const message = 'step "upgrade" returned a value that is not JSON: a function at result._types._types.getTypeParser'; // pg's TypeOverrides, then the parsers it falls back to
+    expect(job.lastError).toMatchObject({ name: "StepError", message });
+    const [upgrade] = await t.conveyor.steps.list(id);
+    expect(upgrade).toMatchObject({ name: "upgrade", state: "failed", error: { name: "StepError", message } });
+    const written = await sql(t.conveyor, `SELECT count(*)::int AS n FROM {{schema}}.${table} WHERE job_id = $1`, [id]);
+    expect(written.rows).toEqual([{ n: 0 }]);
   });
 
   it("bounds a sleep until a Date as it bounds one of ms: at most 10 years ahead", async () => {

@@ -1,6 +1,7 @@
 import type { BackoffPolicy } from "./backoff.js";
-import { MAX_DELAY_MS, MIN_RUN_AT_MS } from "./defaults.js";
+import { MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MIN_RUN_AT_MS } from "./defaults.js";
 import { StepError } from "./errors.js";
+import { jsonProblem } from "./json.js";
 import type { Queryable } from "./queryable.js";
 
 /** How a step runs (`step(name, options, fn)`). */
@@ -148,4 +149,24 @@ export function checkSleepTime(name: string, duration: unknown, nowMs: number): 
   } else if (typeof duration !== "number" || !Number.isFinite(duration) || duration < 0 || duration > MAX_DELAY_MS) {
     throw new StepError(`${label}: duration must be a number of ms from 0 to ${MAX_DELAY_MS} (10 years), or a Date at most that far ahead, got ${String(duration)}`);
   }
+}
+
+/**
+ * A step's result as it is stored: its JSON text, `undefined` stored as
+ * null. A value JSON cannot carry as it is, or more than
+ * MAX_STEP_RESULT_BYTES of it, is a `StepError` (permanent: every run would
+ * return the same value) naming the step and where the value goes wrong,
+ * e.g. `step "upgrade" returned a value that is not JSON: a function at
+ * result._types.getTypeParser` for a pg query result returned as it is.
+ */
+export function encodeStepResult(name: string, value: unknown): string {
+  if (value === undefined) return "null";
+  const problem = jsonProblem(value, "result");
+  if (problem) throw new StepError(`step ${JSON.stringify(name)} returned a value that is not JSON: ${problem.found} at ${problem.path}`);
+  const json = JSON.stringify(value);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_STEP_RESULT_BYTES) {
+    throw new StepError(`step ${JSON.stringify(name)}: its result is ${bytes} bytes of JSON, more than MAX_STEP_RESULT_BYTES (${MAX_STEP_RESULT_BYTES})`);
+  }
+  return json;
 }

@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
 import { resolveBackoff, retryDelayMs } from "../core/backoff.js";
-import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, NO_DEADLINE, MAX_STEP_NAME_LENGTH } from "../core/defaults.js";
+import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEPS_PER_JOB, NO_DEADLINE, MAX_STEP_NAME_LENGTH } from "../core/defaults.js";
 import { JobSuspendedError, PermanentError, StepError } from "../core/errors.js";
-import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../core/queryable.js";
-import { checkSleepTime, type DurableFunctions, type StepOptions, type WaitForEventOptions } from "../core/steps.js";
+import { checkSleepTime, encodeStepResult, type DurableFunctions, type StepOptions, type WaitForEventOptions } from "../core/steps.js";
 import { checkLabel } from "../core/validate.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
@@ -199,7 +198,7 @@ export class DurableRun implements DurableFunctions {
   }
 
   private async plain(name: string, fn: () => unknown, started: number): Promise<unknown> {
-    const json = encodeResult(name, await fn());
+    const json = encodeStepResult(name, await fn());
     this.running.signal.throwIfAborted();
     this.checkLease();
     const stored = await this.deps.steps.jobStepRecord(this.record(name, json, started));
@@ -215,7 +214,7 @@ export class DurableRun implements DurableFunctions {
     try {
       await translated(() => client.query("BEGIN"));
       try {
-        const json = encodeResult(name, await fn(client));
+        const json = encodeStepResult(name, await fn(client));
         this.running.signal.throwIfAborted();
         this.checkLease();
         const stored = await this.deps.steps.jobStepRecord(this.record(name, json, started), client);
@@ -304,21 +303,6 @@ export class DurableRun implements DurableFunctions {
     if (this.running.holdsLease) this.running.force({ kind: "lease_lost", reason: error });
     return error;
   }
-}
-
-/** A step's result as stored: JSON of at most MAX_STEP_RESULT_BYTES (undefined is stored as null). */
-function encodeResult(name: string, value: unknown): string {
-  let json: string;
-  try {
-    json = value === undefined ? "null" : encodeJson(value, `step ${JSON.stringify(name)} result`);
-  } catch (error) {
-    throw new StepError((error as Error).message);
-  }
-  const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_STEP_RESULT_BYTES) {
-    throw new StepError(`step ${JSON.stringify(name)}: its result is ${bytes} bytes of JSON, more than MAX_STEP_RESULT_BYTES (${MAX_STEP_RESULT_BYTES})`);
-  }
-  return json;
 }
 
 function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
