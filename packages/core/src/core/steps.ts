@@ -1,8 +1,9 @@
-import type { BackoffPolicy } from "./backoff.js";
-import { MAX_DELAY_MS, MAX_STEP_RESULT_BYTES, MIN_RUN_AT_MS } from "./defaults.js";
-import { StepError } from "./errors.js";
+import { type BackoffPolicy, type ResolvedBackoff, resolveBackoff } from "./backoff.js";
+import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_JOB, MIN_RUN_AT_MS } from "./defaults.js";
+import { PermanentError, StepError } from "./errors.js";
 import { jsonProblem } from "./json.js";
 import type { Queryable } from "./queryable.js";
+import { checkLabel } from "./validate.js";
 
 /** How a step runs (`step(name, options, fn)`). */
 export interface StepOptions {
@@ -169,4 +170,71 @@ export function encodeStepResult(name: string, value: unknown): string {
     throw new StepError(`step ${JSON.stringify(name)}: its result is ${bytes} bytes of JSON, more than MAX_STEP_RESULT_BYTES (${MAX_STEP_RESULT_BYTES})`);
   }
   return json;
+}
+
+// The rules of a durable call that hold wherever it runs: in a worker
+// (worker/durable-run.ts) and in runHandler's memory (testing/memory-durable.ts),
+// so that a test sees the errors and outcomes a worker would.
+
+/** The kind of record a durable call makes. */
+export type RecordKind = "step" | "sleep" | "wait";
+
+/**
+ * A new name in this run of the job (`used` holds the names so far, and
+ * takes this one): a valid label, not used before in the run. A
+ * `StepError` otherwise.
+ */
+export function checkRecordName(used: Set<string>, name: string, kind: RecordKind): void {
+  checkLabel(name, `${kind} name`, MAX_STEP_NAME_LENGTH, StepError);
+  if (used.has(name)) {
+    throw new StepError(`${kind} ${JSON.stringify(name)}: this name was already used in this run of the job; step, sleep and wait names are unique within a job`);
+  }
+  used.add(name);
+}
+
+/** A job that has `count` records may make one more; a `StepError` past MAX_STEPS_PER_JOB. */
+export function checkRecordRoom(count: number, name: string, kind: RecordKind): void {
+  if (count >= MAX_STEPS_PER_JOB) {
+    throw new StepError(`${kind} ${JSON.stringify(name)}: the job already has ${count} records, the most one job may have (MAX_STEPS_PER_JOB)`);
+  }
+}
+
+/** A step call's arguments, checked (`stepCallOf`). */
+export interface StepCall {
+  options: StepOptions;
+  /** The step's function; a transactional step's takes its transaction. */
+  fn: (tx: Queryable) => unknown;
+  /** `options.retries`, default `DEFAULT_STEP_RETRIES`. */
+  retries: number;
+  backoff: ResolvedBackoff;
+}
+
+/** `step(name, fn)` or `step(name, options, fn)`, read and checked: a `StepError` for a missing function or bad retries. */
+export function stepCallOf(name: string, optionsOrFn: StepOptions | (() => unknown), maybeFn?: (tx: Queryable) => unknown): StepCall {
+  const [options, fn] = typeof optionsOrFn === "function" ? [{} as StepOptions, optionsOrFn] : [optionsOrFn ?? {}, maybeFn];
+  if (typeof fn !== "function") throw new StepError(`step ${JSON.stringify(name)}: its function is missing (step(name, fn) or step(name, options, fn))`);
+  const retries = options.retries ?? DEFAULT_STEP_RETRIES;
+  if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
+    throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
+  }
+  const backoff = resolveBackoff(options.backoff, `step ${JSON.stringify(name)} backoff`);
+  return { options, fn: fn as (tx: Queryable) => unknown, retries, backoff };
+}
+
+/** True when a step's `call`-th call (from 1) threw its last: its retries are spent, or the error is permanent. */
+export function stepFailureIsFinal(call: number, retries: number, error: unknown): boolean {
+  return call > retries || error instanceof PermanentError;
+}
+
+/** `waitForEvent(name, options)`'s options, checked: a `StepError` naming the field. Returns the key (default ""). */
+export function checkWaitOptions(name: string, options: WaitForEventOptions): string {
+  const label = `waitForEvent ${JSON.stringify(name)}`;
+  checkLabel(options?.event, `${label}: event`, MAX_STEP_NAME_LENGTH, StepError);
+  const key = options.key ?? "";
+  checkLabel(key, `${label}: key`, MAX_STEP_NAME_LENGTH, StepError, true);
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_DELAY_MS)) {
+    throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
+  }
+  return key;
 }

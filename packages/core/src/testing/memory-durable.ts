@@ -1,7 +1,19 @@
 import { JobSuspendedError, StepError } from "../core/errors.js";
-import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../core/queryable.js";
-import type { DurableFunctions, StepOptions, WaitForEventOptions } from "../core/steps.js";
+import {
+  checkRecordName,
+  checkRecordRoom,
+  checkSleepTime,
+  checkWaitOptions,
+  type DurableFunctions,
+  encodeStepResult,
+  type RecordKind,
+  type StepOptions,
+  stepCallOf,
+  stepFailureIsFinal,
+  type WaitForEventOptions,
+} from "../core/steps.js";
+import { toStoredError } from "../worker/errors-to-store.js";
 
 /** An event `runHandler` may hand to a `waitForEvent` of the handler. */
 export interface TestEvent {
@@ -15,23 +27,31 @@ export interface TestEvent {
 export interface TestStepRecord {
   name: string;
   kind: "step" | "sleep" | "wait";
-  /** step: `completed` or `replayed`; sleep: `slept`; wait: `received`, `timed_out` or `waiting` (the attempt suspended). */
-  state: "completed" | "replayed" | "slept" | "received" | "timed_out" | "waiting";
+  /**
+   * step: `completed`, `replayed`, or `failed` (its last call threw and the
+   * attempt failed with that error, as a worker records it); sleep:
+   * `slept`; wait: `received`, `timed_out` or `waiting` (the attempt suspended).
+   */
+  state: "completed" | "replayed" | "failed" | "slept" | "received" | "timed_out" | "waiting";
   /** A step's result (as stored: through JSON), or a received event's payload. */
   result?: unknown;
+  /** A failed step's error, as a worker stores it: `{ name, message, … }`. */
+  error?: unknown;
   /** A sleep's duration or time. */
   duration?: number | Date;
 }
 
 /**
- * `step`, `sleep` and `waitForEvent` in memory, for runHandler. A step
- * replays `recorded[name]` when given, else runs (its retries included)
- * and records its result through JSON, as a worker would. A sleep is
- * recorded and returns at once: the test's time is the handler's. A wait
- * takes the first matching event of `events` not taken yet; with none it
- * returns null when it has a `timeoutMs` (as after the deadline), and
- * otherwise suspends the attempt (`suspended`), as a worker would until an
- * event came.
+ * `step`, `sleep` and `waitForEvent` in memory, for runHandler, under the
+ * rules a worker's run applies (core/steps.ts): names, limits, options,
+ * results through JSON, retries and which failure is final. A step
+ * replays `recorded[name]` when given, else runs (its retries at once,
+ * without the backoff's waits) and records its result as a worker would;
+ * a step whose last call throws is recorded `failed`. A sleep is recorded
+ * and returns at once: the test's time is the handler's. A wait takes the
+ * first matching event of `events` not taken yet; with none it returns
+ * null when it has a `timeoutMs` (as after the deadline), and otherwise
+ * suspends the attempt (`suspended`), as a worker would until an event came.
  */
 export class MemoryDurable implements DurableFunctions {
   readonly records: TestStepRecord[] = [];
@@ -43,38 +63,47 @@ export class MemoryDurable implements DurableFunctions {
     private readonly recorded: Readonly<Record<string, unknown>>,
     private readonly events: readonly TestEvent[],
     private readonly tx: Queryable | undefined,
+    /** The attempt's signal: a step is not called again once it aborted. */
+    private readonly signal: () => AbortSignal,
   ) {}
 
   step = async <T>(name: string, optionsOrFn: StepOptions | (() => unknown), maybeFn?: (tx: Queryable) => unknown): Promise<T> => {
-    const [options, fn] = typeof optionsOrFn === "function" ? [{} as StepOptions, optionsOrFn] : [optionsOrFn, maybeFn];
     this.begin(name, "step");
+    const { options, fn, retries } = stepCallOf(name, optionsOrFn, maybeFn);
     if (Object.hasOwn(this.recorded, name)) {
       const result = structuredClone(this.recorded[name]);
       this.records.push({ name, kind: "step", state: "replayed", result });
       return result as T;
     }
+    this.checkRoom(name, "step");
     if (options.transaction && !this.tx) throw new StepError(`step ${JSON.stringify(name)}: a transactional step needs a database: pass runHandler's options.tx`);
-    const retries = options.retries ?? 0;
     for (let call = 1; ; call += 1) {
+      this.signal().throwIfAborted();
       try {
-        const value = await (options.transaction ? (fn as (tx: Queryable) => unknown)(this.tx!) : (fn as () => unknown)());
-        const result = JSON.parse(value === undefined ? "null" : encodeJson(value, `step ${JSON.stringify(name)} result`)) as T;
+        const result = JSON.parse(encodeStepResult(name, await fn(this.tx!))) as T;
         this.records.push({ name, kind: "step", state: "completed", result });
         return result;
       } catch (error) {
-        if (call > retries) throw error;
+        const aborted = this.signal().aborted;
+        if (aborted || stepFailureIsFinal(call, retries, error)) {
+          if (!aborted) this.records.push({ name, kind: "step", state: "failed", error: toStoredError(error) });
+          throw error;
+        }
       }
     }
   };
 
   sleep = async (name: string, duration: number | Date): Promise<void> => {
     this.begin(name, "sleep");
+    checkSleepTime(name, duration, Date.now());
+    this.checkRoom(name, "sleep");
     this.records.push({ name, kind: "sleep", state: "slept", duration });
   };
 
   waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
     this.begin(name, "wait");
-    const key = options.key ?? "";
+    const key = checkWaitOptions(name, options);
+    this.checkRoom(name, "wait");
     const event = this.events.find((e) => !this.#taken.has(e) && e.event === options.event && (e.key ?? "") === key);
     if (event) {
       this.#taken.add(event);
@@ -90,9 +119,14 @@ export class MemoryDurable implements DurableFunctions {
     throw (this.suspended = new JobSuspendedError(`the job waits for event ${JSON.stringify(options.event)} (key ${JSON.stringify(key)})`));
   };
 
-  private begin(name: string, kind: TestStepRecord["kind"]): void {
+  private begin(name: string, kind: RecordKind): void {
     if (this.suspended) throw this.suspended;
-    if (this.#used.has(name)) throw new StepError(`${kind} ${JSON.stringify(name)}: this name was already used in this run of the job; step, sleep and wait names are unique within a job`);
-    this.#used.add(name);
+    checkRecordName(this.#used, name, kind);
+  }
+
+  /** The job's records: those `recorded` gives and those this run made, each name once. */
+  private checkRoom(name: string, kind: RecordKind): void {
+    const names = new Set([...Object.keys(this.recorded), ...this.records.map((record) => record.name)]);
+    checkRecordRoom(names.size, name, kind);
   }
 }

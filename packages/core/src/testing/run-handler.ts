@@ -5,11 +5,12 @@ import { DEFAULT_TENANT } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
-import { decideOutcome, type OutcomeDecision, withCancelRequest } from "../core/outcome.js";
+import { withCancelRequest } from "../core/outcome.js";
 import type { Queryable } from "../core/queryable.js";
 import { validatePayload } from "../core/validate.js";
 import { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "../worker/abort-reasons.js";
 import { Attempt, type Settled } from "../worker/attempt.js";
+import { decideAttemptEnd } from "../worker/attempt-end.js";
 import { MemoryDurable, type TestEvent, type TestStepRecord } from "./memory-durable.js";
 
 /** Options of `runHandler` and `startHandler`; every field has a default. */
@@ -148,7 +149,7 @@ export function startHandler<D extends AnyJobDefinition>(definition: D, payload:
     leaseLost = true;
     attempt.force({ kind: "lease_lost", reason: new LeaseLostError("the lease was lost (simulated by the test)") });
   };
-  const durable = new MemoryDurable(options.steps ?? {}, options.events ?? [], options.tx);
+  const durable = new MemoryDurable(options.steps ?? {}, options.events ?? [], options.tx, () => attempt.signal);
   const run = async (): Promise<HandlerResult> => {
     const parsed = options.validate === false ? payload : await validatePayload(definition.schema, payload, definition.kind);
     const context: JobContext<unknown> = {
@@ -230,6 +231,7 @@ function forceTimeout(attempt: Attempt, timeoutMs: number): void {
   attempt.force({ kind: "timeout", reason: new JobTimeoutError(timeoutMs) });
 }
 
+/** The attempt's end as the worker decides it (decideAttemptEnd), with a requested cancel applied as the store applies it. */
 function resultOf(
   settled: Settled,
   definition: AnyJobDefinition,
@@ -238,33 +240,16 @@ function resultOf(
   cancelled: boolean,
   observed: Pick<HandlerResult, "progress" | "logs" | "heartbeats" | "transactions" | "steps">,
 ): HandlerResult {
-  const ending = settled.kind === "forced" ? { kind: "forced" as const, reason: settled.end.kind } : settled;
-  let decision: OutcomeDecision;
-  let value: unknown;
-  let error: unknown;
-  if (settled.kind === "returned") {
-    try {
-      // Through JSON, as the worker stores it: a result that cannot be stored fails the attempt.
-      value = settled.value === undefined ? undefined : JSON.parse(encodeJson(settled.value, "result"));
-      decision = decideOutcome(ending, { attempt, maxAttempts, backoff: definition.backoff });
-    } catch (encodeError) {
-      error = encodeError;
-      value = undefined;
-      decision = decideOutcome({ kind: "threw", error: encodeError }, { attempt, maxAttempts, backoff: definition.backoff });
-    }
-  } else {
-    error = settled.kind === "threw" ? settled.error : settled.end.reason;
-    decision = decideOutcome(ending, { attempt, maxAttempts, backoff: definition.backoff });
-  }
-  if (decision.outcome === "retry_after") value = undefined;
-  // As the store applies it under its row lock: a requested cancel turns any end but success (and a lost lease) into cancelled.
+  const { decision, result, error } = decideAttemptEnd(settled, { attempt, maxAttempts, backoff: definition.backoff });
+  // The value through JSON, as stored; a returned RetryAfter is neither a value nor something thrown.
+  const value = decision.outcome === "succeeded" && result !== null ? JSON.parse(result) : undefined;
   const final = withCancelRequest(decision, cancelled);
   return {
     outcome: final.outcome as HandlerOutcome,
     nextStatus: final.nextStatus,
     delayMs: final.delayMs,
     value,
-    error,
+    error: settled.kind === "returned" && decision.outcome === "retry_after" ? undefined : error,
     ...observed,
   };
 }

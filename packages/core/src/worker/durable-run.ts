@@ -1,10 +1,20 @@
 import type { Logger } from "pino";
-import { resolveBackoff, retryDelayMs } from "../core/backoff.js";
-import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEPS_PER_JOB, NO_DEADLINE, MAX_STEP_NAME_LENGTH } from "../core/defaults.js";
-import { JobSuspendedError, PermanentError, StepError } from "../core/errors.js";
+import { retryDelayMs } from "../core/backoff.js";
+import { NO_DEADLINE } from "../core/defaults.js";
+import { JobSuspendedError, StepError } from "../core/errors.js";
 import type { Queryable } from "../core/queryable.js";
-import { checkSleepTime, encodeStepResult, type DurableFunctions, type StepOptions, type WaitForEventOptions } from "../core/steps.js";
-import { checkLabel } from "../core/validate.js";
+import {
+  checkRecordName,
+  checkRecordRoom,
+  checkSleepTime,
+  checkWaitOptions,
+  type DurableFunctions,
+  encodeStepResult,
+  type StepOptions,
+  stepCallOf,
+  stepFailureIsFinal,
+  type WaitForEventOptions,
+} from "../core/steps.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
 import type { HandlerStore } from "../store/handler-store.js";
@@ -54,14 +64,8 @@ export class DurableRun implements DurableFunctions {
   }
 
   step = async <T>(name: string, optionsOrFn: StepOptions | (() => unknown), maybeFn?: (tx: Queryable) => unknown): Promise<T> => {
-    const [options, fn] = typeof optionsOrFn === "function" ? [{} as StepOptions, optionsOrFn] : [optionsOrFn ?? {}, maybeFn];
-    if (typeof fn !== "function") throw new StepError(`step ${JSON.stringify(name)}: its function is missing (step(name, fn) or step(name, options, fn))`);
     this.begin(name, "step");
-    const retries = options.retries ?? DEFAULT_STEP_RETRIES;
-    if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
-      throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
-    }
-    const backoff = resolveBackoff(options.backoff, `step ${JSON.stringify(name)} backoff`);
+    const { options, fn, retries, backoff } = stepCallOf(name, optionsOrFn, maybeFn);
     const span = this.deps.tracing.stepSpan(name, "step", this.running.job.id);
     try {
       const recorded = await this.recorded(name, "step");
@@ -71,7 +75,7 @@ export class DurableRun implements DurableFunctions {
         return recorded.result as T;
       }
       const run = options.transaction
-        ? (started: number) => this.transactional(name, fn as (tx: Queryable) => unknown, started)
+        ? (started: number) => this.transactional(name, fn, started)
         : (started: number) => this.plain(name, fn as () => unknown, started);
       for (let call = 1; ; call += 1) {
         this.running.signal.throwIfAborted();
@@ -82,7 +86,7 @@ export class DurableRun implements DurableFunctions {
           span?.end("completed", undefined);
           return stored as T;
         } catch (error) {
-          const final = call > retries || error instanceof PermanentError || error instanceof LeaseLostError || this.running.aborted;
+          const final = stepFailureIsFinal(call, retries, error) || error instanceof LeaseLostError || this.running.aborted;
           if (final) {
             if (!(error instanceof LeaseLostError) && !this.running.aborted) await this.recordFailure(name, error, started);
             throw error;
@@ -109,14 +113,8 @@ export class DurableRun implements DurableFunctions {
 
   waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
     this.begin(name, "wait");
-    const label = `waitForEvent ${JSON.stringify(name)}`;
-    checkLabel(options?.event, `${label}: event`, MAX_STEP_NAME_LENGTH, StepError);
-    const key = options.key ?? "";
-    checkLabel(key, `${label}: key`, MAX_STEP_NAME_LENGTH, StepError, true);
+    const key = checkWaitOptions(name, options);
     const { timeoutMs } = options;
-    if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_DELAY_MS)) {
-      throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
-    }
     const recorded = await this.recorded(name, "wait");
     if (recorded?.state === "received" || recorded?.state === "timed_out") {
       this.replayed(name, "wait");
@@ -166,11 +164,7 @@ export class DurableRun implements DurableFunctions {
   /** A new name in this run, and the attempt not suspended. */
   private begin(name: string, kind: LoadedStep["kind"]): void {
     if (this.#suspended) throw this.#suspended;
-    checkLabel(name, `${kind} name`, MAX_STEP_NAME_LENGTH, StepError);
-    if (this.#used.has(name)) {
-      throw new StepError(`${kind} ${JSON.stringify(name)}: this name was already used in this run of the job; step, sleep and wait names are unique within a job`);
-    }
-    this.#used.add(name);
+    checkRecordName(this.#used, name, kind);
   }
 
   /** The job's record of `name`, checked to be of `kind`; undefined when there is none (and room for one more). */
@@ -180,9 +174,7 @@ export class DurableRun implements DurableFunctions {
     if (record && record.kind !== kind) {
       throw new StepError(`${kind} ${JSON.stringify(name)}: this job recorded a ${record.kind} of that name; give the ${kind} a name of its own`);
     }
-    if (!record && records.size >= MAX_STEPS_PER_JOB) {
-      throw new StepError(`${kind} ${JSON.stringify(name)}: the job already has ${records.size} records, the most one job may have (MAX_STEPS_PER_JOB)`);
-    }
+    if (!record) checkRecordRoom(records.size, name, kind);
     return record;
   }
 

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
-import { type AttemptEnding, decideOutcome, type OutcomeDecision, type OutcomeInputs } from "../core/outcome.js";
-import { encodeJson } from "../core/json.js";
+import type { OutcomeDecision, OutcomeInputs } from "../core/outcome.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptEnd } from "../store/job-store.js";
 import { JobTimeoutError, LeaseLostError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
+import { decideAttemptEnd, recordedError } from "./attempt-end.js";
 import type { AttemptWriter, WriteResult } from "./attempt-writer.js";
 import { toStoredError } from "./errors-to-store.js";
 import type { Attempt, Settled } from "./attempt.js";
@@ -87,45 +87,26 @@ interface PendingWrite {
 }
 
 /**
- * Decide the attempt's outcome as decideOutcome (core/outcome.ts) does and
- * queue its write; returns the outcome label when nothing is written (the
- * lease was lost), else the write. Not async: the one await, for the write,
- * is the caller's.
+ * Decide the attempt's outcome (decideAttemptEnd, the path runHandler
+ * reports through too) and queue its write; returns the outcome label
+ * when nothing is written (the lease was lost), else the write. Not
+ * async: the one await, for the write, is the caller's.
  */
 function record(definition: AnyJobDefinition, running: Attempt, settled: Settled, deps: ExecutorDeps, attempt: AttemptLog): string | PendingWrite {
   const inputs: OutcomeInputs = { attempt: running.job.attempts, maxAttempts: running.job.maxAttempts, backoff: definition.backoff };
-  const decision = decideOutcome(endingOf(settled), inputs);
+  const { decision, result, error } = decideAttemptEnd(settled, inputs);
   if (decision.nextStatus === null) {
     deps.metrics.fencedWrites.inc({ operation: "run" });
     attempt.log.warn({ reason: settled.kind === "forced" ? settled.end.reason.message : undefined }, "lease lost while running; this attempt writes nothing");
     return "lease_lost";
   }
-  if (decision.nextStatus === "succeeded" && settled.kind === "returned") {
-    const { value } = settled;
-    let result: string | null;
-    try {
-      result = value === undefined ? null : encodeJson(value, "result");
-    } catch (error) {
-      // A result that cannot be stored fails the attempt, as if the handler had thrown the encoding error.
-      return endAttempt(deps, running, decideOutcome({ kind: "threw", error }, inputs), error);
-    }
+  if (decision.nextStatus === "succeeded") {
     return { written: deps.writer.complete(running.job.id, running.executionId, result, running.keepSucceeded, running.leaseDeadline), outcome: "succeeded" };
   }
   if (settled.kind === "threw" && decision.outcome === "failed" && decision.deadReason !== "permanent_error") {
     attempt.log.warn({ err: toStoredError(settled.error) }, "attempt failed");
   }
-  return endAttempt(deps, running, decision, recordedError(settled));
-}
-
-function endingOf(settled: Settled): AttemptEnding {
-  return settled.kind === "forced" ? { kind: "forced", reason: settled.end.kind } : settled;
-}
-
-/** What is stored as the attempt's error: whatever was thrown (`null` and `undefined` included), the returned RetryAfter, or why it was forced. */
-function recordedError(settled: Settled): unknown {
-  if (settled.kind === "returned") return settled.value;
-  if (settled.kind === "threw") return settled.error;
-  return settled.end.reason;
+  return endAttempt(deps, running, decision, error);
 }
 
 /** Queue the write of an attempt's end other than success. */
