@@ -1,0 +1,4 @@
+// What docs/limits-and-fairness.md's blocks assume (test/docs/doc-examples.ts).
+import type { Conveyor } from "conveyor-jobs";
+
+export declare const conveyor: Conveyor;
