@@ -47,6 +47,8 @@ export {
 export { parseStrictJson, StrictJsonError } from "./wire/strict-json.js";
 export { decodeCursor } from "./client/cursor.js";
 export { traceContextFromHeaders } from "./core/trace-context.js";
+export { checkKnownFields } from "./core/validate.js";
+export type { KnownFields } from "./core/validate.js";
 export { batchJobItem, jobFields } from "./wire/job-request.js";
 export type { BatchJobItem } from "./wire/job-request.js";
 export { batchFlowBody, flowBody, jobDependencyFields } from "./wire/flow-request.js";

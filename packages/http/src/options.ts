@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { ConfigError } from "conveyor-jobs";
-import { BULK_ACTION_SWEEP_INTERVAL_MS, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from "conveyor-jobs/server";
+import { BULK_ACTION_SWEEP_INTERVAL_MS, checkKnownFields, DEFAULT_HTTP_BODY_LIMIT_BYTES, DEFAULT_HTTP_REQUEST_TIMEOUT_MS, type KnownFields } from "conveyor-jobs/server";
 
 /** Options of `buildApp`. */
 export interface ApiOptions {
@@ -28,8 +28,12 @@ export interface ResolvedApiOptions {
   readonly bulkActionSweepMs: number;
 }
 
+/** Every field of `ApiOptions`, for the unknown-field rule. */
+export const API_OPTION_FIELDS: KnownFields<ApiOptions> = { bodyLimit: true, requestTimeoutMs: true, logger: true, swaggerUi: true, bulkActionSweepMs: true };
+
 /** Merge defaults, check each option (naming it), freeze. */
 export function resolveApiOptions(options: ApiOptions, clientLogger: Logger): ResolvedApiOptions {
+  checkKnownFields(options, API_OPTION_FIELDS, "an option of buildApp", { ErrorType: ConfigError });
   const bodyLimit = options.bodyLimit ?? DEFAULT_HTTP_BODY_LIMIT_BYTES;
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new ConfigError(`bodyLimit must be a whole number of bytes >= 1, got ${bodyLimit}`);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_HTTP_REQUEST_TIMEOUT_MS;

@@ -1,8 +1,9 @@
 import type { AddressInfo } from "node:net";
 import type { ConveyorClient } from "conveyor-jobs";
-import { DEFAULT_API_HOST, DEFAULT_API_PORT } from "conveyor-jobs/server";
+import { ConfigError } from "conveyor-jobs";
+import { checkKnownFields, DEFAULT_API_HOST, DEFAULT_API_PORT } from "conveyor-jobs/server";
 import { buildApp, type ConveyorApp } from "./app.js";
-import type { ApiOptions } from "./options.js";
+import { API_OPTION_FIELDS, type ApiOptions } from "./options.js";
 
 /** Options of `startApiServer`: the app's options plus where to listen. */
 export interface ApiServerOptions extends ApiOptions {
@@ -33,6 +34,7 @@ export interface ApiServer {
  * await server.close();
  */
 export async function startApiServer(conveyor: ConveyorClient, options: ApiServerOptions = {}): Promise<ApiServer> {
+  checkKnownFields(options, { ...API_OPTION_FIELDS, port: true, host: true }, "an option of startApiServer", { ErrorType: ConfigError });
   const { port = DEFAULT_API_PORT, host = DEFAULT_API_HOST, ...appOptions } = options;
   const app = await buildApp(conveyor, appOptions);
   await app.listen({ port, host });

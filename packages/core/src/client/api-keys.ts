@@ -3,7 +3,7 @@ import { DEFAULT_TENANT, MAX_NAME_LENGTH } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import type { ApiKeyRecord, ApiKeyStore } from "../store/api-key-store.js";
-import { checkTenant } from "../core/validate.js";
+import { checkKnownFields, checkTenant } from "../core/validate.js";
 
 export type { ApiKeyRecord } from "../store/api-key-store.js";
 
@@ -70,6 +70,7 @@ export class ApiKeys {
   }
 
   private async insert(key: string, options: CreateApiKeyOptions): Promise<ApiKeyRecord> {
+    checkKnownFields(options, { tenant: true, admin: true, name: true }, "an API key option");
     const tenant = options.tenant ?? DEFAULT_TENANT;
     checkTenant(tenant);
     const name = options.name ?? null;

@@ -26,7 +26,7 @@ import {
 } from "../core/bulk-actions.js";
 import { ConfigError, ConflictError, NotFoundError, ValidationError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
-import { checkName, checkPriority } from "../core/validate.js";
+import { checkKnownFields, checkName, checkPriority, type KnownFields } from "../core/validate.js";
 import type { BulkActionStore, BulkBatchOutcome, BulkBatchPlan, BulkBatchState } from "../store/bulk-action-store.js";
 import type { DatabaseClock } from "../store/database-clock.js";
 import { isConnectionError, isLockTimeout, isTransientConflict } from "../store/pg-errors.js";
@@ -49,7 +49,7 @@ interface CheckedBulkAction {
   plan: BulkBatchPlan;
 }
 
-const INPUT_FIELDS = ["action", "filter", "priority", "queue", "all", "requestedBy"];
+const INPUT_FIELDS: KnownFields<BulkActionInput> = { action: true, filter: true, priority: true, queue: true, all: true, requestedBy: true };
 
 function refuse(path: string, message: string): never {
   throw new ValidationError(`${path} ${message}`, [{ path, message }]);
@@ -68,10 +68,7 @@ function planOf(operation: Pick<BulkAction, "action" | "tenant" | "filter" | "pr
  * tenant's jobs only (a filter naming another is refused); null for all.
  */
 export function checkBulkActionInput(input: BulkActionInput, scopeTenant: string | null): CheckedBulkAction {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) refuse("input", "must be an object");
-  for (const field of Object.keys(input)) {
-    if (!INPUT_FIELDS.includes(field)) refuse(field, `is not a bulk action field (${INPUT_FIELDS.join(", ")})`);
-  }
+  checkKnownFields(input, INPUT_FIELDS, "a bulk action field");
   const { action } = input;
   if (typeof action !== "string" || !(BULK_ACTIONS as readonly string[]).includes(action)) {
     refuse("action", `must be one of ${BULK_ACTIONS.join(", ")}; got ${JSON.stringify(action)}`);

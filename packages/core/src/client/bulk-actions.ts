@@ -5,7 +5,8 @@ import type { BulkActionStore } from "../store/bulk-action-store.js";
 import type { BulkActionRunner, BulkActionTuning, RunBulkActionOptions } from "./bulk-action-runner.js";
 import { decodeCursor } from "./cursor.js";
 import { checkLimit, pageOf } from "./paging.js";
-import { checkId, type TenantScope } from "./scope.js";
+import { checkId, type TenantScope, scopeTenant } from "./scope.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** Which bulk actions `bulkActions.list` lists: a tenant's (default: every tenant's), a page size and a cursor. */
 export interface ListBulkActionsFilter extends TenantScope {
@@ -66,18 +67,19 @@ export class BulkActions {
    * @example
    * const operation = await conveyor.bulkActions.start({ action: "cancel", filter: { queue: "mail", status: "queued" } });
    */
-  start(input: BulkActionInput, scope: TenantScope = {}): Promise<BulkAction> {
-    return this.runner.start(input, scope.tenant ?? null);
+  async start(input: BulkActionInput, scope: TenantScope = {}): Promise<BulkAction> {
+    return this.runner.start(input, scopeTenant(scope));
   }
 
   /** A bulk action; null when there is none (for this tenant: a tenant sees only its own operations). */
   async get(id: string, scope: TenantScope = {}): Promise<BulkAction | null> {
     checkId(id);
-    return this.store.bulkActionGet(id, scope.tenant ?? null);
+    return this.store.bulkActionGet(id, scopeTenant(scope));
   }
 
   /** Bulk actions, newest first, with cursor pagination (`filter.limit` defaults to `DEFAULT_LIST_LIMIT`). */
   async list(filter: ListBulkActionsFilter = {}): Promise<Page<BulkAction>> {
+    checkKnownFields(filter, { tenant: true, limit: true, cursor: true }, "a bulk action list filter");
     const limit = checkLimit(filter.limit);
     const rows = await this.store.bulkActionList({ tenant: filter.tenant ?? null, beforeId: decodeCursor(filter.cursor), limit: limit + 1 });
     return pageOf(rows, limit);
@@ -89,9 +91,9 @@ export class BulkActions {
    * ends at once). Returns the operation. Throws NotFoundError when there
    * is none (for this tenant), ConflictError when it already ended.
    */
-  cancel(id: string, scope: TenantScope = {}): Promise<BulkAction> {
+  async cancel(id: string, scope: TenantScope = {}): Promise<BulkAction> {
     checkId(id);
-    return this.runner.cancel(id, scope.tenant ?? null);
+    return this.runner.cancel(id, scopeTenant(scope));
   }
 
   /**
@@ -103,6 +105,7 @@ export class BulkActions {
    */
   async run(id: string, options: RunBulkActionOptions = {}): Promise<BulkAction> {
     checkId(id);
+    checkKnownFields(options, { onProgress: true }, "an option of bulkActions.run");
     return this.runner.run(id, options);
   }
 

@@ -34,7 +34,8 @@ import { KeyLimitsControl } from "./key-limits.js";
 import { checkLimit, pageOf } from "./paging.js";
 import { QueueOverview } from "./queue-overview.js";
 import { Queues } from "./queues.js";
-import { checkId, type TenantScope } from "./scope.js";
+import { checkId, type TenantScope, scopeTenant } from "./scope.js";
+import { checkKnownFields } from "../core/validate.js";
 import { Throughput } from "./throughput.js";
 import { waitForDatabase } from "../store/database-wait.js";
 import { JobEndWaiter, type WaitForOptions } from "./wait-for.js";
@@ -154,7 +155,8 @@ export class ConveyorClient {
    * Resolves `false` at once when `options.signal` aborts (a SIGTERM, say).
    * `worker.start()` waits this way on its own.
    */
-  waitForDatabase(options: WaitForDatabaseOptions = {}): Promise<boolean> {
+  async waitForDatabase(options: WaitForDatabaseOptions = {}): Promise<boolean> {
+    checkKnownFields(options, { signal: true }, "a waitForDatabase option");
     return waitForDatabase(this.options.pool, {
       signal: options.signal,
       onWait: ({ code, message, attempt, retryInMs }) => this.logger.warn({ code, err: message, attempt, retryInMs }, "waiting for the database"),
@@ -211,7 +213,7 @@ export class ConveyorClient {
   /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
   async getJob(id: string, scope: TenantScope = {}): Promise<JobWithExecutions | null> {
     checkId(id);
-    const job = await this.context.reader.jobs.jobGet(id, scope.tenant ?? null);
+    const job = await this.context.reader.jobs.jobGet(id, scopeTenant(scope));
     if (!job) return null;
     return { ...job, executions: await this.context.reader.jobs.executionListByJob(id) };
   }
@@ -288,7 +290,7 @@ export class ConveyorClient {
    * const { queues, stuck, topErrors } = await conveyor.overview({ tenant: "acme" });
    */
   async overview(scope: TenantScope = {}): Promise<Overview> {
-    return readOverview(this.context.reader, scope.tenant ?? null, this.options);
+    return readOverview(this.context.reader, scopeTenant(scope), this.options);
   }
 
   /**
@@ -307,7 +309,7 @@ export class ConveyorClient {
     job: Job;
   }> {
     checkId(id);
-    const tenant = scope.tenant ?? null;
+    const tenant = scopeTenant(scope);
     const changed = await this.context.store.jobs.jobCancel(id, tenant);
     if (changed) return { outcome: changed.status === "running" ? "cancel_requested" : "cancelled", job: changed };
     const job = await this.context.store.jobs.jobGet(id, tenant);
@@ -341,8 +343,8 @@ export class ConveyorClient {
    * yet enqueued (in the past when no worker has run the schedule since), and
    * `lastTickAt`. A schedule appears once a worker running its kind started.
    */
-  listSchedules(scope: TenantScope = {}): Promise<CronScheduleInfo[]> {
-    return this.context.store.cron.cronScheduleList(scope.tenant ?? null);
+  async listSchedules(scope: TenantScope = {}): Promise<CronScheduleInfo[]> {
+    return this.context.store.cron.cronScheduleList(scopeTenant(scope));
   }
 
   /**

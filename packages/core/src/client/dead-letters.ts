@@ -3,7 +3,8 @@ import type { DeadLetter, Job, Page } from "../core/model.js";
 import type { DeadLetterStore } from "../store/dead-letter-store.js";
 import { decodeCursor } from "./cursor.js";
 import { checkLimit, pageOf } from "./paging.js";
-import { checkId, type TenantScope } from "./scope.js";
+import { checkId, type TenantScope, scopeTenant } from "./scope.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** Which dead letters `deadLetters.list` lists: every field optional, all given must match. */
 export interface ListDeadLettersFilter extends TenantScope {
@@ -38,6 +39,7 @@ export class DeadLetters {
 
   /** Dead letters, newest first, with cursor pagination (`filter.limit` defaults to `DEFAULT_LIST_LIMIT`). */
   async list(filter: ListDeadLettersFilter = {}): Promise<Page<DeadLetter>> {
+    checkKnownFields(filter, { tenant: true, kind: true, queue: true, limit: true, cursor: true }, "a dead-letter list filter");
     const limit = checkLimit(filter.limit);
     const items = await this.reader.deadLetterList({
       tenant: filter.tenant,
@@ -52,13 +54,13 @@ export class DeadLetters {
   /** A dead letter with its attempt history, or null when it does not exist (or belongs to another tenant). */
   async get(id: string, scope: TenantScope = {}): Promise<DeadLetter | null> {
     checkId(id);
-    return this.reader.deadLetterGet(id, scope.tenant ?? null);
+    return this.reader.deadLetterGet(id, scopeTenant(scope));
   }
 
   /** Put a dead-lettered job back in the queue with fresh attempts (same job id). Throws NotFoundError when there is none. */
   async requeue(id: string, scope: TenantScope = {}): Promise<Job> {
     checkId(id);
-    const job = await this.store.deadLetterRequeue(id, scope.tenant ?? null);
+    const job = await this.store.deadLetterRequeue(id, scopeTenant(scope));
     if (!job) throw new NotFoundError(`dead letter ${id} not found`);
     return job;
   }
@@ -66,6 +68,6 @@ export class DeadLetters {
   /** Delete a dead-lettered job for good, with its history. Throws NotFoundError when there is none. */
   async purge(id: string, scope: TenantScope = {}): Promise<void> {
     checkId(id);
-    if (!(await this.store.deadLetterPurge(id, scope.tenant ?? null))) throw new NotFoundError(`dead letter ${id} not found`);
+    if (!(await this.store.deadLetterPurge(id, scopeTenant(scope)))) throw new NotFoundError(`dead letter ${id} not found`);
   }
 }

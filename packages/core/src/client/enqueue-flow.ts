@@ -14,7 +14,7 @@ import {
 } from "../core/flows.js";
 import { isUuid, uuidv7 } from "../core/ids.js";
 import type { Job } from "../core/model.js";
-import { checkIdempotencyKey, checkTenant } from "../core/validate.js";
+import { checkIdempotencyKey, checkKnownFields, checkTenant } from "../core/validate.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { Pool, Queryable } from "../store/db.js";
 import type { DependencyTarget, GraphEdge, GraphJobRow } from "../store/flow-store.js";
@@ -28,7 +28,7 @@ import { checkSameRequest } from "./enqueue-race.js";
 import { type EnqueueOptions, markCreated, prepareInsert } from "./enqueue.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 
-import type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob } from "./flow-input.js";
+import { type BatchInput, type EnqueuedBatch, type EnqueuedFlow, FLOW_FIELDS, type FlowDependency, type FlowInput, type FlowJob } from "./flow-input.js";
 
 export { flowJob } from "./flow-input.js";
 export type { BatchInput, BatchMember, EnqueuedBatch, EnqueuedFlow, FlowDependency, FlowInput, FlowJob, FlowJobOptions, FlowJobs, PayloadFor } from "./flow-input.js";
@@ -61,6 +61,7 @@ export class GraphEnqueuer {
 
   /** `conveyor.flows.enqueue`. */
   async enqueueFlow(input: FlowInput): Promise<EnqueuedFlow> {
+    checkKnownFields(input, FLOW_FIELDS.flow, "a field of a flow");
     const tenant = checkFlowCommon(input);
     if (input.jobs === null || typeof input.jobs !== "object" || Array.isArray(input.jobs)) {
       throw new ValidationError("jobs must be an object of jobs by name", [{ path: "jobs", message: "an object" }]);
@@ -71,6 +72,7 @@ export class GraphEnqueuer {
     await this.store.clock.now();
     for (const name of names) {
       checkNodeName(name, `jobs.${name}`);
+      checkKnownFields(input.jobs[name]!, FLOW_FIELDS.job, "a field of a flow's job", { path: `jobs.${name}` });
       nodes.push(await this.prepareNode(name, input.jobs[name]!, tenant, "all"));
     }
     return this.write(
@@ -81,6 +83,7 @@ export class GraphEnqueuer {
 
   /** `conveyor.flows.enqueueBatch`. */
   async enqueueBatch(input: BatchInput): Promise<EnqueuedBatch> {
+    checkKnownFields(input, FLOW_FIELDS.batch, "a field of a batch");
     const tenant = checkFlowCommon(input);
     if (!Array.isArray(input.jobs) || input.jobs.length === 0) {
       throw new ValidationError("jobs must be a non-empty array", [{ path: "jobs", message: "a non-empty array" }]);
@@ -89,6 +92,7 @@ export class GraphEnqueuer {
     if (input.callback === null || typeof input.callback !== "object") {
       throw new ValidationError("callback is required: { job, payload, when? }", [{ path: "callback", message: "required" }]);
     }
+    checkKnownFields(input.callback, FLOW_FIELDS.callback, "a field of a batch's callback", { path: "callback" });
     const when = input.callback.when ?? "always";
     if (!BATCH_CALLBACK_WHENS.includes(when)) {
       throw new ValidationError(`callback.when must be one of ${BATCH_CALLBACK_WHENS.join(", ")}; got ${JSON.stringify(when)}`, [
@@ -97,7 +101,10 @@ export class GraphEnqueuer {
     }
     await this.store.clock.now();
     const nodes: PreparedNode[] = [];
-    for (let i = 0; i < input.jobs.length; i++) nodes.push(await this.prepareNode(String(i), input.jobs[i]!, tenant, "all", `jobs.${i}`));
+    for (let i = 0; i < input.jobs.length; i++) {
+      checkKnownFields(input.jobs[i]!, FLOW_FIELDS.member, "a field of a batch's member", { path: `jobs.${i}` });
+      nodes.push(await this.prepareNode(String(i), input.jobs[i]!, tenant, "all", `jobs.${i}`));
+    }
     const { when: _when, ...callbackJob } = input.callback;
     const policy: DependencyPolicy = when === "succeeded" ? "cancel" : "run";
     const callback = await this.prepareNode(
@@ -177,6 +184,7 @@ export class GraphEnqueuer {
       let policy = defaultPolicy;
       if (typeof entry === "string") ref = { node: entry };
       else if (entry !== null && typeof entry === "object" && ("node" in entry || "jobId" in entry)) {
+        checkKnownFields(entry, "node" in entry ? FLOW_FIELDS.node : FLOW_FIELDS.jobId, "a field of a dependency", { path: at });
         ref = "node" in entry ? { node: entry.node } : { jobId: entry.jobId };
         if (entry.onFailure !== undefined) policy = checkDependencyPolicy(entry.onFailure, `${at}.onFailure`);
       } else {
@@ -350,7 +358,10 @@ function toFlowDependencies(dependsOn: readonly JobDependency[] | undefined): Fl
   if (dependsOn.length === 0) throw new ValidationError("dependsOn must name at least one job", [{ path: "dependsOn", message: "at least one" }]);
   return dependsOn.map((entry, i) => {
     if (typeof entry === "string") return { jobId: entry };
-    if (entry !== null && typeof entry === "object" && typeof entry.jobId === "string") return entry;
+    if (entry !== null && typeof entry === "object" && typeof entry.jobId === "string") {
+      checkKnownFields(entry, FLOW_FIELDS.jobId, "a field of a dependency", { path: `dependsOn.${i}` });
+      return entry;
+    }
     throw new ValidationError(`dependsOn.${i}: a dependency is a job id or { jobId, onFailure? }`, [{ path: `dependsOn.${i}`, message: "a job id" }]);
   });
 }

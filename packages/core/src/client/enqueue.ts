@@ -16,6 +16,7 @@ import { insertUniqueJob } from "./enqueue-unique.js";
 import { resolveUniqueOption } from "./unique-options.js";
 import {
   checkDelayMs,
+  checkKnownFields,
   checkIdempotencyKey,
   checkLimitKey,
   checkMaxAttempts,
@@ -24,6 +25,7 @@ import {
   checkRunAt,
   checkTenant,
   validatePayload,
+  type KnownFields,
 } from "../core/validate.js";
 
 /** Options for one enqueue. Unset fields come from the job definition. */
@@ -82,11 +84,36 @@ export interface EnqueueOptions {
   traceContext?: TraceContext;
 }
 
+/** The options that describe the job itself: all of `EnqueueOptions` but where and after what it is written. */
+export type JobRowOptions = Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">;
+
+/** Every field of `JobRowOptions`, for the unknown-field rule. */
+export const JOB_ROW_OPTION_FIELDS: KnownFields<JobRowOptions> = {
+  runAt: true,
+  delayMs: true,
+  priority: true,
+  queue: true,
+  maxAttempts: true,
+  idempotencyKey: true,
+  unique: true,
+  tenant: true,
+  limitKey: true,
+  traceContext: true,
+};
+
+/** Every field of `EnqueueOptions`. */
+export const ENQUEUE_OPTION_FIELDS: KnownFields<EnqueueOptions> = { ...JOB_ROW_OPTION_FIELDS, tx: true, dependsOn: true, onDependencyFailure: true };
+
+/** Refuse an `enqueue` option it does not define (a ValidationError naming it). */
+export function checkEnqueueOptions(options: EnqueueOptions): void {
+  checkKnownFields(options, ENQUEUE_OPTION_FIELDS, "an enqueue option");
+}
+
 /** One enqueue request after validation: the row to insert. */
 export async function prepareInsert(
   definition: AnyJobDefinition,
   payload: unknown,
-  options: Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">,
+  options: JobRowOptions,
   /** When the id is made, by the database's clock (DatabaseClock). */
   nowMs: number,
 ): Promise<JobInsertRow> {

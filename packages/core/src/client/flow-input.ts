@@ -3,6 +3,7 @@ import type { BatchCallbackWhen, DependencyPolicy } from "../core/flows.js";
 import type { Job } from "../core/model.js";
 import type { TraceContext } from "../core/trace-context.js";
 import type { Queryable } from "../store/db.js";
+import type { KnownFields } from "../core/validate.js";
 import type { EnqueueOptions } from "./enqueue.js";
 
 // What `flows.enqueue` and `flows.enqueueBatch` take and return; the graph is written by enqueue-flow.ts.
@@ -29,6 +30,19 @@ export type FlowDependency =
 
 /** Options of one job in a flow or batch. Tenant, idempotency and transaction are the flow's. */
 export type FlowJobOptions = Pick<EnqueueOptions, "runAt" | "delayMs" | "priority" | "queue" | "maxAttempts" | "limitKey">;
+
+const FLOW_JOB_OPTION_FIELDS: KnownFields<FlowJobOptions> = { runAt: true, delayMs: true, priority: true, queue: true, maxAttempts: true, limitKey: true };
+
+/** The fields of each input of `flows.enqueue` and `flows.enqueueBatch`, for the unknown-field rule. */
+export const FLOW_FIELDS = {
+  flow: { jobs: true, name: true, idempotencyKey: true, tenant: true, tx: true, traceContext: true } satisfies KnownFields<FlowInput>,
+  job: { ...FLOW_JOB_OPTION_FIELDS, job: true, payload: true, dependsOn: true, onDependencyFailure: true } satisfies KnownFields<FlowJob>,
+  batch: { jobs: true, callback: true, name: true, idempotencyKey: true, tenant: true, tx: true, traceContext: true } satisfies KnownFields<BatchInput>,
+  member: { ...FLOW_JOB_OPTION_FIELDS, job: true, payload: true } satisfies KnownFields<BatchMember>,
+  callback: { ...FLOW_JOB_OPTION_FIELDS, job: true, payload: true, when: true } satisfies KnownFields<BatchInput["callback"]>,
+  node: { node: true, onFailure: true },
+  jobId: { jobId: true, onFailure: true },
+} as const;
 
 /**
  * The payload a job given as `J` takes: a definition's payload input type,

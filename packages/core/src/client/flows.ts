@@ -8,7 +8,8 @@ import { decodeCursor } from "./cursor.js";
 import type { BatchInput, EnqueuedBatch, EnqueuedFlow, FlowInput } from "./flow-input.js";
 import type { GraphEnqueuer } from "./enqueue-flow.js";
 import { checkLimit, pageOf } from "./paging.js";
-import { checkId, type TenantScope } from "./scope.js";
+import { checkId, type TenantScope, scopeTenant } from "./scope.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** Which flows `flows.list` lists: a tenant's (default: every tenant's), of one kind or both, a page size and a cursor. */
 export interface ListFlowsFilter extends TenantScope {
@@ -68,7 +69,7 @@ export class Flows {
   /** A flow or batch with every job in it and what each depends on; null when there is none (for this tenant). */
   async get(id: string, scope: TenantScope = {}): Promise<FlowDetail | null> {
     checkId(id);
-    const flow = await this.reader.flows.flowGet(id, scope.tenant ?? null);
+    const flow = await this.reader.flows.flowGet(id, scopeTenant(scope));
     if (!flow) return null;
     const { requestHash: _hash, ...info } = flow;
     return { ...info, jobs: await this.reader.flows.flowJobList(id) };
@@ -79,6 +80,7 @@ export class Flows {
    * with cursor pagination (`filter.limit` defaults to `DEFAULT_LIST_LIMIT`).
    */
   async list(filter: ListFlowsFilter = {}): Promise<Page<FlowSummary>> {
+    checkKnownFields(filter, { tenant: true, kind: true, limit: true, cursor: true }, "a flow list filter");
     if (filter.kind !== undefined && filter.kind !== "flow" && filter.kind !== "batch") {
       throw new ValidationError(`kind must be flow or batch; got ${JSON.stringify(filter.kind)}`, [{ path: "kind", message: "flow or batch" }]);
     }
@@ -106,7 +108,7 @@ export class Flows {
    */
   async cancel(id: string, scope: TenantScope = {}): Promise<FlowCancelResult> {
     checkId(id);
-    const done = await this.store.flows.flowCancel(id, scope.tenant ?? null);
+    const done = await this.store.flows.flowCancel(id, scopeTenant(scope));
     if (!done) throw new NotFoundError(`flow ${id} not found`);
     return done;
   }
@@ -114,7 +116,7 @@ export class Flows {
   /** What a job waits for and what waits for it; null when there is no such job (for this tenant). */
   async getJobDependencies(id: string, scope: TenantScope = {}): Promise<JobDependencies | null> {
     checkId(id);
-    if (!(await this.reader.jobs.jobGet(id, scope.tenant ?? null))) return null;
+    if (!(await this.reader.jobs.jobGet(id, scopeTenant(scope)))) return null;
     const [links, state] = await Promise.all([this.reader.flows.jobDependencyLinks(id), this.reader.flows.jobFlowState(id)]);
     const strip = ({ direction: _direction, ...link }: (typeof links)[number]) => link;
     return {

@@ -6,7 +6,8 @@ import type { JobInsertRow } from "../store/job-insert-row.js";
 import type { Store } from "../store/store.js";
 import { withTransaction } from "../store/transaction.js";
 import type { ProducerInfo, Tracing } from "../tracing/tracing.js";
-import { type EnqueueOptions, insertJobs, markCreated, prepareInsert } from "./enqueue.js";
+import { checkEnqueueOptions, type EnqueueOptions, insertJobs, JOB_ROW_OPTION_FIELDS, type JobRowOptions, markCreated, prepareInsert } from "./enqueue.js";
+import { checkKnownFields, type KnownFields } from "../core/validate.js";
 import type { EnqueuedJob } from "./enqueued-job.js";
 import { withEnqueueRetry } from "./enqueue-race.js";
 import type { GraphEnqueuer } from "./enqueue-flow.js";
@@ -22,7 +23,9 @@ export type EnqueueManyItem<J extends AnyJobDefinition | string = AnyJobDefiniti
   job: J;
   /** The payload, validated by the kind's schema (typed by the definition, as `enqueue` types it). */
   payload: PayloadFor<J>;
-} & Omit<EnqueueOptions, "tx" | "dependsOn" | "onDependencyFailure">;
+} & JobRowOptions;
+
+const ITEM_FIELDS: KnownFields<EnqueueManyItem> = { ...JOB_ROW_OPTION_FIELDS, job: true, payload: true };
 
 /**
  * How the client's `enqueue` and `enqueueMany` write jobs: one row in one
@@ -42,6 +45,7 @@ export class JobEnqueuer {
 
   /** One job (see ConveyorClient.enqueue); with `dependsOn`, through the graph writer. */
   async enqueue(job: AnyJobDefinition | string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
+    checkEnqueueOptions(options);
     if (options.dependsOn !== undefined) return this.graphs.enqueueDependent(this.definitionOf(job), payload, options);
     const { tx, dependsOn: _dependsOn, onDependencyFailure: _policy, ...rest } = options;
     const row = await prepareInsert(this.definitionOf(job), payload, rest, await this.store.clock.now());
@@ -55,6 +59,7 @@ export class JobEnqueuer {
 
   /** Many jobs, all or nothing (see ConveyorClient.enqueueMany). */
   async enqueueMany(items: readonly EnqueueManyItem[], options: { tx?: Queryable } = {}): Promise<EnqueuedJob[]> {
+    checkKnownFields(options, { tx: true }, "an enqueueMany option");
     if (items.length === 0) return [];
     // One PRODUCER span for the call; every job stores its context (an item's own traceContext only without a span).
     return this.tracing.produce(this.batchSpan(items), items[0]!.traceContext, (traceContext) => this.enqueueManyIn(items, options.tx, traceContext));
@@ -143,11 +148,13 @@ export class JobEnqueuer {
     await this.store.clock.now(); // measured before the first id, then kept fresh in the background
     const rows: JobInsertRow[] = [];
     for (let index = from; index < to; index++) {
-      const { job, payload, ...rest } = items[index]!;
+      const item = items[index]!;
       try {
-        if ("dependsOn" in rest) {
+        if (item !== null && typeof item === "object" && "dependsOn" in item) {
           throw new ValidationError("dependsOn is not taken by enqueueMany: use enqueue or flows.enqueue", [{ path: "dependsOn", message: "not here" }]);
         }
+        checkKnownFields(item, ITEM_FIELDS, "a field of an enqueueMany job");
+        const { job, payload, ...rest } = item;
         const row = await prepareInsert(this.definitionOf(job), payload, rest, this.store.clock.nowKnown());
         if (traceContext !== undefined) row.traceContext = traceContext;
         rows.push(row);

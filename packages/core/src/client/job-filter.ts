@@ -4,11 +4,23 @@ import { textProblem } from "../core/json.js";
 import { isJobStatus, JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { type JobFilter, MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "../core/job-filter.js";
 import type { JobFilterValues } from "../store/sql/job-filter.js";
+import { checkKnownFields, type KnownFields } from "../core/validate.js";
 
-const JOB_FILTER_FIELDS = new Set<string>([
-  "tenant", "status", "queue", "kind", "id", "idempotencyKey", "uniqueKey", "payload", "error",
-  "createdAfter", "createdBefore", "finishedAfter", "finishedBefore",
-]);
+const JOB_FILTER_FIELDS: KnownFields<JobFilter> = {
+  tenant: true,
+  status: true,
+  queue: true,
+  kind: true,
+  id: true,
+  idempotencyKey: true,
+  uniqueKey: true,
+  payload: true,
+  error: true,
+  createdAfter: true,
+  createdBefore: true,
+  finishedAfter: true,
+  finishedBefore: true,
+};
 
 function fail(path: string, message: string): never {
   throw new ValidationError(`${path} ${message}`, [{ path, message }]);
@@ -78,9 +90,7 @@ function payload(value: unknown): string | null {
  */
 export function checkJobFilter(filter: JobFilter): JobFilterValues {
   if (filter === null || typeof filter !== "object" || Array.isArray(filter)) fail("filter", "must be an object");
-  for (const field of Object.keys(filter)) {
-    if (!JOB_FILTER_FIELDS.has(field)) fail(field, "is not a job filter field");
-  }
+  checkKnownFields(filter, JOB_FILTER_FIELDS, "a job filter field");
   const values: JobFilterValues = {
     tenant: text("tenant", filter.tenant, MAX_TENANT_LENGTH),
     statuses: statuses(filter.status),

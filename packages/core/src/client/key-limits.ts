@@ -1,28 +1,29 @@
-import { DEFAULT_TOP_KEYS, MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TOP_KEYS } from "../core/defaults.js";
+import { DEFAULT_TOP_KEYS, MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_TOP_KEYS } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { KeyHeldBack, KeyLimitSettings, KeyLimitsInput, KeyLoad, KeyStatus } from "../core/key-limits.js";
-import { checkLimitKey, checkName } from "../core/validate.js";
+import { checkKnownFields, checkLimitKey, checkName, type KnownFields } from "../core/validate.js";
 import type { KeyLimitStore, KeyStatusRow } from "../store/key-limit-store.js";
 import type { Store } from "../store/store.js";
-import { checkCount, refuse } from "./limit-input.js";
+import { checkCount, checkRateLimit, type RateChange, refuse } from "./limit-input.js";
 
-const KNOWN = ["concurrency", "rateLimit", "throttleMs"];
+const KNOWN: KnownFields<KeyLimitsInput> = { concurrency: true, rateLimit: true, throttleMs: true };
+
+/** Which key `set` and `delete` act on: none for the queue's default. */
+function keyOf(options: { key?: string }): string | null {
+  checkKnownFields(options, { key: true }, "a key limits option");
+  const key = options.key ?? null;
+  if (key !== null) checkLimitKey(key, "key");
+  return key;
+}
 
 /** The rate part of a KeyLimitsInput, validated: `throttleMs` is a rate of one start per window. */
-function resolveRate(limits: KeyLimitsInput): { set: boolean; count: number | null; intervalMs: number | null } {
+function resolveRate(limits: KeyLimitsInput): RateChange {
   if (limits.rateLimit !== undefined && limits.throttleMs !== undefined) refuse("throttleMs", "is exclusive with rateLimit (a throttle is a rate of 1)");
   if (limits.throttleMs !== undefined) {
     const intervalMs = checkCount(limits.throttleMs, "throttleMs", MAX_RATE_INTERVAL_MS);
     return intervalMs === null ? { set: true, count: null, intervalMs: null } : { set: true, count: 1, intervalMs };
   }
-  if (limits.rateLimit === undefined) return { set: false, count: null, intervalMs: null };
-  if (limits.rateLimit === null) return { set: true, count: null, intervalMs: null };
-  if (typeof limits.rateLimit !== "object") refuse("rateLimit", "must be { count, intervalMs } or null");
-  const count = checkCount(limits.rateLimit.count, "rateLimit.count", MAX_RATE_LIMIT_COUNT);
-  const intervalMs = checkCount(limits.rateLimit.intervalMs, "rateLimit.intervalMs", MAX_RATE_INTERVAL_MS);
-  if (count === null) refuse("rateLimit.count", "is required");
-  if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
-  return { set: true, count, intervalMs };
+  return checkRateLimit(limits.rateLimit);
 }
 
 /** Why a key's jobs are (not) running, from what the store read (most binding first). */
@@ -85,12 +86,9 @@ export class KeyLimitsControl {
    * await conveyor.keyLimits.set("webhooks", { concurrency: 1, throttleMs: 1_000 }, { key: "slow.example.com" });
    */
   async set(queue: string, limits: KeyLimitsInput, options: { key?: string } = {}): Promise<KeyLimitSettings> {
-    const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
-    if (key !== null) checkLimitKey(key, "key");
-    if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
-    const unknown = Object.keys(limits).filter((field) => !KNOWN.includes(field));
-    if (unknown.length > 0) refuse(unknown[0]!, `is not a key limit (known: ${KNOWN.join(", ")})`);
+    const key = keyOf(options);
+    checkKnownFields(limits, KNOWN, "a key limit");
     if (limits.concurrency === undefined && limits.rateLimit === undefined && limits.throttleMs === undefined) {
       refuse("limits", "must set concurrency, rateLimit or throttleMs");
     }
@@ -111,9 +109,8 @@ export class KeyLimitsControl {
    * NotFoundError (the key named is likely a mistake).
    */
   async delete(queue: string, options: { key?: string } = {}): Promise<boolean> {
-    const key = options.key ?? null;
     checkName(queue, "queue", ValidationError);
-    if (key !== null) checkLimitKey(key, "key");
+    const key = keyOf(options);
     const deleted = await this.store.keyLimitsDelete(queue, key);
     if (deleted === 0 && key !== null) {
       throw new NotFoundError(`key ${JSON.stringify(key)} has no limits of its own in queue ${JSON.stringify(queue)}`);

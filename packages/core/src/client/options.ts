@@ -13,6 +13,7 @@ import { ConfigError } from "../core/errors.js";
 import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfig, poolOf } from "../store/db.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { collectSchedules } from "../core/schedules.js";
+import { checkKnownFields, type KnownFields } from "../core/validate.js";
 
 /** Options of `new Conveyor(options)`. Give `connectionString` or `pool`. */
 export interface ConveyorOptions {
@@ -135,6 +136,22 @@ export interface ResolvedConveyorOptions {
   readonly exactCountLimit: number;
 }
 
+const CONVEYOR_OPTION_FIELDS: KnownFields<ConveyorOptions> = {
+  connectionString: true,
+  pool: true,
+  jobs: true,
+  schema: true,
+  poolSize: true,
+  queryTimeoutMs: true,
+  logger: true,
+  pooler: true,
+  listenConnectionString: true,
+  readConnectionString: true,
+  searchTimeoutMs: true,
+  exactCountLimit: true,
+  tracing: true,
+};
+
 // Schema names end up in NOTIFY channel names (max 63 bytes) as "<schema>:jobs".
 const SCHEMA_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 
@@ -153,6 +170,7 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
   /** The read replica's pool (`readConnectionString`); null without one. */
   readPool: Pool | null;
 } {
+  checkKnownFields(options, CONVEYOR_OPTION_FIELDS, "an option of new Conveyor()", { ErrorType: ConfigError });
   if (options.pool && options.connectionString) throw new ConfigError("give either connectionString or pool, not both");
   if (!options.pool && !options.connectionString) throw new ConfigError("connectionString or pool is required");
   const schema = options.schema ?? DEFAULT_SCHEMA;
@@ -220,6 +238,7 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
 
 function resolveTracing(tracing: ConveyorOptions["tracing"]): ResolvedConveyorOptions["tracing"] {
   if (tracing === false) return false;
+  if (tracing !== undefined) checkKnownFields(tracing, { attempts: true }, "a tracing option", { path: "tracing", ErrorType: ConfigError });
   const attempts = tracing?.attempts ?? DEFAULT_TRACING_ATTEMPTS;
   if (attempts !== "link" && attempts !== "child") throw new ConfigError(`tracing.attempts must be "link" or "child", got ${JSON.stringify(attempts)}`);
   return Object.freeze({ attempts });

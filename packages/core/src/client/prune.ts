@@ -8,9 +8,11 @@ import {
   type RetentionPolicy,
 } from "../core/retention.js";
 import type { RetentionStore } from "../store/retention-store.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** Check `prune` options, refusing a bad one with a ValidationError that names it. */
 export function resolvePruneOptions(options: PruneOptions): RetentionPolicy {
+  checkKnownFields(options, { finishedMs: true, deadLetterMs: true, eventsMs: true, batchSize: true, signal: true }, "a prune option");
   return resolveRetentionPolicy(options, "", (message, field) => new ValidationError(message, [{ path: field, message }]));
 }
 

@@ -10,7 +10,7 @@ import type { QueueStore } from "../store/queue-store.js";
 import type { StepStore } from "../store/step-store.js";
 import { OPEN_WAITS_COUNT_LIMIT } from "../core/defaults.js";
 import type { Store } from "../store/store.js";
-import type { TenantScope } from "./scope.js";
+import { scopeTenant, type TenantScope } from "./scope.js";
 import type { ResolvedConveyorOptions } from "./options.js";
 import { NONE_ESTIMATED, queueCountLimits, readQueueCounts, readReadyAges } from "./counts.js";
 import { SearchTimeoutError } from "../core/errors.js";
@@ -86,7 +86,7 @@ export class QueueOverview {
    * when none waits, or when it could not be read within `searchTimeoutMs`.
    */
   async queueStats(scope: TenantScope = {}): Promise<QueueOverviewItem[]> {
-    const tenant = scope.tenant ?? null;
+    const tenant = scopeTenant(scope);
     const limits = queueCountLimits(this.limits);
     const [counts, ages, settings, keyLimits] = await Promise.all([
       readQueueCounts(this.store, tenant, limits),
@@ -185,7 +185,7 @@ export class QueueOverview {
   }
 
   /** Live workers; with a tenant scope, each lists only that tenant's running jobs. */
-  listWorkers(scope: TenantScope = {}): Promise<WorkerInfo[]> {
-    return this.store.workerListWithJobs(scope.tenant ?? null);
+  async listWorkers(scope: TenantScope = {}): Promise<WorkerInfo[]> {
+    return this.store.workerListWithJobs(scopeTenant(scope));
   }
 }

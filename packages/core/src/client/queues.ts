@@ -1,10 +1,10 @@
-import { MAX_CONCURRENCY_LIMIT, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT } from "../core/defaults.js";
+import { MAX_CONCURRENCY_LIMIT } from "../core/defaults.js";
 import { NotFoundError, ValidationError } from "../core/errors.js";
 import type { QueueLimitsInput, QueueSettings, TenantSettings } from "../core/queue-settings.js";
 import type { QueueSettingsStore } from "../store/queue-settings-store.js";
 import type { Store } from "../store/store.js";
-import { checkCount, refuse } from "./limit-input.js";
-import { checkName, checkTenant } from "../core/validate.js";
+import { checkCount, checkRateLimit, refuse } from "./limit-input.js";
+import { checkKnownFields, checkName, checkTenant } from "../core/validate.js";
 
 /**
  * Queue and tenant settings (`conveyor.queues`): pause, resume and limit
@@ -53,25 +53,13 @@ export class Queues {
    */
   async setLimits(queue: string, limits: QueueLimitsInput): Promise<QueueSettings> {
     checkName(queue, "queue", ValidationError);
-    if (typeof limits !== "object" || limits === null) refuse("limits", "must be an object");
-    const unknown = Object.keys(limits).filter((key) => key !== "concurrency" && key !== "rateLimit");
-    if (unknown.length > 0) refuse(unknown[0]!, "is not a queue limit (known: concurrency, rateLimit)");
+    checkKnownFields(limits, { concurrency: true, rateLimit: true }, "a queue limit");
     if (limits.concurrency === undefined && limits.rateLimit === undefined) refuse("limits", "must set concurrency or rateLimit");
     const concurrency =
       limits.concurrency === undefined
         ? { set: false, value: null }
         : { set: true, value: checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT) };
-    let rate: { set: boolean; count: number | null; intervalMs: number | null } = { set: false, count: null, intervalMs: null };
-    if (limits.rateLimit === null) rate = { set: true, count: null, intervalMs: null };
-    else if (limits.rateLimit !== undefined) {
-      if (typeof limits.rateLimit !== "object") refuse("rateLimit", "must be { count, intervalMs } or null");
-      const count = checkCount(limits.rateLimit.count, "rateLimit.count", MAX_RATE_LIMIT_COUNT);
-      const intervalMs = checkCount(limits.rateLimit.intervalMs, "rateLimit.intervalMs", MAX_RATE_INTERVAL_MS);
-      if (count === null) refuse("rateLimit.count", "is required");
-      if (intervalMs === null) refuse("rateLimit.intervalMs", "is required");
-      rate = { set: true, count, intervalMs };
-    }
-    return this.store.queueSettingsSetLimits(queue, concurrency, rate);
+    return this.store.queueSettingsSetLimits(queue, concurrency, checkRateLimit(limits.rateLimit));
   }
 
   /**
@@ -98,7 +86,8 @@ export class Queues {
   /** Cap one tenant's jobs running at once across all workers; null removes the cap. Default: no cap. */
   async setTenantLimits(tenant: string, limits: { concurrency: number | null }): Promise<TenantSettings> {
     checkTenant(tenant);
-    if (typeof limits !== "object" || limits === null || limits.concurrency === undefined) {
+    checkKnownFields(limits, { concurrency: true }, "a tenant limit");
+    if (limits.concurrency === undefined) {
       refuse("concurrency", "is required (a number, or null for no cap)");
     }
     const concurrency = checkCount(limits.concurrency, "concurrency", MAX_CONCURRENCY_LIMIT);

@@ -4,9 +4,9 @@ import { encodeJson } from "../core/json.js";
 import type { Job } from "../core/model.js";
 import type { SendEventInput, SentEvent, StepRecord } from "../core/steps.js";
 import { TRANSITIONS } from "../core/transitions.js";
-import { checkLabel, checkTenant } from "../core/validate.js";
+import { checkKnownFields, checkLabel, checkTenant } from "../core/validate.js";
 import type { Store } from "../store/store.js";
-import { checkId, type TenantScope } from "./scope.js";
+import { checkId, type TenantScope, scopeTenant } from "./scope.js";
 
 const RERUNNABLE = Object.keys(TRANSITIONS.rerun_from_step);
 
@@ -29,7 +29,7 @@ export class Steps {
    * await conveyor.sendEvent({ event: "invoice.paid", key: "acct_1", payload: { amount: 42 } });
    */
   async send(input: SendEventInput): Promise<SentEvent> {
-    if (typeof input !== "object" || input === null) throw new ValidationError("sendEvent takes { event, key?, payload?, tenant? }", [{ path: "", message: "must be an object" }]);
+    checkKnownFields(input, { event: true, key: true, payload: true, tenant: true }, "a field of sendEvent's input");
     checkLabel(input.event, "event", MAX_STEP_NAME_LENGTH);
     const key = input.key ?? "";
     checkLabel(key, "key", MAX_STEP_NAME_LENGTH, ValidationError, true);
@@ -47,7 +47,7 @@ export class Steps {
   /** A job's steps, sleeps and waits in the order it first recorded them. Throws `NotFoundError` when there is no such job. */
   async list(jobId: string, scope: TenantScope = {}): Promise<StepRecord[]> {
     checkId(jobId);
-    const tenant = scope.tenant ?? null;
+    const tenant = scopeTenant(scope);
     const records = await this.store.steps.jobStepsList(jobId, tenant);
     if (records.length === 0 && !(await this.store.jobs.jobGet(jobId, tenant))) throw new NotFoundError(`job ${jobId} not found`);
     return records;
@@ -77,7 +77,7 @@ export class Steps {
 
   private async rerun(jobId: string, step: string | null, scope: TenantScope): Promise<Job> {
     checkId(jobId);
-    const tenant = scope.tenant ?? null;
+    const tenant = scopeTenant(scope);
     const done = await this.store.steps.jobRerunFromStep(jobId, step, tenant);
     if (done.previousStatus === null) throw new NotFoundError(`job ${jobId} not found`);
     if (!done.stepFound) throw new NotFoundError(`job ${jobId} has no step named ${JSON.stringify(step)}`);

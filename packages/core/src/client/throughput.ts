@@ -1,5 +1,5 @@
 import type { StatsStore, ThroughputMinute } from "../store/stats-store.js";
-import type { TenantScope } from "./scope.js";
+import { scopeTenant, type TenantScope } from "./scope.js";
 
 export type { ThroughputMinute } from "../store/stats-store.js";
 
@@ -15,7 +15,7 @@ export class Throughput {
   constructor(private readonly store: StatsStore) {}
 
   /** The last 60 minutes, oldest first, one entry per minute (zeros included). */
-  lastHour(scope: TenantScope = {}): Promise<ThroughputMinute[]> {
-    return this.store.statsThroughputByMinute(scope.tenant ?? null);
+  async lastHour(scope: TenantScope = {}): Promise<ThroughputMinute[]> {
+    return this.store.statsThroughputByMinute(scopeTenant(scope));
   }
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_UNIQUE_ON_CONFLICT, DEFAULT_UNIQUE_STATES, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { ValidationError } from "../core/errors.js";
-import { quoted } from "../core/validate.js";
-import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES, type UniqueConflictMode, type UniqueState } from "../core/unique.js";
+import { checkKnownFields, quoted } from "../core/validate.js";
+import { UNIQUE_CONFLICT_MODES, UNIQUE_STATES, type UniqueConflictMode, type UniqueOptions, type UniqueState } from "../core/unique.js";
 import type { UniqueInsert } from "../store/job-insert-row.js";
 
 function refuse(path: string, message: string): never {
@@ -15,6 +15,7 @@ function refuse(path: string, message: string): never {
 export function resolveUniqueOption(value: unknown, priorityGiven: boolean): UniqueInsert | null {
   if (value === undefined) return null;
   if (value === null || typeof value !== "object" || Array.isArray(value)) refuse("unique", "must be an object { key, states?, onConflict? }");
+  checkKnownFields(value as UniqueOptions, { key: true, states: true, onConflict: true }, "a unique option", { path: "unique" });
   const { key, states, onConflict } = value as Record<string, unknown>;
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_UNIQUE_KEY_LENGTH || key.includes("\u0000")) {
     refuse("unique.key", `must be a non-empty string of at most ${MAX_UNIQUE_KEY_LENGTH} characters without NUL, got ${quoted(key)}`);

@@ -8,6 +8,7 @@ import { isTerminal } from "../core/states.js";
 import { type ConnectionConfig, quoteIdent } from "../store/db.js";
 import type { Store } from "../store/store.js";
 import { checkId, type TenantScope } from "./scope.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** How `waitFor` waits. */
 export interface WaitForOptions extends TenantScope {
@@ -43,6 +44,7 @@ export class JobEndWaiter {
   /** See `ConveyorClient.waitFor`. */
   async waitFor(id: string, options: WaitForOptions = {}): Promise<JobWithExecutions> {
     checkId(id);
+    checkKnownFields(options, { tenant: true, timeoutMs: true, signal: true }, "a waitFor option");
     const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAIT_TIMEOUT_MS) {
       throw new ValidationError(`timeoutMs must be an integer from 1 to ${MAX_WAIT_TIMEOUT_MS}, got ${JSON.stringify(timeoutMs)}`, [

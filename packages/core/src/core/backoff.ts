@@ -5,6 +5,7 @@ import {
   MAX_DELAY_MS,
 } from "./defaults.js";
 import { ConfigError } from "./errors.js";
+import { checkKnownFields } from "./validate.js";
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffPolicy {
@@ -34,6 +35,7 @@ export type ResolvedBackoff = Readonly<Required<BackoffPolicy>>;
  * ConfigError thrown otherwise.
  */
 export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): ResolvedBackoff {
+  checkKnownFields(policy, { baseMs: true, capMs: true, jitter: true }, "a backoff setting", { path: field, ErrorType: ConfigError });
   const baseMs = policy.baseMs ?? DEFAULT_BACKOFF_BASE_MS;
   const capMs = policy.capMs ?? DEFAULT_BACKOFF_CAP_MS;
   const jitter = policy.jitter ?? DEFAULT_BACKOFF_JITTER;

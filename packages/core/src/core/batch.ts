@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { DEFAULT_BATCH_MAX_WAIT_MS, MAX_BATCH_SIZE, MAX_BATCH_WAIT_MS } from "./defaults.js";
 import { ConfigError } from "./errors.js";
+import { checkKnownFields } from "./validate.js";
 import type { Queryable } from "./queryable.js";
 
 /** `defineJob({ batch })`: how a kind's jobs are gathered into batches for its `batchHandler`. */
@@ -104,6 +105,7 @@ export function resolveBatch<P, R>(options: BatchOptions<P> | undefined, handler
   if (options === undefined && handler === undefined) return null;
   if (typeof handler !== "function") throw new ConfigError(`${where}: batch needs batchHandler, a function that takes the batch's jobs`);
   if (typeof options !== "object" || options === null) throw new ConfigError(`${where}: batchHandler needs batch: { maxSize, maxWaitMs?, key? }`);
+  checkKnownFields(options, { maxSize: true, maxWaitMs: true, key: true }, "a batch option", { path: `${where}: batch`, ErrorType: ConfigError });
   const { maxSize, maxWaitMs = DEFAULT_BATCH_MAX_WAIT_MS, key } = options;
   if (!Number.isInteger(maxSize) || maxSize < 1 || maxSize > MAX_BATCH_SIZE) {
     throw new ConfigError(`${where}: batch.maxSize must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${String(maxSize)}`);

@@ -15,7 +15,7 @@ import type { Queryable } from "./queryable.js";
 import type { DependencyOutcome, DependencySummary } from "./flows.js";
 import type { DurableFunctions } from "./steps.js";
 import { type BatchContext, type BatchHandler, type BatchOptions, outcomeOf, type ResolvedBatch, resolveBatch } from "./batch.js";
-import { checkMaxAttempts, checkName, checkPriority } from "./validate.js";
+import { checkKnownFields, checkMaxAttempts, checkName, checkPriority, type KnownFields } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
 export interface JobInfo {
@@ -241,6 +241,22 @@ export type ResultOf<D> = D extends {
 /** Payload type a definition's schema produces: what is stored, and what `enqueue` returns and the handler receives. */
 export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? StandardSchemaV1.InferOutput<S> : never;
 
+const DEFINITION_FIELDS: KnownFields<JobDefinitionInput<StandardSchemaV1, unknown>> = {
+  kind: true,
+  schema: true,
+  maxAttempts: true,
+  backoff: true,
+  timeoutMs: true,
+  queue: true,
+  priority: true,
+  cron: true,
+  limitKey: true,
+  retention: true,
+  handler: true,
+  batch: true,
+  batchHandler: true,
+};
+
 /**
  * Define a job kind: its name, payload schema and handler.
  *
@@ -255,8 +271,10 @@ export type PayloadOutput<D> = D extends JobDefinition<infer S, unknown> ? Stand
  * });
  */
 export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDefinitionInput<S, R>): JobDefinition<S, R> {
+  if (input === null || typeof input !== "object") throw new ConfigError("defineJob takes { kind, schema, handler, … }");
   checkName(input.kind, "kind");
   const where = `job "${input.kind}"`;
+  checkKnownFields(input, DEFINITION_FIELDS, "an option of defineJob", { path: `${where}:`, ErrorType: ConfigError });
   if (!input.schema || typeof input.schema !== "object" || !("~standard" in input.schema)) {
     throw new ConfigError(`${where}: schema must be a Standard Schema validator (zod 4, valibot, arktype…)`);
   }

@@ -7,6 +7,7 @@ import {
   MAX_RETENTION_AGE_MS,
   MAX_RETENTION_BATCH_SIZE,
 } from "./defaults.js";
+import { type KnownFields, unknownField } from "./validate.js";
 
 /** What `conveyor.prune()` deletes. */
 export interface PruneOptions {
@@ -109,12 +110,16 @@ export function keepsSucceeded(retention: ResolvedKindRetention | null): boolean
   return retention?.keepSucceeded ?? DEFAULT_KEEP_SUCCEEDED;
 }
 
+const KIND_RETENTION_FIELDS: KnownFields<KindRetention> = { finishedMs: true, deadLetterMs: true, keepSucceeded: true };
+
 /** Check a definition's `retention`, naming the field as `${prefix}${field}`; null when it sets none. */
 export function resolveKindRetention(input: KindRetention | undefined, prefix: string, refuse: RefuseField): ResolvedKindRetention | null {
   if (input === undefined) return null;
   if (typeof input !== "object" || input === null) throw refuse(`${prefix.slice(0, -1)} must be an object { finishedMs?, deadLetterMs? }, got ${String(input)}`, prefix.slice(0, -1));
-  const unknown = Object.keys(input).filter((field) => field !== "finishedMs" && field !== "deadLetterMs" && field !== "keepSucceeded");
-  if (unknown.length > 0) throw refuse(`${prefix}${unknown[0]} is not a retention setting of a job kind (known: finishedMs, deadLetterMs, keepSucceeded)`, `${prefix}${unknown[0]}`);
+  const unknown = unknownField(input, KIND_RETENTION_FIELDS);
+  if (unknown !== undefined) {
+    throw refuse(`${prefix}${unknown} is not a retention setting of a job kind (known: ${Object.keys(KIND_RETENTION_FIELDS).join(", ")})`, `${prefix}${unknown}`);
+  }
   if (input.keepSucceeded !== undefined && typeof input.keepSucceeded !== "boolean") {
     throw refuse(`${prefix}keepSucceeded must be a boolean, got ${String(input.keepSucceeded)}`, `${prefix}keepSucceeded`);
   }

@@ -14,7 +14,18 @@ import {
 } from "./defaults.js";
 import { ConfigError, ValidationError } from "./errors.js";
 import { encodeJson } from "./json.js";
-import { checkName, checkPriority, checkTenant, validatePayload } from "./validate.js";
+import { checkKnownFields, checkName, checkPriority, checkTenant, type KnownFields, validatePayload } from "./validate.js";
+
+const SCHEDULE_FIELDS: KnownFields<CronSchedule> = {
+  name: true,
+  cron: true,
+  timezone: true,
+  payload: true,
+  tenant: true,
+  queue: true,
+  priority: true,
+  missed: true,
+};
 
 /** What to do with ticks missed while no worker ran the schedule (after downtime). */
 export interface CronMissed {
@@ -111,6 +122,7 @@ function resolveOne(entry: unknown, context: DefinitionContext, field: string, d
     throw new ConfigError(`${field} must be a cron expression, a schedule { cron, … } or a list of schedules`);
   }
   const input = entry as CronSchedule;
+  checkKnownFields(input, SCHEDULE_FIELDS, "a field of a cron schedule", { path: field, ErrorType: ConfigError });
   const name = input.name ?? defaultName;
   checkName(name, `${field}.name`, ConfigError);
   // A bare string names the expression itself; a schedule object names its `cron` field.
@@ -136,6 +148,7 @@ function resolveOne(entry: unknown, context: DefinitionContext, field: string, d
 function resolveMissed(input: CronMissed | undefined, field: string): Readonly<Required<CronMissed>> {
   if (input === undefined) return Object.freeze({ policy: DEFAULT_CRON_MISSED_POLICY, limit: DEFAULT_CRON_CATCH_UP_LIMIT });
   if (input === null || typeof input !== "object") throw new ConfigError(`${field} must be { policy: "skip" | "catch-up", limit? }`);
+  checkKnownFields(input, { policy: true, limit: true }, "a field of missed", { path: field, ErrorType: ConfigError });
   if (input.policy !== "skip" && input.policy !== "catch-up") {
     throw new ConfigError(`${field}.policy must be "skip" or "catch-up", got ${JSON.stringify(input.policy)}`);
   }

@@ -3,7 +3,7 @@ import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_NAME_LENGTH, MAX_STEP_RESU
 import { PermanentError, StepError } from "./errors.js";
 import { jsonProblem } from "./json.js";
 import type { Queryable } from "./queryable.js";
-import { checkLabel } from "./validate.js";
+import { checkKnownFields, checkLabel, type KnownFields } from "./validate.js";
 
 /** How a step runs (`step(name, options, fn)`). */
 export interface StepOptions {
@@ -41,6 +41,11 @@ export interface WaitForEventOptions {
    */
   timeoutMs?: number;
 }
+
+/** Every field of `StepOptions`, for the unknown-field rule (the worker's and runHandler's steps). */
+export const STEP_OPTION_FIELDS: KnownFields<StepOptions> = { retries: true, backoff: true, transaction: true };
+/** Every field of `WaitForEventOptions`. */
+export const WAIT_FOR_EVENT_FIELDS: KnownFields<WaitForEventOptions> = { event: true, key: true, timeoutMs: true };
 
 /** The durable-execution functions of a handler's context. */
 export interface DurableFunctions {
@@ -213,6 +218,7 @@ export interface StepCall {
 export function stepCallOf(name: string, optionsOrFn: StepOptions | (() => unknown), maybeFn?: (tx: Queryable) => unknown): StepCall {
   const [options, fn] = typeof optionsOrFn === "function" ? [{} as StepOptions, optionsOrFn] : [optionsOrFn ?? {}, maybeFn];
   if (typeof fn !== "function") throw new StepError(`step ${JSON.stringify(name)}: its function is missing (step(name, fn) or step(name, options, fn))`);
+  checkKnownFields(options, STEP_OPTION_FIELDS, "a step option", { path: `step ${JSON.stringify(name)}:`, ErrorType: StepError });
   const retries = options.retries ?? DEFAULT_STEP_RETRIES;
   if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
     throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
@@ -229,6 +235,7 @@ export function stepFailureIsFinal(call: number, retries: number, error: unknown
 /** `waitForEvent(name, options)`'s options, checked: a `StepError` naming the field. Returns the key (default ""). */
 export function checkWaitOptions(name: string, options: WaitForEventOptions): string {
   const label = `waitForEvent ${JSON.stringify(name)}`;
+  checkKnownFields(options, WAIT_FOR_EVENT_FIELDS, "a waitForEvent option", { path: `${label}:`, ErrorType: StepError });
   checkLabel(options?.event, `${label}: event`, MAX_STEP_NAME_LENGTH, StepError);
   const key = options.key ?? "";
   checkLabel(key, `${label}: key`, MAX_STEP_NAME_LENGTH, StepError, true);

@@ -1,4 +1,5 @@
 import { ValidationError } from "./errors.js";
+import { checkKnownFields } from "./validate.js";
 
 /**
  * A W3C trace context (https://www.w3.org/TR/trace-context/) as the
@@ -55,6 +56,7 @@ export function traceContextFromHeaders(traceparent: unknown, tracestate: unknow
 
 /** Refuse a trace context that is not one, naming the field, as every enqueue option is checked. */
 export function checkTraceContext(value: TraceContext): void {
+  checkKnownFields(value, { traceparent: true, tracestate: true }, "a field of a trace context", { path: "traceContext" });
   if (value === null || typeof value !== "object" || typeof value.traceparent !== "string" || parseTraceparent(value.traceparent) === undefined) {
     throw new ValidationError("traceContext.traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)", [
       { path: "traceContext.traceparent", message: "not a W3C traceparent" },

@@ -34,6 +34,46 @@ function refuse(ErrorType: ErrorClass | typeof ValidationError, message: string,
   throw new (ErrorType as ErrorClass)(message);
 }
 
+/**
+ * The fields an input type defines, listed once: a record over the type's
+ * keys, so the compiler refuses a list that misses a field or names one the
+ * type does not have.
+ */
+export type KnownFields<T> = { readonly [K in keyof T]-?: true };
+
+/** Where a refused field is named: its path's prefix, and the error to throw. */
+export interface FieldsAt {
+  /** The object's own path (`unique`, `jobs.3`, `job "x": backoff`; one ending in `:` is followed by a space); empty for the argument itself. */
+  path?: string;
+  /** ValidationError (the default) for a call's input, ConfigError for options and definitions. */
+  ErrorType?: ErrorClass | typeof ValidationError;
+}
+
+/**
+ * The one rule for unknown fields, applied to every input object of the
+ * library: a field its type does not define is refused, never ignored, so a
+ * typo or a field from another call fails loudly instead of silently
+ * changing nothing. The error names the first such field by its path and
+ * lists the known ones; `what` says what the object is ("an enqueue
+ * option"). A value that is not an object is refused too. The HTTP API
+ * applies the same rule to every body (`additionalProperties: false`).
+ */
+export function checkKnownFields<T>(value: T, fields: KnownFields<T>, what: string, at: FieldsAt = {}): void {
+  const { path = "", ErrorType = ValidationError } = at;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    refuse(ErrorType, `${path || "input"} must be an object with fields ${Object.keys(fields).join(", ")}`, path);
+  }
+  const key = unknownField(value, fields);
+  if (key === undefined) return;
+  const field = path === "" ? key : `${path}${path.endsWith(":") ? " " : "."}${key}`;
+  refuse(ErrorType, `${field} is not ${what} (known: ${Object.keys(fields).join(", ")})`, field);
+}
+
+/** The first field of `value` that `fields` does not list, if any: the test behind `checkKnownFields`, for a caller that builds its own error. */
+export function unknownField<T>(value: T & object, fields: KnownFields<T>): string | undefined {
+  return Object.keys(value).find((key) => !Object.hasOwn(fields, key));
+}
+
 /** Kinds and queues: short, printable identifiers. */
 export function checkName(value: unknown, field: string, ErrorType: ErrorClass = ConfigError): asserts value is string {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(value)) {

@@ -8,7 +8,7 @@ import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
 import { decideOutcome, type OutcomeDecision } from "../core/outcome.js";
 import type { Queryable } from "../core/queryable.js";
-import { validatePayload } from "../core/validate.js";
+import { checkKnownFields, validatePayload } from "../core/validate.js";
 
 /** Options of `runBatchHandler`; every field has a default. */
 export interface RunBatchHandlerOptions {
@@ -55,6 +55,7 @@ export async function runBatchHandler<D extends AnyJobDefinition>(
   payloads: ReadonlyArray<PayloadInput<D>>,
   options: RunBatchHandlerOptions = {},
 ): Promise<BatchJobResult[]> {
+  checkKnownFields(options, { attempt: true, tenant: true, validate: true, tx: true, logger: true }, "an option of runBatchHandler", { ErrorType: ConfigError });
   if (!definition.batch) throw new ConfigError(`job "${definition.kind}" has no batchHandler: use runHandler`);
   const attempt = options.attempt ?? 1;
   const parsed = await Promise.all(payloads.map((payload) => (options.validate === false ? payload : validatePayload(definition.schema, payload, definition.kind))));

@@ -7,7 +7,7 @@ import { uuidv7 } from "../core/ids.js";
 import { encodeJson } from "../core/json.js";
 import { withCancelRequest } from "../core/outcome.js";
 import type { Queryable } from "../core/queryable.js";
-import { validatePayload } from "../core/validate.js";
+import { checkKnownFields, type KnownFields, validatePayload } from "../core/validate.js";
 import { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError } from "../worker/abort-reasons.js";
 import { Attempt, type Settled } from "../worker/attempt.js";
 import { decideAttemptEnd } from "../worker/attempt-end.js";
@@ -46,6 +46,20 @@ export interface RunHandlerOptions {
   /** Events `ctx.waitForEvent` may receive, each once, first match first. Default: none. */
   events?: readonly TestEvent[];
 }
+
+const RUN_HANDLER_OPTION_FIELDS: KnownFields<RunHandlerOptions> = {
+  attempt: true,
+  maxAttempts: true,
+  jobId: true,
+  tenant: true,
+  queue: true,
+  validate: true,
+  tx: true,
+  logger: true,
+  dependencies: true,
+  steps: true,
+  events: true,
+};
 
 /**
  * How a handler's attempt ended, named as the worker would record it:
@@ -114,6 +128,7 @@ export interface HandlerRun<R = unknown> {
  * expect((await run.result).outcome).toBe("cancelled");
  */
 export function startHandler<D extends AnyJobDefinition>(definition: D, payload: PayloadInput<D>, options: RunHandlerOptions = {}): HandlerRun<unknown> {
+  checkKnownFields(options, RUN_HANDLER_OPTION_FIELDS, "an option of runHandler", { ErrorType: ConfigError });
   const attemptNumber = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? definition.maxAttempts;
   const job = {

@@ -6,7 +6,7 @@ import type { ConveyorOptions } from "../client/options.js";
 import { Conveyor } from "../conveyor.js";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DRAIN_CONCURRENCY, DRAIN_POLL_INTERVAL_MS, DRAIN_SLEEP_HORIZON_MS } from "../core/defaults.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
-import { checkDelayMs } from "../core/validate.js";
+import { checkDelayMs, checkKnownFields } from "../core/validate.js";
 import { createMigratedSchema } from "../store/migrate.js";
 import { type EndedAttempt, TestingStore } from "../store/testing-store.js";
 import type { WorkerOptions } from "../worker/worker.js";
@@ -108,6 +108,7 @@ export class TestConveyor {
    * then drain again. Returns every attempt that ended, and each job's final status.
    */
   async drain(options: DrainOptions = {}): Promise<DrainResult> {
+    checkKnownFields(options, { skipRetryDelays: true, timeoutMs: true }, "a drain option");
     const skipRetryDelays = options.skipRetryDelays ?? true;
     const timeoutMs = options.timeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     const since = await this.testing.clockNow();

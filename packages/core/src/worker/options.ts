@@ -16,6 +16,7 @@ import {
   MIN_LEASE_MS,
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
+import { checkKnownFields, type KnownFields } from "../core/validate.js";
 import type { Fairness } from "../core/queue-settings.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
@@ -125,7 +126,29 @@ function duration(value: number, field: string, min = 1): number {
   return value;
 }
 
+const WORKER_OPTION_FIELDS: KnownFields<WorkerOptions> = {
+  concurrency: true,
+  queues: true,
+  kinds: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  pollIntervalMs: true,
+  reclaimIntervalMs: true,
+  wakeIntervalMs: true,
+  shutdownGraceMs: true,
+  claimBatchSize: true,
+  progressIntervalMs: true,
+  fairness: true,
+  listen: true,
+  retention: true,
+  id: true,
+  schedules: true,
+  logger: true,
+  metrics: true,
+};
+
 export function resolveWorkerOptions(options: WorkerOptions, knownKinds: readonly string[]): ResolvedWorkerOptions {
+  checkKnownFields(options, WORKER_OPTION_FIELDS, "a worker option", { path: "worker", ErrorType: ConfigError });
   const leaseMs = duration(options.leaseMs ?? DEFAULT_LEASE_MS, "leaseMs", MIN_LEASE_MS);
   const heartbeatMs = duration(options.heartbeatMs ?? Math.min(DEFAULT_HEARTBEAT_MS, leaseMs / 3), "heartbeatMs");
   // Two renewals must fit in one lease with room for a slow round trip.

@@ -1,6 +1,7 @@
 import { DEFAULT_RETENTION_INTERVAL_MS } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { resolveRetentionPolicy, type RetentionPolicy } from "../core/retention.js";
+import { checkKnownFields } from "../core/validate.js";
 
 /** The worker's periodic prune of old rows (worker option `retention`). */
 export interface RetentionOptions {
@@ -27,6 +28,10 @@ export function resolveRetentionOptions(options: RetentionOptions | false | unde
     throw new ConfigError(`worker.retention must be an object or false, got ${String(options)}`);
   }
   const input = options ?? {};
+  checkKnownFields(input, { finishedMs: true, deadLetterMs: true, intervalMs: true, batchSize: true }, "a retention option of a worker", {
+    path: "worker.retention",
+    ErrorType: ConfigError,
+  });
   const policy = resolveRetentionPolicy(input, "worker.retention.", (message) => new ConfigError(message));
   const intervalMs = input.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS;
   if (typeof intervalMs !== "number" || !Number.isFinite(intervalMs) || intervalMs < 10) {

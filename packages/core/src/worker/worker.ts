@@ -115,7 +115,14 @@ export class Worker {
     };
     this.gatherer = new BatchGatherer(executorDeps, { concurrency: this.options.concurrency, held: () => this.running.size });
     const retention = this.options.retention;
-    this.pruner = retention && new Pruner((signal) => deps.prune({ ...retention, signal }), retention.intervalMs, this.metrics, this.log);
+    this.pruner =
+      retention &&
+      new Pruner(
+        (signal) => deps.prune({ finishedMs: retention.finishedMs, deadLetterMs: retention.deadLetterMs, eventsMs: retention.eventsMs, batchSize: retention.batchSize, signal }),
+        retention.intervalMs,
+        this.metrics,
+        this.log,
+      );
     this.historyUpkeep = new HistoryUpkeep(deps.store.retention, this.metrics, this.log);
     this.claimStore = deps.store.claimStoreOpen(deps.connection, this.options.queues);
     this.claims = new ClaimChooser(
