@@ -49,6 +49,7 @@ export { decodeCursor } from "./client/cursor.js";
 export { traceContextFromHeaders } from "./core/trace-context.js";
 export { checkKnownFields } from "./core/validate.js";
 export type { KnownFields } from "./core/validate.js";
+export { requestObject } from "./wire/request-object.js";
 export { batchJobItem, jobFields } from "./wire/job-request.js";
 export type { BatchJobItem } from "./wire/job-request.js";
 export { batchFlowBody, flowBody, jobDependencyFields } from "./wire/flow-request.js";

@@ -1,12 +1,19 @@
 import { z } from "zod";
 import type { QueueSettings, TenantSettings } from "conveyor-jobs";
-import { MAX_CONCURRENCY_LIMIT, MAX_NAME_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TENANT_LENGTH, NAME_PATTERN } from "conveyor-jobs/server";
+import { MAX_CONCURRENCY_LIMIT, MAX_NAME_LENGTH, MAX_RATE_INTERVAL_MS, MAX_RATE_LIMIT_COUNT, MAX_TENANT_LENGTH, NAME_PATTERN, requestObject } from "conveyor-jobs/server";
 import { responseSchema } from "./validation.js";
 
 // Request and response schemas of the queue and tenant settings routes. The
 // client re-checks every value and stays the authority (see client/queue-limits.ts).
 
-const concurrency = z.number().int().min(1).max(MAX_CONCURRENCY_LIMIT).nullable();
+/** A concurrency cap to set: 1 to `MAX_CONCURRENCY_LIMIT`, or null for none (queues, tenants and keys). */
+export const concurrency = z.number().int().min(1).max(MAX_CONCURRENCY_LIMIT).nullable();
+
+/** A rate limit to set, `{ count, intervalMs }` (queues and keys). */
+export const rateLimitBody = requestObject({
+  count: z.number().int().min(1).max(MAX_RATE_LIMIT_COUNT),
+  intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS),
+});
 
 /** Path of the routes on one queue. */
 export const queueParams = z.object({
@@ -19,26 +26,17 @@ export const tenantParams = z.object({
 });
 
 /** `PATCH /v1/queues/{name}`: an omitted field keeps its value, null removes the limit. */
-export const queueLimitsBody = z
-  .object({
-    concurrency: concurrency.optional().describe("most jobs of the queue running at once across all workers; null: no cap"),
-    rateLimit: z
-      .object({
-        count: z.number().int().min(1).max(MAX_RATE_LIMIT_COUNT),
-        intervalMs: z.number().int().min(1).max(MAX_RATE_INTERVAL_MS),
-      })
-      .strict()
-      .nullable()
-      .optional()
-      .describe("at most `count` claims per fixed window of `intervalMs`; null: no rate limit"),
-  })
-  .strict()
+export const queueLimitsBody = requestObject({
+  concurrency: concurrency.optional().describe("most jobs of the queue running at once across all workers; null: no cap"),
+  rateLimit: rateLimitBody
+    .nullable()
+    .optional()
+    .describe("at most `count` claims per fixed window of `intervalMs`; null: no rate limit"),
+})
   .refine((body) => body.concurrency !== undefined || body.rateLimit !== undefined, "set concurrency or rateLimit");
 
 /** `PATCH /v1/tenants/{tenant}`. */
-export const tenantLimitsBody = z
-  .object({ concurrency: concurrency.describe("most jobs of the tenant running at once across all workers; null: no cap") })
-  .strict();
+export const tenantLimitsBody = requestObject({ concurrency: concurrency.describe("most jobs of the tenant running at once across all workers; null: no cap") });
 
 const queueSettings = z.object({
   queue: z.string(),

@@ -12,6 +12,7 @@ import {
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
   MAX_TENANT_LENGTH,
+  requestObject,
 } from "conveyor-jobs/server";
 
 // Request schemas (a job to enqueue is in wire/job-request.ts). Value rules the client enforces anyway (names, ranges) are
@@ -65,24 +66,22 @@ const listFilters = {
 };
 
 /** `GET /v1/jobs`: every search filter field, and paging. */
-export const jobListQuery = z.object({ ...jobFilterQuery, limit, cursor }).strict();
+export const jobListQuery = requestObject({ ...jobFilterQuery, limit, cursor });
 
 /** `GET /v1/jobs/count`: every search filter field. */
-export const jobCountQuery = z.object(jobFilterQuery).strict();
+export const jobCountQuery = requestObject(jobFilterQuery);
 
-export const deadLetterListQuery = z.object(listFilters).strict();
+export const deadLetterListQuery = requestObject(listFilters);
 
-export const tenantQuery = z.object({ tenant: tenantFilter }).strict();
+export const tenantQuery = requestObject({ tenant: tenantFilter });
 
 /** `POST /v1/jobs`; the idempotency key comes in the `Idempotency-Key` header. */
-export const createJobBody = z.object({ ...jobFields, ...jobDependencyFields }).strict();
+export const createJobBody = requestObject({ ...jobFields, ...jobDependencyFields });
 
 /** `GET /v1/flows`. */
-export const flowListQuery = z
-  .object({ kind: z.enum(["flow", "batch"]).optional().describe("only flows, or only batches"), tenant: tenantFilter, limit, cursor })
-  .strict();
+export const flowListQuery = requestObject({ kind: z.enum(["flow", "batch"]).optional().describe("only flows, or only batches"), tenant: tenantFilter, limit, cursor });
 
-export const batchBody = z.object({ jobs: z.array(batchJobItem).min(1).max(MAX_BATCH_JOBS) }).strict();
+export const batchBody = requestObject({ jobs: z.array(batchJobItem).min(1).max(MAX_BATCH_JOBS) });
 
 // Loose: the validated value replaces request.headers, which must keep every other header.
 export const idempotencyHeaders = z.looseObject({
@@ -111,19 +110,15 @@ const NO_CONTROL = /^[^\u0000-\u001f]*$/;
 const label = (min: 0 | 1) => z.string().min(min).max(MAX_STEP_NAME_LENGTH).regex(NO_CONTROL, "must not contain control characters");
 
 /** `POST /v1/events`: the tenant is the key's, or for an admin key the one it names. */
-export const sendEventBody = z
-  .object({
-    event: label(1).describe("the event's name, as waitForEvent names it"),
-    key: label(0).optional().describe('matches waits with the same key; default "": waits without a key'),
-    payload: z.unknown().optional().describe(`any JSON, at most ${MAX_STEP_RESULT_BYTES} bytes (MAX_STEP_RESULT_BYTES); handed to each wait it wakes; default null`),
-    tenant: tenantFilter.describe("the tenant whose waits it may wake: admin keys only (a tenant key may name only its own)"),
-  })
-  .strict();
+export const sendEventBody = requestObject({
+  event: label(1).describe("the event's name, as waitForEvent names it"),
+  key: label(0).optional().describe('matches waits with the same key; default "": waits without a key'),
+  payload: z.unknown().optional().describe(`any JSON, at most ${MAX_STEP_RESULT_BYTES} bytes (MAX_STEP_RESULT_BYTES); handed to each wait it wakes; default null`),
+  tenant: tenantFilter.describe("the tenant whose waits it may wake: admin keys only (a tenant key may name only its own)"),
+});
 
 /** `POST /v1/jobs/{id}/rerun`. */
-export const rerunBody = z
-  .object({ fromStep: label(1).describe("the step, sleep or wait to run again from: it and every record made after it are forgotten") })
-  .strict();
+export const rerunBody = requestObject({ fromStep: label(1).describe("the step, sleep or wait to run again from: it and every record made after it are forgotten") });
 
 /** A `POST /v1/events` body as validated. */
 export type SendEventBody = z.output<typeof sendEventBody>;

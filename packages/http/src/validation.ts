@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { ValidationIssue } from "conveyor-jobs";
+import { requestObject } from "conveyor-jobs/server";
 
 /** Which part of a request a schema checks (as Fastify names them). */
 export type RequestPart = "body" | "params" | "querystring" | "headers";
@@ -89,13 +90,29 @@ function isPlainNull(option: unknown): boolean {
 }
 
 /**
+ * The body of a route that takes none: nothing (Fastify passes null), or `{}`. Every POST, PUT,
+ * PATCH and DELETE route that declares no body gets this one (see
+ * `installValidation`), so a body sent to it is refused, never ignored.
+ */
+export const emptyBody = requestObject({}).nullish();
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
  * Validate every request part with the zod schema behind its route schema.
  * The parsed value replaces the raw one, so handlers get zod's output
  * (numbers from query strings, defaults applied). A route schema not made by
- * `routeSchema` is a programming error and fails at startup.
+ * `routeSchema` is a programming error and fails at startup. A write route
+ * (POST, PUT, PATCH, DELETE) that declares no body gets `emptyBody`.
  */
 export function installValidation(app: FastifyInstance): void {
   app.addHook("preValidation", async (request) => checkQueryEncoding(request.url));
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((method) => WRITE_METHODS.has(method))) return;
+    const schema = (route.schema ??= {}) as { body?: unknown };
+    schema.body ??= routeSchema(emptyBody);
+  });
   app.setValidatorCompiler(({ schema, httpPart, url, method }) => {
     const validator = validators.get(schema as object);
     if (!validator) throw new Error(`${method} ${url}: ${String(httpPart)} schema was not made with routeSchema()`);

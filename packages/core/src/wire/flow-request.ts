@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MAX_DEPENDENCIES, MAX_FLOW_JOBS, MAX_IDEMPOTENCY_KEY_LENGTH } from "../core/defaults.js";
 import { type BatchCallbackWhen, BATCH_CALLBACK_WHENS, DEPENDENCY_POLICIES, type DependencyPolicy } from "../core/flows.js";
 import { jobFields } from "./job-request.js";
+import { requestObject } from "./request-object.js";
 
 // Dependencies, flows and batches as JSON: the bodies of `POST /v1/flows`
 // and `POST /v1/batches`, and `dependsOn` on `POST /v1/jobs`. As in
@@ -22,7 +23,7 @@ const onDependencyFailure = policy
 /** `dependsOn` and `onDependencyFailure` of `POST /v1/jobs`: existing jobs of the same tenant. */
 export const jobDependencyFields = {
   dependsOn: z
-    .array(z.union([jobId, z.object({ jobId, onFailure: policy.optional() }).strict()]))
+    .array(z.union([jobId, requestObject({ jobId, onFailure: policy.optional() })]))
     .min(1)
     .max(MAX_DEPENDENCIES)
     .optional()
@@ -31,29 +32,27 @@ export const jobDependencyFields = {
 };
 
 /** One job of a flow: a node of the graph, named by its key in `jobs`. */
-export const flowJobItem = z
-  .object({
-    kind: jobFields.kind,
-    payload: jobFields.payload,
-    queue: jobFields.queue,
-    priority: jobFields.priority,
-    runAt: jobFields.runAt,
-    delayMs: jobFields.delayMs,
-    maxAttempts: jobFields.maxAttempts,
-    dependsOn: z
-      .array(
-        z.union([
-          nodeName.describe("another job of this flow, by name"),
-          z.object({ node: nodeName, onFailure: policy.optional() }).strict(),
-          z.object({ jobId, onFailure: policy.optional() }).strict(),
-        ]),
-      )
-      .max(MAX_DEPENDENCIES)
-      .optional()
-      .describe("what this job waits for: names of jobs in this flow, { node, onFailure? }, or existing jobs { jobId, onFailure? }"),
-    onDependencyFailure,
-  })
-  .strict();
+export const flowJobItem = requestObject({
+  kind: jobFields.kind,
+  payload: jobFields.payload,
+  queue: jobFields.queue,
+  priority: jobFields.priority,
+  runAt: jobFields.runAt,
+  delayMs: jobFields.delayMs,
+  maxAttempts: jobFields.maxAttempts,
+  dependsOn: z
+    .array(
+      z.union([
+        nodeName.describe("another job of this flow, by name"),
+        requestObject({ node: nodeName, onFailure: policy.optional() }),
+        requestObject({ jobId, onFailure: policy.optional() }),
+      ]),
+    )
+    .max(MAX_DEPENDENCIES)
+    .optional()
+    .describe("what this job waits for: names of jobs in this flow, { node, onFailure? }, or existing jobs { jobId, onFailure? }"),
+  onDependencyFailure,
+});
 
 const flowCommon = {
   name: z.string().min(1).max(255).optional().describe("a label for people"),
@@ -67,34 +66,29 @@ const flowCommon = {
 };
 
 /** `POST /v1/flows`: jobs by name, each naming what it waits for. */
-export const flowBody = z
-  .object({
-    ...flowCommon,
-    jobs: z
-      .record(nodeName, flowJobItem)
-      .refine((jobs) => Object.keys(jobs).length >= 1 && Object.keys(jobs).length <= MAX_FLOW_JOBS, `1 to ${MAX_FLOW_JOBS} jobs`)
-      .describe("the jobs by name (1 to 255 characters each)"),
-  })
-  .strict();
+export const flowBody = requestObject({
+  ...flowCommon,
+  jobs: z
+    .record(nodeName, flowJobItem)
+    .refine((jobs) => Object.keys(jobs).length >= 1 && Object.keys(jobs).length <= MAX_FLOW_JOBS, `1 to ${MAX_FLOW_JOBS} jobs`)
+    .describe("the jobs by name (1 to 255 characters each)"),
+});
 
 /** One member of a batch. */
 export const batchMemberItem = flowJobItem.omit({ dependsOn: true, onDependencyFailure: true });
 
 /** `POST /v1/batches`: members, and a callback released once every member has ended. */
-export const batchFlowBody = z
-  .object({
-    ...flowCommon,
-    jobs: z.array(batchMemberItem).min(1).max(MAX_FLOW_JOBS - 1),
-    callback: batchMemberItem
-      .extend({
-        when: z
-          .enum(BATCH_CALLBACK_WHENS as readonly BatchCallbackWhen[] as [BatchCallbackWhen, ...BatchCallbackWhen[]])
-          .optional()
-          .describe("always (default): once every member has ended; succeeded: only if all succeeded; failed: only if one did not"),
-      })
-      .strict(),
-  })
-  .strict();
+export const batchFlowBody = requestObject({
+  ...flowCommon,
+  jobs: z.array(batchMemberItem).min(1).max(MAX_FLOW_JOBS - 1),
+  callback: requestObject({
+    ...batchMemberItem.shape,
+    when: z
+      .enum(BATCH_CALLBACK_WHENS as readonly BatchCallbackWhen[] as [BatchCallbackWhen, ...BatchCallbackWhen[]])
+      .optional()
+      .describe("always (default): once every member has ended; succeeded: only if all succeeded; failed: only if one did not"),
+  }),
+});
 
 /** A parsed `POST /v1/flows` body. */
 export type FlowBody = z.output<typeof flowBody>;

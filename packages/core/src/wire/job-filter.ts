@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requestObject } from "./request-object.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_NAME_LENGTH, MAX_TENANT_LENGTH, MAX_UNIQUE_KEY_LENGTH } from "../core/defaults.js";
 import { JOB_STATUSES, type JobStatus } from "../core/states.js";
 import { type JobFilter, MAX_ERROR_SEARCH_LENGTH, MAX_PAYLOAD_SEARCH_BYTES } from "../core/job-filter.js";
@@ -36,13 +37,11 @@ const shared = {
 };
 
 /** The filter as JSON, in a request body. */
-export const jobFilterBody = z
-  .object({
-    ...shared,
-    status: z.union([status, z.array(status).min(1)]).optional().describe("a state, or a list of them"),
-    payload: z.record(z.string(), z.unknown()).optional().describe("jobs whose payload contains this JSON object (PostgreSQL @>)"),
-  })
-  .strict();
+export const jobFilterBody = requestObject({
+  ...shared,
+  status: z.union([status, z.array(status).min(1)]).optional().describe("a state, or a list of them"),
+  payload: z.record(z.string(), z.unknown()).optional().describe("jobs whose payload contains this JSON object (PostgreSQL @>)"),
+});
 
 /** The filter as query-string parameters: `status` a comma-separated list, `payload` JSON text. */
 export const jobFilterQuery = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requestObject } from "./request-object.js";
 import {
   MAX_DELAY_MS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -48,28 +49,24 @@ export const jobFields = {
     .max(MAX_LIMIT_KEY_LENGTH)
     .optional()
     .describe("the key the queue's limits per key count this job under (a customer, a host); default: the kind's limitKey(payload), else none"),
-  unique: z
-    .object({
-      key: z.string().min(1).max(MAX_UNIQUE_KEY_LENGTH).describe("at most one job per key (per tenant) in `states`"),
-      states: z
-        .array(z.enum(UNIQUE_STATES))
-        .min(1)
-        .optional()
-        .describe('states in which the job holds the key; must include "queued"; default all three'),
-      onConflict: z
-        .enum(UNIQUE_CONFLICT_MODES)
-        .optional()
-        .describe("keep: answer 200 with the holder; replace: give a waiting holder this payload and run time (200); drop: 409; default keep"),
-    })
-    .strict()
+  unique: requestObject({
+    key: z.string().min(1).max(MAX_UNIQUE_KEY_LENGTH).describe("at most one job per key (per tenant) in `states`"),
+    states: z
+      .array(z.enum(UNIQUE_STATES))
+      .min(1)
+      .optional()
+      .describe('states in which the job holds the key; must include "queued"; default all three'),
+    onConflict: z
+      .enum(UNIQUE_CONFLICT_MODES)
+      .optional()
+      .describe("keep: answer 200 with the holder; replace: give a waiting holder this payload and run time (200); drop: 409; default keep"),
+  })
     .optional()
     .describe("unique job / debounce"),
 };
 
 /** One job of `POST /v1/jobs/batch`, which may carry its own idempotency key. */
-export const batchJobItem = z
-  .object({ ...jobFields, idempotencyKey: z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional() })
-  .strict();
+export const batchJobItem = requestObject({ ...jobFields, idempotencyKey: z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional() });
 
 /** One parsed job of `POST /v1/jobs/batch`. */
 export type BatchJobItem = z.output<typeof batchJobItem>;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { MAX_RETENTION_AGE_MS, MAX_RETENTION_BATCH_SIZE } from "conveyor-jobs/server";
+import { MAX_RETENTION_AGE_MS, MAX_RETENTION_BATCH_SIZE, requestObject } from "conveyor-jobs/server";
 import { principalOf } from "../auth.js";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
@@ -11,14 +11,12 @@ import { responseSchema, routeSchema } from "../validation.js";
 const age = (what: string) => z.number().min(0).max(MAX_RETENTION_AGE_MS).optional().describe(what);
 
 /** The body of `POST /v1/maintenance/prune`; every field optional, as is the body itself (Fastify passes null for none). */
-export const pruneBody = z
-  .object({
-    finishedMs: age("delete succeeded and cancelled jobs that finished longer ago than this (ms); default 7 days"),
-    deadLetterMs: age("delete dead letters older than this (ms), with their jobs; default 30 days"),
-    eventsMs: age("delete events sent longer ago than this (ms); default 7 days"),
-    batchSize: z.number().int().min(1).max(MAX_RETENTION_BATCH_SIZE).optional().describe("rows per delete statement; default 1000"),
-  })
-  .strict()
+export const pruneBody = requestObject({
+  finishedMs: age("delete succeeded and cancelled jobs that finished longer ago than this (ms); default 7 days"),
+  deadLetterMs: age("delete dead letters older than this (ms), with their jobs; default 30 days"),
+  eventsMs: age("delete events sent longer ago than this (ms); default 7 days"),
+  batchSize: z.number().int().min(1).max(MAX_RETENTION_BATCH_SIZE).optional().describe("rows per delete statement; default 1000"),
+})
   .nullish();
 
 const pruneResponse = responseSchema(
