@@ -35,12 +35,12 @@ describe("conveyor queues pause|resume|limit", () => {
 
     expect(JSON.parse(ok(await cli("queues", "limit", "mail", "--rate", "none", "--json")))).toMatchObject({
       queue: "mail",
-      concurrencyLimit: 3,
+      concurrency: 3,
       rateLimit: null,
     });
     expect(ok(await cli("queues", "resume", "mail"))).toBe("queue mail: 3 at once\n");
     const { items } = JSON.parse(ok(await cli("queues", "--json")));
-    expect(items).toEqual([expect.objectContaining({ queue: "mail", paused: false, concurrencyLimit: 3, rateLimit: null })]);
+    expect(items).toEqual([expect.objectContaining({ queue: "mail", paused: false, concurrency: 3, rateLimit: null })]);
   });
 
   it("deletes a queue's settings, and says in one line when there are none", async () => {
@@ -50,7 +50,7 @@ describe("conveyor queues pause|resume|limit", () => {
     const again = await cli("queues", "delete", "mial");
     expect(again.code).not.toBe(0);
     expect(stderrLines(again)).toEqual(['conveyor: queue "mial" has no settings to delete']);
-    expect(JSON.parse(ok(await cli("queues", "limit", "mial", "--concurrency", "2", "--json")))).toMatchObject({ queue: "mial", concurrencyLimit: 2 });
+    expect(JSON.parse(ok(await cli("queues", "limit", "mial", "--concurrency", "2", "--json")))).toMatchObject({ queue: "mial", concurrency: 2 });
     expect(JSON.parse(ok(await cli("queues", "delete", "mial", "--json")))).toEqual({ queue: "mial", deleted: true });
   });
 
@@ -82,9 +82,9 @@ describe("conveyor tenants [limit]", () => {
     expect(ok(await cli("tenants"))).toMatch(/^TENANT\s+CAP\nacme\s+4 at once\n$/);
     expect(JSON.parse(ok(await cli("tenants", "limit", "acme", "--concurrency", "none", "--json")))).toMatchObject({
       tenant: "acme",
-      concurrencyLimit: null,
+      concurrency: null,
     });
-    expect(JSON.parse(ok(await cli("tenants", "--json"))).items).toEqual([expect.objectContaining({ tenant: "acme", concurrencyLimit: null })]);
+    expect(JSON.parse(ok(await cli("tenants", "--json"))).items).toEqual([expect.objectContaining({ tenant: "acme", concurrency: null })]);
   });
 
   it("refuses bad arguments with one line on stderr and a non-zero exit", async () => {

@@ -8,6 +8,20 @@ beforeAll(async () => {
 afterAll(() => test.cleanup());
 
 describe("limits per key over HTTP", () => {
+  it("reads limits back by the names they are set with, as the library names them", async () => {
+    const limits = { concurrency: 2, rateLimit: { count: 7, intervalMs: 1_000 } };
+    const set = await call(test.app, { method: "PATCH", url: "/v1/queues/names/key-limits", key: test.keys.admin, body: limits });
+    expect(set.statusCode, set.body).toBe(200);
+    const library = (await test.conveyor.keyLimits.list("names"))[0]!;
+    const status = await call(test.app, { url: "/v1/queues/names/keys/k", key: test.keys.admin });
+    for (const read of [set.json, status.json]) {
+      expect(read).toMatchObject(limits);
+      expect(read).toMatchObject({ concurrency: library.concurrency, rateLimit: library.rateLimit });
+    }
+    const document = (await call(test.app, { url: "/openapi.json" })).body;
+    expect(document).not.toContain("concurrencyLimit");
+  });
+
   it("sets a queue's default and a key's override, lists them, and deletes them (admin key)", async () => {
     const set = await call(test.app, {
       method: "PATCH",
@@ -16,7 +30,7 @@ describe("limits per key over HTTP", () => {
       body: { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } },
     });
     expect(set.statusCode, set.body).toBe(200);
-    expect(set.json).toMatchObject({ queue: "webhooks", key: null, concurrencyLimit: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
+    expect(set.json).toMatchObject({ queue: "webhooks", key: null, concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } });
 
     // A key with a slash and a colon, URL-encoded in the path.
     const override = await call(test.app, {
@@ -26,11 +40,11 @@ describe("limits per key over HTTP", () => {
       body: { concurrency: 1, throttleMs: 1_000 },
     });
     expect(override.statusCode, override.body).toBe(200);
-    expect(override.json).toMatchObject({ key: "host:api.example.com/v2", concurrencyLimit: 1, rateLimit: { count: 1, intervalMs: 1_000 } });
+    expect(override.json).toMatchObject({ key: "host:api.example.com/v2", concurrency: 1, rateLimit: { count: 1, intervalMs: 1_000 } });
 
     const queues = await call(test.app, { url: "/v1/queues", key: test.keys.admin });
     expect(queues.json.items).toContainEqual(
-      expect.objectContaining({ queue: "webhooks", keyLimits: { concurrencyLimit: 5, rateLimit: { count: 100, intervalMs: 60_000 } } }),
+      expect.objectContaining({ queue: "webhooks", keyLimits: { concurrency: 5, rateLimit: { count: 100, intervalMs: 60_000 } } }),
     );
     const listed = await call(test.app, { url: "/v1/queues/webhooks/key-limits", key: test.keys.admin });
     expect(listed.json.items.map((item: { key: string | null }) => item.key)).toEqual([null, "host:api.example.com/v2"]);
@@ -72,7 +86,7 @@ describe("limits per key over HTTP", () => {
 
     const top = await call(test.app, { url: "/v1/queues/deliveries/keys?limit=1", key: test.keys.admin });
     expect(top.statusCode, top.body).toBe(200);
-    expect(top.json.items).toEqual([{ key: "a.example", waiting: 3, running: 0, concurrencyLimit: 2, rateLimit: null, source: "default" }]);
+    expect(top.json.items).toEqual([{ key: "a.example", waiting: 3, running: 0, concurrency: 2, rateLimit: null, source: "default" }]);
 
     const status = await call(test.app, { url: "/v1/queues/deliveries/keys/b.example", key: test.keys.admin });
     expect(status.statusCode, status.body).toBe(200);

@@ -11,7 +11,7 @@ describe("queue and tenant settings over HTTP", () => {
   it("pauses, limits and resumes a queue (admin key), and the queue list shows it", async () => {
     const paused = await call(test.app, { method: "POST", url: "/v1/queues/mail/pause", key: test.keys.admin });
     expect(paused.statusCode).toBe(200);
-    expect(paused.json).toMatchObject({ queue: "mail", paused: true, concurrencyLimit: null, rateLimit: null });
+    expect(paused.json).toMatchObject({ queue: "mail", paused: true, concurrency: null, rateLimit: null });
 
     const limited = await call(test.app, {
       method: "PATCH",
@@ -20,17 +20,17 @@ describe("queue and tenant settings over HTTP", () => {
       body: { concurrency: 3, rateLimit: { count: 10, intervalMs: 1000 } },
     });
     expect(limited.statusCode).toBe(200);
-    expect(limited.json).toMatchObject({ queue: "mail", paused: true, concurrencyLimit: 3, rateLimit: { count: 10, intervalMs: 1000 } });
+    expect(limited.json).toMatchObject({ queue: "mail", paused: true, concurrency: 3, rateLimit: { count: 10, intervalMs: 1000 } });
 
     const listed = await call(test.app, { url: "/v1/queues", key: test.keys.admin });
     expect(listed.json.items).toContainEqual(
-      expect.objectContaining({ queue: "mail", paused: true, concurrencyLimit: 3, rateLimit: { count: 10, intervalMs: 1000 } }),
+      expect.objectContaining({ queue: "mail", paused: true, concurrency: 3, rateLimit: { count: 10, intervalMs: 1000 } }),
     );
 
     const resumed = await call(test.app, { method: "POST", url: "/v1/queues/mail/resume", key: test.keys.admin });
-    expect(resumed.json).toMatchObject({ paused: false, concurrencyLimit: 3 });
+    expect(resumed.json).toMatchObject({ paused: false, concurrency: 3 });
     const cleared = await call(test.app, { method: "PATCH", url: "/v1/queues/mail", key: test.keys.admin, body: { rateLimit: null } });
-    expect(cleared.json).toMatchObject({ concurrencyLimit: 3, rateLimit: null });
+    expect(cleared.json).toMatchObject({ concurrency: 3, rateLimit: null });
   });
 
   it("deletes the settings a pause or PATCH created on a queue with no jobs (a mistyped name), and 404s when there are none", async () => {
@@ -56,14 +56,14 @@ describe("queue and tenant settings over HTTP", () => {
     await test.conveyor.queues.pause("kept");
     expect((await call(test.app, { method: "DELETE", url: "/v1/queues/kept", key: test.keys.admin })).statusCode).toBe(204);
     const listed = (await call(test.app, { url: "/v1/queues", key: test.keys.admin })).json.items;
-    expect(listed).toContainEqual(expect.objectContaining({ queue: "kept", paused: false, concurrencyLimit: null, counts: expect.objectContaining({ queued: 1 }) }));
+    expect(listed).toContainEqual(expect.objectContaining({ queue: "kept", paused: false, concurrency: null, counts: expect.objectContaining({ queued: 1 }) }));
     expect((await test.conveyor.getJob(job.id))?.status).toBe("queued");
   });
 
   it("caps a tenant", async () => {
     const response = await call(test.app, { method: "PATCH", url: "/v1/tenants/acme", key: test.keys.admin, body: { concurrency: 2 } });
     expect(response.statusCode).toBe(200);
-    expect(response.json).toMatchObject({ tenant: "acme", concurrencyLimit: 2 });
+    expect(response.json).toMatchObject({ tenant: "acme", concurrency: 2 });
     expect(await test.conveyor.queues.listTenantSettings()).toMatchObject([{ tenant: "acme", concurrency: 2 }]);
   });
 

@@ -41,12 +41,12 @@ export const tenantLimitsBody = requestObject({ concurrency: concurrency.describ
 const queueSettings = z.object({
   queue: z.string(),
   paused: z.boolean(),
-  concurrencyLimit: z.number().int().nullable(),
+  concurrency: z.number().int().nullable(),
   rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable(),
   updatedAt: z.string().describe("ISO 8601"),
 });
 
-const tenantSettings = z.object({ tenant: z.string(), concurrencyLimit: z.number().int().nullable(), updatedAt: z.string() });
+const tenantSettings = z.object({ tenant: z.string(), concurrency: z.number().int().nullable(), updatedAt: z.string() });
 
 export const queueSettingsResponse = responseSchema(queueSettings);
 export const tenantSettingsResponse = responseSchema(tenantSettings);
@@ -55,12 +55,12 @@ export function queueSettingsJson(settings: QueueSettings): z.input<typeof queue
   return {
     queue: settings.queue,
     paused: settings.paused,
-    concurrencyLimit: settings.concurrency,
+    concurrency: settings.concurrency,
     rateLimit: settings.rateLimit,
     updatedAt: settings.updatedAt.toISOString(),
   };
 }
 
 export function tenantSettingsJson(settings: TenantSettings): z.input<typeof tenantSettings> {
-  return { tenant: settings.tenant, concurrencyLimit: settings.concurrency, updatedAt: settings.updatedAt.toISOString() };
+  return { tenant: settings.tenant, concurrency: settings.concurrency, updatedAt: settings.updatedAt.toISOString() };
 }

@@ -50,11 +50,11 @@ const queueStats = z.object({
   estimated: statusEstimated,
   oldestReadyAgeMs: z.number().nullable().describe("ms the oldest job ready to run has waited; null when none waits"),
   paused: z.boolean().describe("paused queues are not claimed"),
-  concurrencyLimit: z.number().int().nullable().describe("most jobs running at once across all workers; null: no cap"),
+  concurrency: z.number().int().nullable().describe("most jobs running at once across all workers; null: no cap"),
   rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable().describe("claims per fixed window; null: none"),
   keyLimits: z
     .object({
-      concurrencyLimit: z.number().int().nullable(),
+      concurrency: z.number().int().nullable(),
       rateLimit: z.object({ count: z.number().int(), intervalMs: z.number().int() }).nullable(),
     })
     .nullable()

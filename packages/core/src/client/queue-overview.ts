@@ -27,13 +27,13 @@ export interface QueueOverviewItem extends QueueStats {
   /** Paused queues are not claimed. Default false. */
   paused: boolean;
   /** Most running at once across all workers; null: no cap. */
-  concurrencyLimit: number | null;
+  concurrency: number | null;
   /** null: no rate limit. */
   rateLimit: RateLimit | null;
   /** The queue's default limits per key; null when it has no limits per key. */
   keyLimits: {
     /** Most of one key's jobs running at once; null: no cap. */
-    concurrencyLimit: number | null;
+    concurrency: number | null;
     /** Starts per key per window; null: no rate limit. */
     rateLimit: RateLimit | null;
   } | null;
@@ -100,14 +100,14 @@ export class QueueOverview {
     const stats: QueueStats[] = counts.map((queue) => ({ ...queue, oldestReadyAgeMs: ages?.byQueue.get(queue.queue) ?? null }));
     const byName = new Map(settings.map((s) => [s.queue, s]));
     const keyDefaults = new Map(
-      keyLimits.filter((k) => k.key === null).map((k) => [k.queue, { concurrencyLimit: k.concurrency, rateLimit: k.rateLimit }]),
+      keyLimits.filter((k) => k.key === null).map((k) => [k.queue, { concurrency: k.concurrency, rateLimit: k.rateLimit }]),
     );
     const items: QueueOverviewItem[] = stats.map((queue) => {
       const set = byName.get(queue.queue);
       return {
         ...queue,
         paused: set?.paused ?? false,
-        concurrencyLimit: set?.concurrency ?? null,
+        concurrency: set?.concurrency ?? null,
         rateLimit: set?.rateLimit ?? null,
         keyLimits: keyDefaults.get(queue.queue) ?? null,
       };
@@ -122,7 +122,7 @@ export class QueueOverview {
           estimated: { ...NONE_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: set.paused,
-          concurrencyLimit: set.concurrency,
+          concurrency: set.concurrency,
           rateLimit: set.rateLimit,
           keyLimits: keyDefaults.get(set.queue) ?? null,
         });
@@ -136,7 +136,7 @@ export class QueueOverview {
           estimated: { ...NONE_ESTIMATED },
           oldestReadyAgeMs: null,
           paused: false,
-          concurrencyLimit: null,
+          concurrency: null,
           rateLimit: null,
           keyLimits: limits,
         });

@@ -8,7 +8,7 @@ import type { KeyLimitSettings, KeyLoad, KeyStatus } from "../core/key-limits.js
 const rateLimitShape = z.object({ count: z.number().int(), intervalMs: z.number().int() });
 
 const limits = {
-  concurrencyLimit: z.number().int().nullable(),
+  concurrency: z.number().int().nullable(),
   rateLimit: rateLimitShape.nullable(),
 };
 
@@ -54,7 +54,7 @@ export function keyLimitSettingsJson(settings: KeyLimitSettings): KeyLimitSettin
   return {
     queue: settings.queue,
     key: settings.key,
-    concurrencyLimit: settings.concurrency,
+    concurrency: settings.concurrency,
     rateLimit: settings.rateLimit,
     updatedAt: settings.updatedAt.toISOString(),
   };
@@ -66,7 +66,7 @@ export function keyLoadJson(load: KeyLoad): KeyLoadJson {
     key: load.key,
     waiting: load.waiting,
     running: load.running,
-    concurrencyLimit: load.limits.concurrency,
+    concurrency: load.limits.concurrency,
     rateLimit: load.limits.rateLimit,
     source: load.source,
   };
@@ -77,7 +77,7 @@ export function keyStatusJson(status: KeyStatus): KeyStatusJson {
   return {
     queue: status.queue,
     key: status.key,
-    concurrencyLimit: status.limits.concurrency,
+    concurrency: status.limits.concurrency,
     rateLimit: status.limits.rateLimit,
     source: status.source,
     running: status.running,

@@ -24,17 +24,17 @@ export function rateArg(value: string): RateLimit | "none" {
 /** "paused, 3 at once, 100 per 1m" — what is set on a queue, for tables; "-" when nothing. */
 export function describeLimits(queue: {
   paused: boolean;
-  concurrencyLimit: number | null;
+  concurrency: number | null;
   rateLimit: RateLimit | null;
-  keyLimits?: { concurrencyLimit: number | null; rateLimit: RateLimit | null } | null;
+  keyLimits?: { concurrency: number | null; rateLimit: RateLimit | null } | null;
 }): string {
   const parts: string[] = [];
   if (queue.paused) parts.push("paused");
-  if (queue.concurrencyLimit !== null) parts.push(`${queue.concurrencyLimit} at once`);
+  if (queue.concurrency !== null) parts.push(`${queue.concurrency} at once`);
   if (queue.rateLimit) parts.push(`${queue.rateLimit.count} per ${humanDuration(queue.rateLimit.intervalMs)}`);
   if (queue.keyLimits) {
     const perKey = [
-      ...(queue.keyLimits.concurrencyLimit !== null ? [`${queue.keyLimits.concurrencyLimit} at once`] : []),
+      ...(queue.keyLimits.concurrency !== null ? [`${queue.keyLimits.concurrency} at once`] : []),
       ...(queue.keyLimits.rateLimit ? [`${queue.keyLimits.rateLimit.count} per ${humanDuration(queue.keyLimits.rateLimit.intervalMs)}`] : []),
     ];
     parts.push(`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`);
@@ -43,7 +43,7 @@ export function describeLimits(queue: {
 }
 
 function summary(settings: QueueSettings): string {
-  return `queue ${settings.queue}: ${describeLimits({ ...settings, concurrencyLimit: settings.concurrency })}\n`;
+  return `queue ${settings.queue}: ${describeLimits(settings)}\n`;
 }
 
 /** `conveyor queues pause|resume|limit|delete`: change a queue's settings (the library's queues.pause, queues.resume, queues.setLimits, queues.deleteSettings). */
@@ -59,7 +59,7 @@ export function registerQueueSettings(queues: Command): void {
         return printJson({
           queue: settings.queue,
           paused: settings.paused,
-          concurrencyLimit: settings.concurrency,
+          concurrency: settings.concurrency,
           rateLimit: settings.rateLimit,
           updatedAt: settings.updatedAt.toISOString(),
         });

@@ -7,7 +7,7 @@ import { concurrencyArg } from "./queue-settings.js";
 
 /** The HTTP API's JSON for a tenant's settings, so `--json` reads the same everywhere. */
 function tenantJson(settings: TenantSettings) {
-  return { tenant: settings.tenant, concurrencyLimit: settings.concurrency, updatedAt: settings.updatedAt.toISOString() };
+  return { tenant: settings.tenant, concurrency: settings.concurrency, updatedAt: settings.updatedAt.toISOString() };
 }
 
 function capOf(settings: TenantSettings): string {

@@ -38,9 +38,9 @@ export async function loadKeyLimitedQueues(api: Api, topKeys = TOP_KEYS): Promis
 }
 
 /** "4 at once, 60 per 1 min": a key's limits; "none" when it has none. */
-function describe(limits: { concurrencyLimit: number | null; rateLimit: { count: number; intervalMs: number } | null }): string {
+function describe(limits: { concurrency: number | null; rateLimit: { count: number; intervalMs: number } | null }): string {
   const parts = [
-    ...(limits.concurrencyLimit !== null ? [`${limits.concurrencyLimit} at once`] : []),
+    ...(limits.concurrency !== null ? [`${limits.concurrency} at once`] : []),
     ...(limits.rateLimit ? [`${limits.rateLimit.count} per ${formatDuration(limits.rateLimit.intervalMs)}`] : []),
   ];
   return parts.length > 0 ? parts.join(", ") : "none";
@@ -87,7 +87,7 @@ export function KeyLimitTables({ queues, summary = true }: { queues: KeyLimitedQ
                       <td data-label="Limits">
                         {describe(key)}
                         {key.source === "override" ? <span class="muted"> (override)</span> : null}
-                        {key.concurrencyLimit !== null && key.running >= key.concurrencyLimit ? <span class="muted"> · at its limit</span> : null}
+                        {key.concurrency !== null && key.running >= key.concurrency ? <span class="muted"> · at its limit</span> : null}
                       </td>
                     </tr>
                   ))}

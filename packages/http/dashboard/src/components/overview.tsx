@@ -282,12 +282,12 @@ function QueueLimits({ paused, queue }: { paused: boolean; queue: QueueStatsJson
   if (queue === null) return paused ? <Badge value="paused" /> : <span class="muted">…</span>;
   const perKey = queue.keyLimits
     ? [
-        ...(queue.keyLimits.concurrencyLimit !== null ? [`${queue.keyLimits.concurrencyLimit} at once`] : []),
+        ...(queue.keyLimits.concurrency !== null ? [`${queue.keyLimits.concurrency} at once`] : []),
         ...(queue.keyLimits.rateLimit ? [`${queue.keyLimits.rateLimit.count} per ${formatDuration(queue.keyLimits.rateLimit.intervalMs)}`] : []),
       ]
     : null;
   const limits = [
-    ...(queue.concurrencyLimit !== null ? [`${queue.concurrencyLimit} at once`] : []),
+    ...(queue.concurrency !== null ? [`${queue.concurrency} at once`] : []),
     ...(queue.rateLimit ? [`${queue.rateLimit.count} per ${formatDuration(queue.rateLimit.intervalMs)}`] : []),
     ...(perKey !== null ? [`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`] : []),
   ];
