@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { type FlowDependency, FlowIdempotencyConflictError, type FlowJob, type Job } from "conveyor-jobs";
+import { type BatchMember, type FlowDependency, FlowIdempotencyConflictError, type FlowJob, type Job } from "conveyor-jobs";
 import {
   type BatchFlowBody,
   batchFlowBody,
@@ -109,8 +109,8 @@ export function flowRoutes(app: FastifyInstance, { conveyor, metrics, kinds }: R
       const { when, ...callback } = body.callback;
       const batch = await withKeyConflict(() =>
         conveyor.flows.enqueueBatch({
-          jobs: body.jobs.map(flowJobOf),
-          callback: { ...flowJobOf(callback), when },
+          jobs: body.jobs.map(memberOf),
+          callback: { ...memberOf(callback), when },
           name: body.name,
           idempotencyKey: keyOf(request, body.idempotencyKey),
           tenant: writeTenant(request, body.tenant),
@@ -208,7 +208,12 @@ function flowNotFound(id: string): HttpProblem {
   return new HttpProblem(404, "NOT_FOUND", `flow ${id} not found`);
 }
 
-function flowJobOf(item: Omit<FlowJobItem, "dependsOn" | "onDependencyFailure"> & Partial<Pick<FlowJobItem, "dependsOn" | "onDependencyFailure">>): FlowJob {
+function flowJobOf(item: FlowJobItem): FlowJob {
+  return { ...memberOf(item), dependsOn: item.dependsOn as FlowDependency[] | undefined, onDependencyFailure: item.onDependencyFailure };
+}
+
+/** A batch's member or callback: a job without dependencies of its own (the batch makes the callback's). */
+function memberOf(item: Omit<FlowJobItem, "dependsOn" | "onDependencyFailure">): BatchMember {
   return {
     job: item.kind,
     payload: item.payload,
@@ -217,8 +222,6 @@ function flowJobOf(item: Omit<FlowJobItem, "dependsOn" | "onDependencyFailure"> 
     maxAttempts: item.maxAttempts,
     runAt: item.runAt === undefined ? undefined : new Date(item.runAt),
     delayMs: item.delayMs,
-    dependsOn: item.dependsOn as FlowDependency[] | undefined,
-    onDependencyFailure: item.onDependencyFailure,
   };
 }
 
