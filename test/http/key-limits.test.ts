@@ -20,6 +20,7 @@ describe("limits per key over HTTP", () => {
     }
     const document = (await call(test.app, { url: "/openapi.json" })).body;
     expect(document).not.toContain("concurrencyLimit");
+    await test.conveyor.keyLimits.delete("names");
   });
 
   it("sets a queue's default and a key's override, lists them, and deletes them (admin key)", async () => {
