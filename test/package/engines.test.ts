@@ -38,4 +38,16 @@ describe("supported Node versions", () => {
     expect(Number(/^CI_NODE_MAJOR=(\d+)$/m.exec(ciScript)?.[1])).toBe(lowestMajor);
     expect(semver.minVersion(manifest.devDependencies["@types/node"]!)!.major).toBe(lowestMajor);
   });
+
+  it("are the LTS lines the README names, each of which CI runs on", async () => {
+    const manifest = await readJson<Manifest>("package.json");
+    const readme = await readFile(resolve(REPO_ROOT, "README.md"), "utf8");
+    const named = /It runs on Node\.js (\d+) and (\d+), the maintained LTS lines \((\d+) or newer\)/.exec(readme.replace(/\s+/g, " "));
+    expect(named, "README.md says which Node versions Conveyor runs on").not.toBeNull();
+    const [, oldest, newest, minimum] = named!.map(Number);
+    expect(minimum).toBe(semver.minVersion(manifest.engines.node)!.major);
+    const ciScript = await readFile(resolve(REPO_ROOT, ".ci/run"), "utf8");
+    expect(Number(/^CI_NODE_MAJOR=(\d+)$/m.exec(ciScript)?.[1])).toBe(oldest);
+    expect(Number(/^CI_SMOKE_NODE_MAJOR=(\d+)$/m.exec(ciScript)?.[1])).toBe(newest);
+  });
 });

@@ -23,7 +23,7 @@ describe("the package name", () => {
     const core = await manifest("packages/core");
     expect(core.name).toBe(NAME);
     expect(core.private).toBeUndefined();
-    expect(core.bin).toEqual({ conveyor: "./dist/src/cli/main.js" });
+    expect(core.bin).toEqual({ conveyor: "./bin/conveyor.js" });
     expect(Object.keys(core.exports as object).sort()).toEqual([".", "./browser", "./package.json", "./server", "./testing"]);
   });
 
