@@ -144,7 +144,7 @@ beforeAll(async () => {
     type: "module",
     dependencies: {
       [core.name]: `file:./${tarballs.core}`,
-      zod: core.dependencies.zod, // the Quick start's validator, which the README asks users to install
+      zod: core.peerDependencies.zod, // the Quick start's validator, which the README asks users to install
       typescript: repo.devDependencies.typescript,
       "@types/node": repo.devDependencies["@types/node"],
     },

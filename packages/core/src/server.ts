@@ -57,26 +57,20 @@ export type { BatchFlowBody, FlowBody, FlowJobItem } from "./wire/flow-request.j
 export { jobFilterBody, jobFilterQuery, toJobFilter } from "./wire/job-filter.js";
 
 // Writing responses: the JSON the API sends and the CLI's --json prints, each as a schema (the OpenAPI document's) and a serializer.
-export {
-  deadLetterJson,
-  deadLetterShape,
-  errorShape,
-  executionJson,
-  executionShape,
-  isoOrNull,
-  jobJson,
-  jobShape,
-  optionalTime,
-  storedTime,
-  workerJson,
-  workerShape,
-} from "./wire/serialize.js";
-export { bulkActionJson, bulkActionShape } from "./wire/bulk-action-json.js";
-export { flowDetailJson, flowDetailShape, flowSummaryJson, flowSummaryShape, statusCountsShape } from "./wire/flow-json.js";
-export { jobCountJson, jobCountShape } from "./wire/job-count-json.js";
-export { keyLimitSettingsJson, keyLimitSettingsShape, keyLoadJson, keyLoadShape, keyStatusJson, keyStatusShape } from "./wire/key-limits-json.js";
-export { scheduleJson, scheduleShape } from "./wire/schedule-json.js";
-export { sentEventJson, sentEventShape, stepJson, stepShape } from "./wire/step-json.js";
+export { deadLetterJson, executionJson, isoOrNull, jobJson, workerJson } from "./wire/serialize.js";
+export { deadLetterShape, errorShape, executionShape, jobShape, optionalTime, storedTime, workerShape } from "./wire/job-shapes.js";
+export { bulkActionJson } from "./wire/bulk-action-json.js";
+export { bulkActionShape } from "./wire/bulk-action-shape.js";
+export { flowDetailJson, flowSummaryJson } from "./wire/flow-json.js";
+export { flowDetailShape, flowSummaryShape, statusCountsShape } from "./wire/flow-shapes.js";
+export { jobCountJson } from "./wire/job-count-json.js";
+export { jobCountShape } from "./wire/job-count-shape.js";
+export { keyLimitSettingsJson, keyLoadJson, keyStatusJson } from "./wire/key-limits-json.js";
+export { keyLimitSettingsShape, keyLoadShape, keyStatusShape } from "./wire/key-limits-shapes.js";
+export { scheduleJson } from "./wire/schedule-json.js";
+export { scheduleShape } from "./wire/schedule-shape.js";
+export { sentEventJson, stepJson } from "./wire/step-json.js";
+export { sentEventShape, stepShape } from "./wire/step-shapes.js";
 
 // Errors: the API answers 503 when the database is unreachable.
 export { isConnectionError } from "./store/pg-errors.js";

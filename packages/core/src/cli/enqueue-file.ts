@@ -5,7 +5,7 @@ import type { EnqueueManyItem } from "../client/conveyor-client.js";
 import type { Conveyor } from "../conveyor.js";
 import { ConfigError, ValidationError } from "../core/errors.js";
 import { checkOut } from "../store/db.js";
-import { batchJobItem } from "../wire/job-request.js";
+import type { batchJobItem } from "../wire/job-request.js";
 import { parseStrictJson } from "../wire/strict-json.js";
 import { ProgressBar } from "./progress.js";
 
@@ -43,6 +43,7 @@ export async function enqueueFile(conveyor: Conveyor, path: string, defaults: Li
   const started = Date.now();
   const size = checkInput(path);
   const name = path === "-" ? "stdin" : path;
+  const lineSchema = await loadLineSchema();
   const progress = showProgress ? new ProgressBar("enqueue", size) : null;
   const client = await checkOut(conveyor.pool);
   const result: FileEnqueueResult = { enqueued: 0, existing: 0, lines: 0, ms: 0 };
@@ -71,7 +72,7 @@ export async function enqueueFile(conveyor: Conveyor, path: string, defaults: Li
       lineNumber++;
       if (line.trim() === "") continue;
       result.lines++;
-      batch.push(parseLine(line, `${name}:${lineNumber}`, defaults));
+      batch.push(parseLine(lineSchema, line, `${name}:${lineNumber}`, defaults));
       batchLines.push(lineNumber);
       if (batch.length >= FILE_BATCH_SIZE) {
         await flush();
@@ -125,15 +126,32 @@ function openInput(path: string): { stream: Readable; bytesRead: () => number } 
   return { stream, bytesRead: () => stream.bytesRead };
 }
 
+/**
+ * The schema of a line: the HTTP API's batch item. It is a zod schema, and
+ * zod is an optional peer of this package (the HTTP package brings it), so
+ * it is loaded here, by the one command that needs it.
+ */
+async function loadLineSchema(): Promise<typeof batchJobItem> {
+  try {
+    return (await import("../wire/job-request.js")).batchJobItem;
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code === "ERR_MODULE_NOT_FOUND" && message.includes("'zod'")) {
+      throw new ConfigError("enqueue --file checks each line with zod, which is not installed: npm install zod");
+    }
+    throw error;
+  }
+}
+
 /** One line → one enqueueMany item, with the same rules (and JSON exactness) as the HTTP API. */
-function parseLine(line: string, where: string, defaults: LineDefaults): EnqueueManyItem {
+function parseLine(schema: typeof batchJobItem, line: string, where: string, defaults: LineDefaults): EnqueueManyItem {
   let value: unknown;
   try {
     value = parseStrictJson(Buffer.from(line, "utf8"));
   } catch (error) {
     throw new ValidationError(`${where}: ${(error as Error).message.replace(/^request body /, "line ")}`);
   }
-  const parsed = batchJobItem.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.map(String).join(".") || "line"}: ${issue.message}`);
     throw new ValidationError(`${where}: ${issues.join("; ")}`);

@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { ConfigError } from "../core/errors.js";
+import { EXAMPLE_JOBS } from "./examples.js";
 
 /**
  * Load a jobs module: its default export must be an array of `defineJob`
@@ -18,6 +19,10 @@ export async function loadJobs(modulePath: string): Promise<AnyJobDefinition[]> 
   } catch (error) {
     if (!existsSync(path)) throw new ConfigError(`--jobs: no module at ${modulePath}`);
     const missing = missingImport(error);
+    // zod is an optional peer of the package; only the bundled examples import it.
+    if (missing?.startsWith("package zod not found") && path === EXAMPLE_JOBS) {
+      throw new ConfigError("the bundled example jobs (the default --jobs) use zod, which is not installed: npm install zod");
+    }
     if (missing) throw new ConfigError(`--jobs: could not load ${modulePath}: ${missing}`);
     throw new ConfigError(`--jobs: could not load ${modulePath}: ${firstLine(error)}`);
   }
