@@ -3,6 +3,7 @@ import type { AnyJobDefinition } from "../core/define-job.js";
 import { type BatchContext, type BatchJob, outcomeOf } from "../core/batch.js";
 import { ConflictError } from "../core/errors.js";
 import { uuidv7 } from "../core/ids.js";
+import { keepsSucceeded } from "../core/retention.js";
 import { encodeJson } from "../core/json.js";
 import type { Queryable } from "../core/queryable.js";
 import type { HandlerStore } from "../store/handler-store.js";
@@ -36,10 +37,13 @@ export async function executeBatch(definition: AnyJobDefinition, attempts: reado
   deps.metrics.batchSize.observe({ kind }, live.length);
   const log = deps.log.child({ batchId, kind, batchSize: live.length });
   // Display only (which batch an attempt ran in): a failed write costs the dashboard its batch column.
+  // Sent without waiting, unless the kind keeps no succeeded jobs: then it lands before the handler
+  // runs, so that the completion that deletes a job finds its row and forgets it with the job.
   if (live.length > 0) {
-    void deps.handlers.jobBatchRecord(batchId, live.map((running) => running.job.id), live.map((running) => running.executionId)).catch((error: unknown) => {
+    const recorded = deps.handlers.jobBatchRecord(batchId, live.map((running) => running.job.id), live.map((running) => running.executionId)).catch((error: unknown) => {
       log.warn({ err: (error as Error).message }, "could not record the batch's members");
     });
+    if (!keepsSucceeded(definition.retention)) await recorded;
   }
   const context = batchContext(live, batchId, log, deps);
   const span = live.length > 0 ? deps.tracing.batchSpan(definition.queue, kind, batchId, live.map((running) => running.job)) : undefined;
