@@ -76,6 +76,8 @@ function checkOverview(overview: Overview, tenant: string | null, before: number
     const oldest = jobs.filter((job) => ready(job) && mine(job) && job.queue === queue.queue).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())[0]!;
     expect(queue.oldestReadyAgeMs).toBeGreaterThanOrEqual(ageOf(oldest, before) - 1_000);
     expect(queue.oldestReadyAgeMs).toBeLessThanOrEqual(ageOf(oldest, after) + 1_000);
+    expect(queue.oldestReadyJob, queue.queue).toMatchObject({ id: oldest.id, queue: queue.queue, kind: oldest.kind, tenant: oldest.tenant });
+    expect(queue.oldestReadyJob!.ageMs).toBe(queue.oldestReadyAgeMs);
     const attempts = RECENT.filter((a) => a.agoMs < 15 * 60_000 && a.job.queue === queue.queue && mine(a.job));
     const succeeded = attempts.filter((a) => a.outcome === "succeeded").length;
     const failed = attempts.filter((a) => a.outcome === "failed" || a.outcome === "timeout").length;

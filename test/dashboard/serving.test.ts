@@ -2,7 +2,7 @@
  * What the API adds for the dashboard, through `inject`: the built files at
  * `/` and `/assets/*` with their security headers, kept out of the OpenAPI
  * document, and `GET /v1/stats/throughput` (jobs per minute over the last
- * hour) with the API's tenant rules.
+ * hour, of every queue or one) with the API's tenant rules.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -93,5 +93,30 @@ describe("GET /v1/stats/throughput", () => {
     expect((await get(admin, "?tenant=acme")).json()).toEqual(tenant);
     expect((await get(acme, "?tenant=default")).statusCode).toBe(403);
     expect((await get("cvk_wrong")).statusCode).toBe(401);
+  });
+
+  it("counts one queue's jobs and attempts with ?queue=, and refuses a queue that is not a name, naming the field", async () => {
+    await test.conveyor.enqueueMany([
+      { job: "text.summarize", payload: { text: "in reports" }, queue: "reports" },
+      { job: "text.summarize", payload: { text: "in reports too" }, queue: "reports", tenant: "acme" },
+    ]);
+    await runUntilFinished(test.conveyor, ["text.summarize"]);
+    const get = (key: string, query: string) => app.inject({ method: "GET", url: `/v1/stats/throughput${query}`, headers: { authorization: `Bearer ${key}` } });
+    const totals = async (key: string, query: string) => {
+      const answer = await get(key, query);
+      expect(answer.statusCode, query).toBe(200);
+      const { minutes } = answer.json() as { minutes: Array<{ enqueued: number; succeeded: number; failed: number }> };
+      expect(minutes).toHaveLength(60);
+      return minutes.reduce((sum, m) => [sum[0]! + m.enqueued, sum[1]! + m.succeeded, sum[2]! + m.failed], [0, 0, 0]);
+    };
+    expect(await totals(admin, "?queue=reports")).toEqual([2, 2, 0]);
+    expect(await totals(acme, "?queue=reports")).toEqual([1, 1, 0]);
+    expect(await totals(admin, "?queue=reports&tenant=acme")).toEqual([1, 1, 0]);
+    expect(await totals(admin, "?queue=nothing-here")).toEqual([0, 0, 0]);
+
+    const refused = await get(admin, "?queue=has%20a%20space");
+    expect(refused.statusCode).toBe(422);
+    expect(refused.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(refused.json().errors).toEqual([expect.objectContaining({ path: "queue" })]);
   });
 });

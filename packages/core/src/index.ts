@@ -44,7 +44,7 @@ export type { Flows, ListFlowsFilter } from "./client/flows.js";
 export type { KeyLimitsControl } from "./client/key-limits.js";
 export type { Queues } from "./client/queues.js";
 export type { QueueOverview, QueueOverviewItem } from "./client/queue-overview.js";
-export type { Throughput, ThroughputMinute } from "./client/throughput.js";
+export type { Throughput, ThroughputFilter, ThroughputMinute } from "./client/throughput.js";
 export type { WaitForOptions } from "./client/wait-for.js";
 export { defineJob } from "./core/define-job.js";
 export type {

@@ -69,6 +69,9 @@ const recentOutcomes = z.object({
 
 const overviewJob = { id: z.uuid(), queue: z.string(), kind: z.string(), tenant: z.string() };
 
+/** A ready job (queued or retrying, run time passed) and how long it has waited: the overview's oldest, and each queue's. */
+const oldestReadyJob = z.object({ ...overviewJob, ageMs: z.number().int().describe("ms since its run time") });
+
 const overview = z.object({
   at: isoTime.describe("when it was read (database clock)"),
   tenant: z.string().nullable().describe("the tenant it covers; null: all"),
@@ -82,11 +85,11 @@ const overview = z.object({
       oldestReadyAgeMs: z.number().nullable().describe("ms its oldest ready job has waited; null when none waits (or incomplete lists oldestReady)"),
       paused: z.boolean(),
       recent: recentOutcomes.nullable().describe("its attempts that ended in the window; null when incomplete lists recent"),
+      oldestReadyJob: oldestReadyJob.nullable().describe("its ready job that has waited longest; null when none waits (or incomplete lists oldestReady)"),
     }),
   ),
   kinds: z.array(z.object({ kind: z.string(), ...recentOutcomes.shape })).describe("per kind, attempts that ended in the window, by kind name"),
-  oldestReadyJob: z
-    .object({ ...overviewJob, ageMs: z.number().int().describe("ms since its run time") })
+  oldestReadyJob: oldestReadyJob
     .nullable()
     .describe("the ready job (queued or retrying, run time passed) that has waited longest; null when none waits"),
   stuck: z

@@ -75,6 +75,9 @@ export const deadLetterListQuery = requestObject(listFilters);
 
 export const tenantQuery = requestObject({ tenant: tenantFilter });
 
+/** `GET /v1/stats/throughput`: one tenant's and one queue's jobs, or all. */
+export const throughputQuery = requestObject({ tenant: tenantFilter, queue: filterText(MAX_NAME_LENGTH).optional().describe("only jobs in this queue (the one they are in now)") });
+
 /** `POST /v1/jobs`; the idempotency key comes in the `Idempotency-Key` header. */
 export const createJobBody = requestObject({ ...jobFields, ...jobDependencyFields });
 

@@ -105,9 +105,9 @@ export async function readQueueCounts(store: QueueStore, tenant: string | null, 
   return items;
 }
 
-/** The age of each queue's oldest ready job, and the oldest ready job of all. */
+/** Each queue's oldest ready job (its age is the queue's oldest wait), and the oldest ready job of all. */
 export interface ReadyAges {
-  byQueue: Map<string, number>;
+  byQueue: Map<string, OldestReadyJob>;
   oldest: OldestReadyJob | null;
 }
 
@@ -119,13 +119,13 @@ export interface ReadyAges {
  */
 export async function readReadyAges(store: QueueStore, tenant: string | null, limit: number, timeoutMs: number): Promise<ReadyAges> {
   const heads: ReadyHead[] = await store.queueReadyHeads(tenant, limit, timeoutMs);
-  const byQueue = new Map<string, number>();
+  const byQueue = new Map<string, OldestReadyJob>();
   let oldest: OldestReadyJob | null = null;
   for (const head of heads) {
-    byQueue.set(head.queue, Math.max(byQueue.get(head.queue) ?? 0, head.ageMs));
-    if (oldest === null || head.ageMs > oldest.ageMs) {
-      oldest = { id: head.id, queue: head.queue, kind: head.kind, tenant: head.tenant, ageMs: head.ageMs };
-    }
+    const job = { id: head.id, queue: head.queue, kind: head.kind, tenant: head.tenant, ageMs: head.ageMs };
+    const queueOldest = byQueue.get(head.queue);
+    if (queueOldest === undefined || job.ageMs > queueOldest.ageMs) byQueue.set(head.queue, job);
+    if (oldest === null || job.ageMs > oldest.ageMs) oldest = job;
   }
   return { byQueue, oldest };
 }

@@ -59,7 +59,8 @@ export async function readOverview(store: Store, tenant: string | null, limits: 
   const recentByQueue = new Map(recent?.queues.map((q) => [q.name, q]));
   const queues: OverviewQueue[] = counts.map((queue) => ({
     ...queue,
-    oldestReadyAgeMs: ages?.byQueue.get(queue.queue) ?? null,
+    oldestReadyAgeMs: ages?.byQueue.get(queue.queue)?.ageMs ?? null,
+    oldestReadyJob: ages?.byQueue.get(queue.queue) ?? null,
     paused: paused.get(queue.queue) ?? false,
     recent: recent === null ? null : outcomes(recentByQueue.get(queue.queue)),
   }));

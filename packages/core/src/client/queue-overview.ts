@@ -97,7 +97,7 @@ export class QueueOverview {
       this.settings.queueSettingsList(),
       this.keyLimits.keyLimitsList(null),
     ]);
-    const stats: QueueStats[] = counts.map((queue) => ({ ...queue, oldestReadyAgeMs: ages?.byQueue.get(queue.queue) ?? null }));
+    const stats: QueueStats[] = counts.map((queue) => ({ ...queue, oldestReadyAgeMs: ages?.byQueue.get(queue.queue)?.ageMs ?? null }));
     const byName = new Map(settings.map((s) => [s.queue, s]));
     const keyDefaults = new Map(
       keyLimits.filter((k) => k.key === null).map((k) => [k.queue, { concurrency: k.concurrency, rateLimit: k.rateLimit }]),

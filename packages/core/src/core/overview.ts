@@ -47,6 +47,8 @@ export interface OverviewQueue extends QueueStats {
   paused: boolean;
   /** Attempts of its jobs that ended in the window; null when the window could not be read within the time bound. */
   recent: RecentOutcomes | null;
+  /** Its ready job that has waited longest (`oldestReadyAgeMs` is its age); null when none waits, or the overview's `incomplete` lists oldestReady. */
+  oldestReadyJob: OldestReadyJob | null;
 }
 
 /** A job, named by what an operator reads first. */

@@ -49,10 +49,10 @@ export class StatsStore {
     this.q = queries;
   }
 
-  /** The last 60 minutes, oldest first, zero-filled; `tenant` null counts every tenant. */
-  async statsThroughputByMinute(tenant: string | null): Promise<ThroughputMinute[]> {
-    // Unprepared: a generic plan would ignore whether the tenant filter is set.
-    const { rows } = await runQuery(this.pool, this.q.statsThroughputByMinute, [tenant]);
+  /** The last 60 minutes, oldest first, zero-filled; `tenant` null counts every tenant, `queue` null every queue. */
+  async statsThroughputByMinute(tenant: string | null, queue: string | null = null): Promise<ThroughputMinute[]> {
+    // Unprepared: a generic plan would ignore whether the tenant and queue filters are set.
+    const { rows } = await runQuery(this.pool, this.q.statsThroughputByMinute, [tenant, queue]);
     return rows.map((row) => ({ minute: row.minute, enqueued: row.enqueued, succeeded: row.succeeded, failed: row.failed }));
   }
 

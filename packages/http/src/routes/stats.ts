@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { jsonResponse, problemResponses } from "../response-schemas.js";
-import { tenantQuery } from "../schemas.js";
+import { throughputQuery } from "../schemas.js";
 import { readScope } from "../tenancy.js";
 import { responseSchema, routeSchema } from "../validation.js";
 
@@ -24,10 +24,10 @@ const throughputSchema = {
   hide: true,
   tags: ["operations"],
   operationId: "getThroughput",
-  summary: "jobs enqueued and attempts finished per minute over the last hour (oldest first)",
+  summary: "jobs enqueued and attempts finished per minute over the last hour (oldest first), of every queue or one",
   security: BEARER_SECURITY,
-  querystring: routeSchema(tenantQuery),
-  response: { 200: jsonResponse("60 minutes", throughputResponse), ...problemResponses(400, 401, 403, 503) },
+  querystring: routeSchema(throughputQuery),
+  response: { 200: jsonResponse("60 minutes", throughputResponse), ...problemResponses(400, 401, 403, 422, 503) },
 };
 
 /**
@@ -47,14 +47,14 @@ export const dashboardOnlyPaths = {
 };
 
 /**
- * `GET /v1/stats/throughput`: jobs per minute over the last hour, for the
- * dashboard's chart. Hidden from the OpenAPI document: it serves the
- * dashboard and may change with it.
+ * `GET /v1/stats/throughput`: jobs per minute over the last hour (of one
+ * queue with `?queue=`), for the dashboard's charts. Hidden from the
+ * OpenAPI document: it serves the dashboard and may change with it.
  */
 export function statsRoutes(app: FastifyInstance, { conveyor }: RouteContext): void {
   const throughput = conveyor.throughput;
-  app.get<{ Querystring: z.output<typeof tenantQuery> }>("/stats/throughput", { schema: throughputSchema }, async (request) => {
-    const minutes = await throughput.lastHour(readScope(request, request.query.tenant));
+  app.get<{ Querystring: z.output<typeof throughputQuery> }>("/stats/throughput", { schema: throughputSchema }, async (request) => {
+    const minutes = await throughput.lastHour({ ...readScope(request, request.query.tenant), queue: request.query.queue ?? null });
     return { minutes: minutes.map((entry) => ({ ...entry, minute: entry.minute.toISOString() })) };
   });
 }

@@ -34,8 +34,11 @@ const HISTORY_SUCCESSES = `
  * primary-key index find the last hour instead of reading every finished job.
  * Job ids come from the enqueuing process' clock and execution ids are made
  * when an attempt starts, so an attempt that started before the window and
- * ended inside it is not counted: a chart, not an audit.
- * $1 tenant|null (null: all tenants)
+ * ended inside it is not counted: a chart, not an audit. With a queue, jobs
+ * are counted by the queue they are in now (a bulk move takes its history
+ * along): each failed attempt's job is looked up by primary key, as for a
+ * tenant, and the history rows read carry their queue.
+ * $1 tenant|null (null: all tenants), $2 queue|null (null: all queues)
  */
 export const statsThroughputByMinute = `
 WITH RECURSIVE window_start AS (
@@ -51,6 +54,7 @@ WITH RECURSIVE window_start AS (
   WHERE j.id >= (SELECT id FROM lower_id)
     AND j.created_at >= (SELECT since FROM window_start)
     AND ($1::text IS NULL OR j.tenant = $1)
+    AND ($2::text IS NULL OR j.queue = $2)
   GROUP BY 1
 ), ended AS (
   SELECT date_trunc('minute', e.finished_at) AS minute,
@@ -59,11 +63,13 @@ WITH RECURSIVE window_start AS (
   FROM {{schema}}.job_executions AS e
   WHERE e.id >= (SELECT id FROM lower_id)
     AND e.finished_at >= (SELECT since FROM window_start)
-    AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM {{schema}}.jobs AS j WHERE j.id = e.job_id AND j.tenant = $1))
+    AND (($1::text IS NULL AND $2::text IS NULL) OR EXISTS (
+      SELECT 1 FROM {{schema}}.jobs AS j WHERE j.id = e.job_id AND ($1::text IS NULL OR j.tenant = $1) AND ($2::text IS NULL OR j.queue = $2)))
   GROUP BY 1
 ), history_ended AS (
   SELECT date_trunc('minute', s.finished_at) AS minute, count(*)::int AS succeeded
   FROM (${HISTORY_SUCCESSES}) AS s
+  WHERE $2::text IS NULL OR s.queue = $2
   GROUP BY 1
 )
 SELECT m.minute,
