@@ -103,7 +103,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     expect(await row.getByTestId("status").textContent()).toBe("queued");
     await screenshot("02-jobs");
 
-    await row.getByRole("link").click();
+    await row.locator("a[href^='#/jobs/']").click();
     await page.getByTestId("job-page").waitFor();
     expect(page.url()).toContain(`#/jobs/${id}`);
     expect(await page.getByTestId("payload").textContent()).toContain('"text": "Cancel me from the dashboard."');
@@ -152,7 +152,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     const requeue = list.items.find((entry: any) => entry.payload.to === "requeue-me@invalid.example");
     const purge = list.items.find((entry: any) => entry.payload.to === "purge-me@invalid.example");
 
-    await table.locator(`tr[data-dead-letter-id="${requeue.id}"]`).getByRole("link").click();
+    await table.locator(`tr[data-dead-letter-id="${requeue.id}"]`).locator("a[href^='#/dead-letters/']").click();
     await page.getByTestId("dead-letter-page").waitFor();
     const timeline = page.getByTestId("timeline");
     expect(await timeline.locator("li").count()).toBe(1);
@@ -255,7 +255,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     try {
       await page.goto(`${server.url}/#/`);
       const limits = page.locator("[data-testid=queues] tr[data-queue=default] [data-testid=limits]");
-      await poll(() => limits.textContent()).toBe("paused 3 at once, 10 per 1.0 s");
+      await poll(() => limits.textContent()).toBe("paused 3 at once · 10 per second");
       await screenshot("09b-overview-limits");
     } finally {
       await api("POST", "/v1/queues/default/resume");
@@ -275,9 +275,9 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     try {
       await page.goto(`${server.url}/#/`);
       const section = page.locator("[data-testid=key-limits][data-queue=keyed]");
-      await poll(() => section.locator("p").first().textContent()).toBe("keyed: every key 4 at once, 60 per 1 min 0 s; 1 key(s) overridden");
+      await poll(() => section.locator("p").first().textContent()).toBe("keyed: every key 4 at once, 60 per minute; 1 key(s) overridden");
       await poll(() => page.locator("[data-testid=queues] tr[data-queue=keyed] [data-testid=limits]").textContent()).toBe(
-        " per key: 4 at once, 60 per 1 min 0 s",
+        "per key 4 at once · 60 per minute",
       );
       await poll(() => section.locator("tr[data-key='hooks.fragile.example'] td").allTextContents()).toEqual([
         "hooks.fragile.example",

@@ -391,7 +391,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     await screenshot("68-jobs-priority-scheduled");
 
     // The job's own page says so too.
-    await scheduledRow.getByRole("link").click();
+    await scheduledRow.locator("a[href^='#/jobs/']").click();
     await page.getByTestId("job-page").waitFor();
     expect(await page.locator("[data-testid=job-page] [data-testid=scheduled]").textContent()).toBe("scheduled");
     await screenshot("68b-job-scheduled");
@@ -404,7 +404,7 @@ describe.skipIf(!available)("the dashboard's edges in Chromium", () => {
     const row = page.locator("[data-testid=queues] tr[data-queue=mail]");
     await row.getByRole("button", { name: "pause queue mail" }).click();
     await poll(pausedOf).toBe(true);
-    await poll(() => row.getByTestId("limits").textContent()).toBe("paused ");
+    await poll(() => row.getByTestId("limits").textContent()).toBe("paused");
     await poll(() => row.getByTestId("queue-control").textContent()).toBe("Resume");
     await screenshot("69-queue-paused");
     await row.getByRole("button", { name: "resume queue mail" }).click();

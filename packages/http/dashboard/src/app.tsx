@@ -7,6 +7,7 @@ import { JobPage } from "./components/job.js";
 import { Jobs } from "./components/jobs.js";
 import { KeyLimitsPage } from "./components/key-limits.js";
 import { Overview } from "./components/overview.js";
+import { QueuePage } from "./components/queue.js";
 import { SignIn } from "./components/sign-in.js";
 import { usePoll } from "./poll.js";
 import { href, useRoute } from "./router.js";
@@ -56,6 +57,7 @@ export function App() {
   else if (section === "dead-letters") page = <DeadLetters api={api} route={route} />;
   else if (section === "bulk-actions" && id) page = <BulkActionPage key={id} api={api} id={id} />;
   else if (section === "bulk-actions") page = <BulkActions api={api} route={route} />;
+  else if (section === "queues" && id) page = <QueuePage key={id} api={api} name={id} admin={admin} />;
   else if (section === "key-limits") page = <KeyLimitsPage api={api} admin={admin} />;
   else page = <Overview api={api} admin={admin} />;
 

@@ -40,6 +40,34 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3_600)} h`;
 }
 
+/** The round units an interval is named in, largest first. */
+const ROUND_UNITS: ReadonlyArray<[number, string]> = [
+  [86_400_000, "day"],
+  [3_600_000, "hour"],
+  [60_000, "minute"],
+  [1_000, "second"],
+];
+
+/**
+ * A rate's interval, for "60 per minute": a whole number of the largest
+ * unit it is a whole number of ("minute", "5 minutes", "day"); an interval
+ * that is none ("1.5 s", "250 ms") as `formatDuration` writes it.
+ */
+export function formatInterval(ms: number): string {
+  for (const [size, unit] of ROUND_UNITS) {
+    if (ms >= size && ms % size === 0) {
+      const count = ms / size;
+      return count === 1 ? unit : `${formatNumber(count)} ${unit}s`;
+    }
+  }
+  return formatDuration(ms);
+}
+
+/** A rate limit in words: "60 per minute", "1 per 5 seconds". */
+export function formatRateLimit(rate: { count: number; intervalMs: number }): string {
+  return `${formatNumber(rate.count)} per ${formatInterval(rate.intervalMs)}`;
+}
+
 /** "12 s ago", from an ISO time. */
 export function ago(iso: string | null | undefined): string {
   if (!iso) return "—";

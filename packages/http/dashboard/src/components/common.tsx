@@ -85,6 +85,20 @@ export function IdLink({ path, id }: { path: string; id: string }) {
   );
 }
 
+/** A queue's route: `#/queues/<name>`, the name encoded (it may hold "/" and ":"). */
+export function queuePath(queue: string): string {
+  return `/queues/${encodeURIComponent(queue)}`;
+}
+
+/** A queue's name, linking to its page. */
+export function QueueLink({ queue }: { queue: string }) {
+  return (
+    <a href={href(queuePath(queue))} data-testid="queue-link">
+      {queue}
+    </a>
+  );
+}
+
 /**
  * When a job that waits for its time runs: a queued job whose run time is
  * still ahead is scheduled (not yet claimable), a retrying one waits for its

@@ -4,7 +4,7 @@ import { ago, formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href, navigate, type Route } from "../router.js";
 import type { DeadLetterJson, DeadLetterPage } from "../types.js";
-import { Facts, IdLink, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Facts, IdLink, JsonBlock, Notice, Problem, QueueLink, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 
 const REFRESH_MS = 3_000;
@@ -54,7 +54,9 @@ export function DeadLetters({ api, route }: { api: Api; route: Route }) {
                   <IdLink path="/dead-letters" id={entry.id} />
                 </td>
                 <td>{entry.kind}</td>
-                <td>{entry.queue}</td>
+                <td>
+                  <QueueLink queue={entry.queue} />
+                </td>
                 <td>{entry.tenant}</td>
                 <td>{entry.reason.replace("_", " ")}</td>
                 <td class="clip">
@@ -151,7 +153,7 @@ export function DeadLetterPage({ api, id }: { api: Api; id: string }) {
         items={[
           ["Job", <a href={href(`/jobs/${entry.jobId}`)}><code>{entry.jobId}</code></a>],
           ["Tenant", entry.tenant],
-          ["Queue", entry.queue],
+          ["Queue", <QueueLink queue={entry.queue} />],
           ["Reason", entry.reason.replace("_", " ")],
           ["Attempts", `${entry.attempts} / ${entry.maxAttempts}`],
           ["Dead since", formatTime(entry.deadAt)],

@@ -5,7 +5,7 @@ import { formatTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import type { JobWithExecutions } from "../types.js";
-import { Badge, Due, Facts, JsonBlock, Notice, Problem, StoredError, Updated } from "./common.js";
+import { Badge, Due, Facts, JsonBlock, Notice, Problem, QueueLink, StoredError, Updated } from "./common.js";
 import { Timeline } from "./timeline.js";
 import { JobOutput } from "./job-output.js";
 import { JobLinks } from "./job-links.js";
@@ -85,7 +85,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
         items={[
           ["Id", <code>{job.id}</code>],
           ["Tenant", job.tenant],
-          ["Queue", job.queue],
+          ["Queue", <QueueLink queue={job.queue} />],
           ["Priority", job.priority],
           ["Attempts", `${job.attempts} / ${job.maxAttempts}`],
           ["Run at", formatTime(job.runAt)],

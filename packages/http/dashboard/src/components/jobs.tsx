@@ -7,7 +7,7 @@ import { checkSearch, isCostly, type Search, searchOf, setFields } from "../sear
 import type { BulkActionKind, JobCount, JobJson, JobPage, QueueList } from "../types.js";
 import { BulkBar, BulkDialog } from "./bulk-confirm.js";
 import { FollowBulkAction } from "./bulk-progress.js";
-import { Badge, Due, IdLink, Problem, StoredError, Updated } from "./common.js";
+import { Badge, Due, IdLink, Problem, QueueLink, StoredError, Updated } from "./common.js";
 import { JobFilters } from "./job-filters.js";
 import { SelectionBar } from "./job-selection.js";
 import { ProgressHint } from "./job-output.js";
@@ -163,7 +163,9 @@ function JobTable({ jobs, ticked, onTick }: { jobs: JobJson[]; ticked: ReadonlyS
               <IdLink path="/jobs" id={job.id} />
             </td>
             <td>{job.kind}</td>
-            <td>{job.queue}</td>
+            <td>
+              <QueueLink queue={job.queue} />
+            </td>
             <td>{job.tenant}</td>
             <td>
               <Badge value={job.status} />

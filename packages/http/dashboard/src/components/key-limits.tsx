@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
-import { ago, formatDuration, formatNumber } from "../format.js";
+import { ago, formatNumber } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import type { KeyLimitJson, KeyLimitList, KeyLoadJson, KeyStatusJson, TopKeys } from "../types.js";
-import { Badge, Problem, Updated } from "./common.js";
+import { Badge, Problem, QueueLink, Updated } from "./common.js";
+import { describeLimits } from "./limits.js";
 
 /** Keys shown per key-limited queue on the overview, and on the page of its own. */
 const TOP_KEYS = 5;
@@ -37,15 +38,6 @@ export async function loadKeyLimitedQueues(api: Api, topKeys = TOP_KEYS): Promis
   );
 }
 
-/** "4 at once, 60 per 1 min": a key's limits; "none" when it has none. */
-function describe(limits: { concurrency: number | null; rateLimit: { count: number; intervalMs: number } | null }): string {
-  const parts = [
-    ...(limits.concurrency !== null ? [`${limits.concurrency} at once`] : []),
-    ...(limits.rateLimit ? [`${limits.rateLimit.count} per ${formatDuration(limits.rateLimit.intervalMs)}`] : []),
-  ];
-  return parts.length > 0 ? parts.join(", ") : "none";
-}
-
 /** Limits per key: each key-limited queue's limits and the keys with the most jobs waiting. */
 export function KeyLimitTables({ queues, summary = true }: { queues: KeyLimitedQueue[]; summary?: boolean }) {
   if (queues.length === 0) return <p class="muted">No queue has limits per key.</p>;
@@ -55,7 +47,10 @@ export function KeyLimitTables({ queues, summary = true }: { queues: KeyLimitedQ
         <div key={entry.queue} data-testid="key-limits" data-queue={entry.queue}>
           {summary ? (
             <p>
-              <strong>{entry.queue}</strong>: every key {describe(entry.defaults)}
+              <strong>
+                <QueueLink queue={entry.queue} />
+              </strong>
+              : every key {describeLimits(entry.defaults)}
               {entry.overrides > 0 ? `; ${entry.overrides} key(s) overridden` : ""}
             </p>
           ) : null}
@@ -85,7 +80,7 @@ export function KeyLimitTables({ queues, summary = true }: { queues: KeyLimitedQ
                         {key.running}
                       </td>
                       <td data-label="Limits">
-                        {describe(key)}
+                        {describeLimits(key)}
                         {key.source === "override" ? <span class="muted"> (override)</span> : null}
                         {key.concurrency !== null && key.running >= key.concurrency ? <span class="muted"> · at its limit</span> : null}
                       </td>
@@ -132,44 +127,48 @@ export function KeyLimitsPage({ api, admin }: { api: Api; admin: boolean | null 
       {queues?.map((entry) => (
         <div key={entry.queue} class="key-queue" data-testid="key-queue" data-queue={entry.queue}>
           <h2>
-            <a href={href("/jobs", { queue: entry.queue })}>{entry.queue}</a>
+            <QueueLink queue={entry.queue} />
           </h2>
           <p data-testid="key-default">
-            Every key: <strong>{describe(entry.defaults)}</strong> <span class="muted">(set {ago(entry.defaults.updatedAt)})</span>
+            Every key: <strong>{describeLimits(entry.defaults)}</strong> <span class="muted">(set {ago(entry.defaults.updatedAt)})</span>
           </p>
           <h3>Overrides</h3>
-          {entry.overridden.length === 0 ? (
-            <p class="muted">None: every key has the default.</p>
-          ) : (
-            <div class="table-wrap">
-              <table class="data stack" data-testid="key-overrides">
-                <thead>
-                  <tr>
-                    <th>Key</th>
-                    <th>Limits</th>
-                    <th>Set</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {entry.overridden.map((item) => (
-                    <tr key={item.key} data-key={item.key}>
-                      <td data-label="Key">
-                        <code>{item.key}</code>
-                      </td>
-                      <td data-label="Limits">{describe(item)}</td>
-                      <td data-label="Set">{ago(item.updatedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <KeyOverrides overridden={entry.overridden} />
           <h3>Busiest keys</h3>
           <KeyLimitTables queues={[entry]} summary={false} />
           <KeyLookup api={api} queue={entry.queue} />
         </div>
       ))}
     </section>
+  );
+}
+
+/** A queue's overrides: each key whose limits replace the default, and when it was set. */
+export function KeyOverrides({ overridden }: { overridden: KeyLimitJson[] }) {
+  if (overridden.length === 0) return <p class="muted">None: every key has the default.</p>;
+  return (
+    <div class="table-wrap">
+      <table class="data stack" data-testid="key-overrides">
+        <thead>
+          <tr>
+            <th>Key</th>
+            <th>Limits</th>
+            <th>Set</th>
+          </tr>
+        </thead>
+        <tbody>
+          {overridden.map((item) => (
+            <tr key={item.key} data-key={item.key}>
+              <td data-label="Key">
+                <code>{item.key}</code>
+              </td>
+              <td data-label="Limits">{describeLimits(item)}</td>
+              <td data-label="Set">{ago(item.updatedAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -204,7 +203,7 @@ function KeyLookup({ api, queue }: { api: Api; queue: string }) {
           <Badge value={status.state} /> <span data-testid="key-reason">{status.reason}</span>{" "}
           <span class="muted">
             ({formatNumber(status.running)} running, {formatNumber(status.ready)} ready, {formatNumber(status.scheduled)} scheduled; limits{" "}
-            {describe(status)}
+            {describeLimits(status)}
             {status.source === "override" ? ", an override" : status.source === "default" ? ", the default" : ""})
           </span>
         </p>

@@ -1,6 +1,6 @@
 import { ago, formatDuration, formatNumber, formatRate, shortId } from "../format.js";
 import { href } from "../router.js";
-import { IdLink } from "./common.js";
+import { IdLink, QueueLink } from "./common.js";
 import { errorSearchText } from "../search.js";
 import type { ErrorGroupJson, OverviewJson, OverviewKindJson, OverviewWorkerJson, StuckJson } from "../types.js";
 
@@ -20,7 +20,7 @@ export function OldestReady({ overview }: { overview: OverviewJson }) {
   return (
     <p>
       <IdLink path="/jobs" id={job.id} />{" "}
-      {job.kind} in queue {job.queue} (tenant {job.tenant}) has waited <strong>{formatDuration(job.ageMs)}</strong>.
+      {job.kind} in queue <QueueLink queue={job.queue} /> (tenant {job.tenant}) has waited <strong>{formatDuration(job.ageMs)}</strong>.
     </p>
   );
 }
@@ -56,7 +56,9 @@ export function Stuck({ stuck }: { stuck: StuckJson | null }) {
                   <IdLink path="/jobs" id={job.id} />
                 </td>
                 <td>{job.kind}</td>
-                <td>{job.queue}</td>
+                <td>
+                  <QueueLink queue={job.queue} />
+                </td>
                 <td>
                   <code>{job.workerId}</code>
                 </td>
@@ -176,7 +178,13 @@ export function WorkerTable({ workers, runningJobs }: { workers: OverviewWorkerJ
               <td>
                 {worker.hostname} / {worker.pid}
               </td>
-              <td>{worker.queues ? worker.queues.join(", ") : <span class="muted">all</span>}</td>
+              <td>
+                {worker.queues ? (
+                  worker.queues.map((queue, index) => [index > 0 ? ", " : null, <QueueLink key={queue} queue={queue} />])
+                ) : (
+                  <span class="muted">all</span>
+                )}
+              </td>
               <td data-testid="load">
                 <Load worker={worker} />
               </td>

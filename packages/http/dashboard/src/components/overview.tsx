@@ -16,7 +16,8 @@ import {
   type WorkerList,
 } from "../types.js";
 import { ThroughputChart } from "./chart.js";
-import { Badge, Problem, Updated } from "./common.js";
+import { Problem, QueueLink, Updated } from "./common.js";
+import { QueueLimits } from "./limits.js";
 import { KeyLimitTables, type KeyLimitedQueue, loadKeyLimitedQueues } from "./key-limits.js";
 import { ErrorTable, KindTable, LeftOut, OldestReady, Stuck, WorkerTable } from "./overview-parts.js";
 
@@ -213,7 +214,7 @@ function QueueTable({
     <>
     <Problem error={problem} />
     <div class="table-wrap">
-    <table class="data sticky-1" data-testid="queues">
+    <table class="data queues sticky-1" data-testid="queues">
       <thead>
         <tr>
           <th>Queue</th>
@@ -233,7 +234,7 @@ function QueueTable({
         {overview.queues.map((queue) => (
           <tr key={queue.queue} data-queue={queue.queue}>
             <td>
-              <a href={href("/jobs", { queue: queue.queue })}>{queue.queue}</a>
+              <QueueLink queue={queue.queue} />
             </td>
             {JOB_STATUSES.map((status) => (
               <td key={status} class="num">
@@ -276,26 +277,3 @@ function QueueTable({
     </>
   );
 }
-
-/** What `conveyor queues` shows in LIMITS: paused, a cap on jobs running at once, a claim rate, limits per key. */
-function QueueLimits({ paused, queue }: { paused: boolean; queue: QueueStatsJson | null }) {
-  if (queue === null) return paused ? <Badge value="paused" /> : <span class="muted">…</span>;
-  const perKey = queue.keyLimits
-    ? [
-        ...(queue.keyLimits.concurrency !== null ? [`${queue.keyLimits.concurrency} at once`] : []),
-        ...(queue.keyLimits.rateLimit ? [`${queue.keyLimits.rateLimit.count} per ${formatDuration(queue.keyLimits.rateLimit.intervalMs)}`] : []),
-      ]
-    : null;
-  const limits = [
-    ...(queue.concurrency !== null ? [`${queue.concurrency} at once`] : []),
-    ...(queue.rateLimit ? [`${queue.rateLimit.count} per ${formatDuration(queue.rateLimit.intervalMs)}`] : []),
-    ...(perKey !== null ? [`per key: ${perKey.length > 0 ? perKey.join(", ") : "overrides only"}`] : []),
-  ];
-  if (!paused && limits.length === 0) return <span class="muted">none</span>;
-  return (
-    <>
-      {paused ? <Badge value="paused" /> : null} {limits.join(", ")}
-    </>
-  );
-}
-
