@@ -5,7 +5,8 @@
  * failure rate (its own, not the other queues'), its limits and limits per
  * key with the busiest keys, Pause and Resume, the workers serving it and
  * its oldest ready job; at 390 px too. And what the overview shows around
- * it: a compact limits cell, and rates in round units ("60 per minute"). Screenshots go to
+ * it: a compact limits cell, rates in round units ("60 per minute"), and a
+ * flow graph wider than a phone saying that it scrolls. Screenshots go to
  * test-artifacts/dashboard/.
  */
 import { mkdirSync } from "node:fs";
@@ -238,6 +239,49 @@ describe.skipIf(!available)("a queue's page in Chromium", () => {
       await api("POST", "/v1/queues/mail/resume");
       await api("PATCH", "/v1/queues/mail", { concurrency: null, rateLimit: null });
       await api("DELETE", "/v1/queues/mail/key-limits");
+    }
+  });
+
+  it("says that a flow graph wider than a phone scrolls, with a shadow on the side out of view", async () => {
+    const created = await api("POST", "/v1/flows", {
+      name: "wide",
+      jobs: {
+        start: { kind: "item", payload: { n: 0 }, delayMs: 600_000 },
+        ...Object.fromEntries([1, 2, 3, 4].map((n) => [`part${n}`, { kind: "item", payload: { n }, dependsOn: ["start"] }])),
+      },
+    });
+    expect(created.status).toBe(201);
+    const shadow = (on: Page, side: "before" | "after") =>
+      on.locator(".scroll-frame").evaluate((frame: any, pseudo: string) => (globalThis as any).getComputedStyle(frame, `::${pseudo}`).opacity, side);
+
+    // At 1280 px the graph fits: no hint, no shadow.
+    await page.goto(`${server.url}/#/flows/${created.json.id}`);
+    await page.locator("svg[data-testid=flow-graph]").waitFor();
+    await poll(() => page.locator(".scroll-box").getAttribute("data-overflow")).toBe("");
+    expect(await page.getByTestId("scroll-hint").count()).toBe(0);
+
+    const { narrow, phonePage } = await phone(keys.admin);
+    try {
+      await phonePage.goto(`${server.url}/#/flows/${created.json.id}`);
+      await phonePage.locator("svg[data-testid=flow-graph]").waitFor();
+      const hint = phonePage.getByTestId("scroll-hint");
+      await poll(() => hint.textContent()).toBe("The graph is wider than the screen: scroll sideways to see the rest →");
+      expect(await hint.isVisible()).toBe(true);
+      expect(await phonePage.locator(".scroll-box").getAttribute("data-overflow")).toBe("right");
+      await poll(() => shadow(phonePage, "after")).toBe("1");
+      expect(await shadow(phonePage, "before")).toBe("0");
+      expect(await phonePage.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+      await screenshot("84-narrow-flow-scroll-hint", phonePage);
+
+      // Scrolled to its end, the shadow moves to the start and the hint points back.
+      await phonePage.locator(".flow-canvas").evaluate((canvas: any) => {
+        canvas.scrollLeft = canvas.scrollWidth;
+      });
+      await poll(() => phonePage.locator(".scroll-box").getAttribute("data-overflow")).toBe("left");
+      expect(await hint.textContent()).toBe("← scroll back for the start of the graph");
+      await poll(() => shadow(phonePage, "before")).toBe("1");
+    } finally {
+      await narrow.close();
     }
   });
 

@@ -3,6 +3,7 @@ import { flowLevels } from "conveyor-jobs/browser";
 import { type Api, ApiError, query } from "../api.js";
 import { ago, formatNumber, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
+import { ScrollBox } from "./scroll-box.js";
 import { href, navigate, type Route } from "../router.js";
 import { type FlowDetail, type FlowJson, type FlowNodeJson, type FlowPage, JOB_STATUSES } from "../types.js";
 import { Badge, Facts, IdLink, Notice, Problem, Updated } from "./common.js";
@@ -279,7 +280,7 @@ function FlowGraph({ jobs }: { jobs: FlowNodeJson[] }) {
     }),
   );
   return (
-    <div class="flow-canvas">
+    <ScrollBox class="flow-canvas" label="The graph">
       <svg
         class="flow-graph"
         data-testid="flow-graph"
@@ -342,6 +343,6 @@ function FlowGraph({ jobs }: { jobs: FlowNodeJson[] }) {
           );
         })}
       </svg>
-    </div>
+    </ScrollBox>
   );
 }
