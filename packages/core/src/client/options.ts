@@ -13,7 +13,7 @@ import { ConfigError } from "../core/errors.js";
 import { type ConnectionConfig, connectionConfig, type Pool, poolConnectionConfig, poolOf } from "../store/db.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { collectSchedules } from "../core/schedules.js";
-import { checkKnownFields, type KnownFields } from "../core/validate.js";
+import { checkKnownFields, type KnownFields, quoted } from "../core/validate.js";
 
 /** Options of `new Conveyor(options)`. Give `connectionString` or `pool`. */
 export interface ConveyorOptions {
@@ -178,14 +178,14 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
     throw new ConfigError(`schema must be a letter or _ then up to 47 letters, digits or _, got ${JSON.stringify(schema)}`);
   }
   const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-  if (!Number.isInteger(poolSize) || poolSize < 1) throw new ConfigError(`poolSize must be an integer >= 1, got ${poolSize}`);
+  if (!Number.isInteger(poolSize) || poolSize < 1) throw new ConfigError(`poolSize must be an integer >= 1, got ${quoted(poolSize)}`);
   const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 0) {
-    throw new ConfigError(`queryTimeoutMs must be an integer >= 0 (0: no deadline), got ${queryTimeoutMs}`);
+    throw new ConfigError(`queryTimeoutMs must be an integer >= 0 (0: no deadline), got ${quoted(queryTimeoutMs)}`);
   }
   const searchTimeoutMs = options.searchTimeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
   if (!Number.isInteger(searchTimeoutMs) || searchTimeoutMs < 0) {
-    throw new ConfigError(`searchTimeoutMs must be an integer >= 0 (0: no bound), got ${searchTimeoutMs}`);
+    throw new ConfigError(`searchTimeoutMs must be an integer >= 0 (0: no bound), got ${quoted(searchTimeoutMs)}`);
   }
   // The client-side deadline would fire first, and discard the connection instead of answering SearchTimeoutError.
   if (!options.pool && queryTimeoutMs > 0 && (searchTimeoutMs === 0 || searchTimeoutMs >= queryTimeoutMs)) {
@@ -193,7 +193,7 @@ export function resolveConveyorOptions(options: ConveyorOptions): {
   }
   const exactCountLimit = options.exactCountLimit ?? DEFAULT_EXACT_COUNT_LIMIT;
   if (!Number.isInteger(exactCountLimit) || exactCountLimit < 1 || exactCountLimit > MAX_EXACT_COUNT_LIMIT) {
-    throw new ConfigError(`exactCountLimit must be an integer from 1 to ${MAX_EXACT_COUNT_LIMIT}, got ${exactCountLimit}`);
+    throw new ConfigError(`exactCountLimit must be an integer from 1 to ${MAX_EXACT_COUNT_LIMIT}, got ${quoted(exactCountLimit)}`);
   }
   const jobs = new Map<string, AnyJobDefinition>();
   for (const definition of options.jobs ?? []) {

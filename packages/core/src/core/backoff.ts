@@ -5,7 +5,7 @@ import {
   MAX_DELAY_MS,
 } from "./defaults.js";
 import { ConfigError } from "./errors.js";
-import { checkKnownFields } from "./validate.js";
+import { checkKnownFields, quoted } from "./validate.js";
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffPolicy {
@@ -39,11 +39,11 @@ export function resolveBackoff(policy: BackoffPolicy = {}, field = "backoff"): R
   const baseMs = policy.baseMs ?? DEFAULT_BACKOFF_BASE_MS;
   const capMs = policy.capMs ?? DEFAULT_BACKOFF_CAP_MS;
   const jitter = policy.jitter ?? DEFAULT_BACKOFF_JITTER;
-  if (!Number.isFinite(baseMs) || baseMs < 0) throw new ConfigError(`${field}.baseMs must be a number >= 0, got ${baseMs}`);
-  if (!Number.isFinite(capMs) || capMs < baseMs) throw new ConfigError(`${field}.capMs must be >= ${field}.baseMs (${baseMs}), got ${capMs}`);
+  if (!Number.isFinite(baseMs) || baseMs < 0) throw new ConfigError(`${field}.baseMs must be a number >= 0, got ${quoted(baseMs)}`);
+  if (!Number.isFinite(capMs) || capMs < baseMs) throw new ConfigError(`${field}.capMs must be >= ${field}.baseMs (${baseMs}), got ${quoted(capMs)}`);
   // A retry's run time is now + delay, which the jobs table bounds (jobs_run_at_bounded).
-  if (capMs > MAX_DELAY_MS) throw new ConfigError(`${field}.capMs must be at most ${MAX_DELAY_MS} (10 years), got ${capMs}`);
-  if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1) throw new ConfigError(`${field}.jitter must be between 0 and 1, got ${jitter}`);
+  if (capMs > MAX_DELAY_MS) throw new ConfigError(`${field}.capMs must be at most ${MAX_DELAY_MS} (10 years), got ${quoted(capMs)}`);
+  if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1) throw new ConfigError(`${field}.jitter must be between 0 and 1, got ${quoted(jitter)}`);
   return Object.freeze({ baseMs, capMs, jitter });
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { DEFAULT_BATCH_MAX_WAIT_MS, MAX_BATCH_SIZE, MAX_BATCH_WAIT_MS } from "./defaults.js";
 import { ConfigError } from "./errors.js";
-import { checkKnownFields } from "./validate.js";
+import { checkKnownFields, quoted } from "./validate.js";
 import type { Queryable } from "./queryable.js";
 
 /** `defineJob({ batch })`: how a kind's jobs are gathered into batches for its `batchHandler`. */
@@ -108,10 +108,10 @@ export function resolveBatch<P, R>(options: BatchOptions<P> | undefined, handler
   checkKnownFields(options, { maxSize: true, maxWaitMs: true, key: true }, "a batch option", { path: `${where}: batch`, ErrorType: ConfigError });
   const { maxSize, maxWaitMs = DEFAULT_BATCH_MAX_WAIT_MS, key } = options;
   if (!Number.isInteger(maxSize) || maxSize < 1 || maxSize > MAX_BATCH_SIZE) {
-    throw new ConfigError(`${where}: batch.maxSize must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${String(maxSize)}`);
+    throw new ConfigError(`${where}: batch.maxSize must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${quoted(maxSize)}`);
   }
   if (typeof maxWaitMs !== "number" || !Number.isFinite(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_BATCH_WAIT_MS) {
-    throw new ConfigError(`${where}: batch.maxWaitMs must be a number of ms from 0 to ${MAX_BATCH_WAIT_MS}, got ${String(maxWaitMs)}`);
+    throw new ConfigError(`${where}: batch.maxWaitMs must be a number of ms from 0 to ${MAX_BATCH_WAIT_MS}, got ${quoted(maxWaitMs)}`);
   }
   if (key !== undefined && typeof key !== "function") throw new ConfigError(`${where}: batch.key must be a function of the payload returning the key`);
   return Object.freeze({ maxSize, maxWaitMs, key: key ?? null, handler });

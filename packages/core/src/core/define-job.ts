@@ -15,7 +15,7 @@ import type { Queryable } from "./queryable.js";
 import type { DependencyOutcome, DependencySummary } from "./flows.js";
 import type { DurableFunctions } from "./steps.js";
 import { type BatchContext, type BatchHandler, type BatchOptions, outcomeOf, type ResolvedBatch, resolveBatch } from "./batch.js";
-import { checkKnownFields, checkMaxAttempts, checkName, checkPriority, type KnownFields } from "./validate.js";
+import { checkKnownFields, checkMaxAttempts, checkName, checkPriority, type KnownFields, quoted } from "./validate.js";
 
 /** What a handler knows about the job it is running. */
 export interface JobInfo {
@@ -285,7 +285,7 @@ export function defineJob<S extends StandardSchemaV1, R = unknown>(input: JobDef
   checkMaxAttempts(maxAttempts, `${where}: maxAttempts`, ConfigError);
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new ConfigError(`${where}: timeoutMs must be a number >= 0 (0 for none), got ${timeoutMs}`);
+    throw new ConfigError(`${where}: timeoutMs must be a number >= 0 (0 for none), got ${quoted(timeoutMs)}`);
   }
   const queue = input.queue ?? DEFAULT_QUEUE;
   checkName(queue, `${where}: queue`, ConfigError);

@@ -3,7 +3,7 @@ import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_NAME_LENGTH, MAX_STEP_RESU
 import { PermanentError, StepError } from "./errors.js";
 import { jsonProblem } from "./json.js";
 import type { Queryable } from "./queryable.js";
-import { checkKnownFields, checkLabel, type KnownFields } from "./validate.js";
+import { checkKnownFields, checkLabel, type KnownFields, quoted } from "./validate.js";
 
 /** How a step runs (`step(name, options, fn)`). */
 export interface StepOptions {
@@ -221,7 +221,7 @@ export function stepCallOf(name: string, optionsOrFn: StepOptions | (() => unkno
   checkKnownFields(options, STEP_OPTION_FIELDS, "a step option", { path: `step ${JSON.stringify(name)}:`, ErrorType: StepError });
   const retries = options.retries ?? DEFAULT_STEP_RETRIES;
   if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
-    throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${String(retries)}`);
+    throw new StepError(`step ${JSON.stringify(name)}: retries must be an integer from 0 to 100, got ${quoted(retries)}`);
   }
   const backoff = resolveBackoff(options.backoff, `step ${JSON.stringify(name)} backoff`);
   return { options, fn: fn as (tx: Queryable) => unknown, retries, backoff };
@@ -241,7 +241,7 @@ export function checkWaitOptions(name: string, options: WaitForEventOptions): st
   checkLabel(key, `${label}: key`, MAX_STEP_NAME_LENGTH, StepError, true);
   const { timeoutMs } = options;
   if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_DELAY_MS)) {
-    throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${String(timeoutMs)}`);
+    throw new StepError(`${label}: timeoutMs must be a number from 0 to ${MAX_DELAY_MS}, got ${quoted(timeoutMs)}`);
   }
   return key;
 }

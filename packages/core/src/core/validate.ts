@@ -18,15 +18,29 @@ import { ConfigError, ValidationError, type ValidationIssue } from "./errors.js"
 type ErrorClass = new (message: string) => Error;
 
 /**
- * A refused value as an error message quotes it: JSON, cut after
- * `MAX_QUOTED_VALUE_LENGTH` (64) characters, with the length it had.
+ * A refused value as an error message quotes it: JSON (so the string "10"
+ * reads `"10"`, never like the number 10), cut after
+ * `MAX_QUOTED_VALUE_LENGTH` (64) characters, with the length it had. What
+ * JSON has no text for reads as JavaScript writes it: `NaN`, `Infinity`,
+ * `10n`, `undefined`, a function's source.
  */
 export function quoted(value: unknown): string {
   const isString = typeof value === "string";
-  const text = isString ? value : (JSON.stringify(value) ?? String(value));
+  const text = isString ? value : jsonText(value);
   if (text.length <= MAX_QUOTED_VALUE_LENGTH) return isString ? JSON.stringify(text) : text;
   const cut = text.slice(0, MAX_QUOTED_VALUE_LENGTH);
   return `${isString ? JSON.stringify(cut) : cut}… (${text.length} characters)`;
+}
+
+/** JSON text for a value, or JavaScript's where JSON has none (or it would misread: NaN as null). */
+function jsonText(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  if (typeof value === "bigint") return `${value}n`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value); // a cycle, or a BigInt inside
+  }
 }
 
 function refuse(ErrorType: ErrorClass | typeof ValidationError, message: string, path: string): never {

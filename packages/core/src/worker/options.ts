@@ -16,7 +16,7 @@ import {
   MIN_LEASE_MS,
 } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
-import { checkKnownFields, type KnownFields } from "../core/validate.js";
+import { checkKnownFields, type KnownFields, quoted } from "../core/validate.js";
 import type { Fairness } from "../core/queue-settings.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { type ResolvedRetentionOptions, resolveRetentionOptions, type RetentionOptions } from "./retention-options.js";
@@ -111,18 +111,18 @@ export interface ResolvedWorkerOptions {
 }
 
 function positiveInteger(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`worker.${field} must be an integer >= 1, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`worker.${field} must be an integer >= 1, got ${quoted(value)}`);
   return value;
 }
 
 function claimBatchSize(value: number): number {
   positiveInteger(value, "claimBatchSize");
-  if (value > MAX_CLAIM_BATCH_SIZE) throw new ConfigError(`worker.claimBatchSize must be at most ${MAX_CLAIM_BATCH_SIZE}, got ${value}`);
+  if (value > MAX_CLAIM_BATCH_SIZE) throw new ConfigError(`worker.claimBatchSize must be at most ${MAX_CLAIM_BATCH_SIZE}, got ${quoted(value)}`);
   return value;
 }
 
 function duration(value: number, field: string, min = 1): number {
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(`worker.${field} must be a number of ms >= ${min}, got ${value}`);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`worker.${field} must be a number of ms >= ${min}, got ${quoted(value)}`);
   return value;
 }
 

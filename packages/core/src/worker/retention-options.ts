@@ -1,7 +1,7 @@
 import { DEFAULT_RETENTION_INTERVAL_MS } from "../core/defaults.js";
 import { ConfigError } from "../core/errors.js";
 import { resolveRetentionPolicy, type RetentionPolicy } from "../core/retention.js";
-import { checkKnownFields } from "../core/validate.js";
+import { checkKnownFields, quoted } from "../core/validate.js";
 
 /** The worker's periodic prune of old rows (worker option `retention`). */
 export interface RetentionOptions {
@@ -25,7 +25,7 @@ export interface ResolvedRetentionOptions extends RetentionPolicy {
 export function resolveRetentionOptions(options: RetentionOptions | false | undefined): ResolvedRetentionOptions | null {
   if (options === false) return null;
   if (options !== undefined && (typeof options !== "object" || options === null)) {
-    throw new ConfigError(`worker.retention must be an object or false, got ${String(options)}`);
+    throw new ConfigError(`worker.retention must be an object or false, got ${quoted(options)}`);
   }
   const input = options ?? {};
   checkKnownFields(input, { finishedMs: true, deadLetterMs: true, intervalMs: true, batchSize: true }, "a retention option of a worker", {
@@ -35,7 +35,7 @@ export function resolveRetentionOptions(options: RetentionOptions | false | unde
   const policy = resolveRetentionPolicy(input, "worker.retention.", (message) => new ConfigError(message));
   const intervalMs = input.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS;
   if (typeof intervalMs !== "number" || !Number.isFinite(intervalMs) || intervalMs < 10) {
-    throw new ConfigError(`worker.retention.intervalMs must be a number of ms >= 10, got ${String(input.intervalMs)}`);
+    throw new ConfigError(`worker.retention.intervalMs must be a number of ms >= 10, got ${quoted(input.intervalMs)}`);
   }
   return Object.freeze({ ...policy, intervalMs });
 }
