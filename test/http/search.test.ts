@@ -140,7 +140,7 @@ describe("GET /v1/overview", () => {
     expect(new Date(body.at).toISOString()).toBe(body.at);
     expect(body.queues.map((queue: { queue: string }) => queue.queue)).toEqual(["billing", "mail", "reports"]);
     const mail = body.queues.find((queue: { queue: string }) => queue.queue === "mail");
-    expect(Object.keys(mail).sort()).toEqual(["counts", "estimated", "oldestReadyAgeMs", "paused", "queue", "recent"]);
+    expect(Object.keys(mail).sort()).toEqual(["counts", "estimated", "oldestReadyAgeMs", "oldestReadyJob", "paused", "queue", "recent"]);
     expect(mail.counts.dead).toBe(jobs.filter((job) => job.queue === "mail" && job.status === "dead").length);
     expect(mail.estimated).toEqual({ waiting: false, queued: false, running: false, retrying: false, sleeping: false, succeeded: false, cancelled: false, dead: false });
     expect(mail.recent).toEqual({ succeeded: 0, failed: 0, failureRate: null });
