@@ -145,7 +145,11 @@ export async function judge(q: Query, schema: string, options: JudgeOptions = {}
     "side effects by executions the database never recorded",
     await q(`
       SELECT l.job_id, l.execution_id FROM ${s}.chaos_ledger AS l
-       WHERE l.event = 'effect' AND NOT EXISTS (SELECT 1 FROM ${s}.job_attempts AS e WHERE e.id = l.execution_id AND e.job_id = l.job_id)
+       WHERE l.event = 'effect'
+         -- The attempts of job_attempts, each by its key: an ended one's row, or the job row that holds a
+         -- running or succeeded attempt (a scan of the view per effect would read all history each time).
+         AND NOT EXISTS (SELECT 1 FROM ${s}.job_executions AS e WHERE e.id = l.execution_id AND e.job_id = l.job_id)
+         AND NOT EXISTS (SELECT 1 FROM ${s}.jobs AS j WHERE j.id = l.job_id AND j.current_execution_id = l.execution_id)
        LIMIT ${LIMIT}`),
   );
 
