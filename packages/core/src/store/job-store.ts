@@ -2,7 +2,7 @@ import type { ClaimedJob, Job, JobExecution } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
 import { decideExpiredLease, type DeadReason } from "../core/outcome.js";
 import type { TraceContext } from "../core/trace-context.js";
-import { ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
+import { DEFAULT_KEEP_SUCCEEDED, ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
 import { copyLines, runAtMicros } from "./copy-text.js";
 import type { Pool, Queryable } from "./db.js";
@@ -338,7 +338,7 @@ export class JobStore {
       jobIds[i] = d.jobId;
       executionIds[i] = d.executionId;
       results[i] = d.result;
-      kept[i] = d.keep ?? true;
+      kept[i] = d.keep ?? DEFAULT_KEEP_SUCCEEDED;
     }
     const { rows } = await this.run(this.q.jobComplete, [uuidArray(jobIds), uuidArray(executionIds), textArray(results), booleanArray(kept)]);
     return new Set(rows.map((row) => row.execution_id as string));
