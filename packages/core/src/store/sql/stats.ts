@@ -9,7 +9,9 @@ import { OUTCOME, STATE } from "./status-sets.js";
  * history rows that hold them (routines/job-attempts.ts), kind by kind
  * through jobs_finished_by_kind_idx: (finished_at, kind, queue, execution
  * id). Expects CTEs `window_start` and `lower_id`, and `history_kinds`
- * (historyKinds); $1 tenant|null.
+ * (historyKinds); $1 tenant|null. The OFFSET keeps the lateral a probe per
+ * kind: flattened into a join, it can be planned as a scan of today's
+ * partition whole.
  */
 const HISTORY_SUCCESSES = `
   SELECT h.finished_at, h.kind, h.queue
@@ -18,7 +20,8 @@ const HISTORY_SUCCESSES = `
     SELECT h.finished_at, h.kind, h.queue FROM {{schema}}.job_history AS h
     WHERE h.kind = k.kind AND h.finished_at >= (SELECT since FROM window_start)
       AND h.status = ${STATE.succeeded} AND h.current_execution_id >= (SELECT id FROM lower_id)
-      AND ($1::text IS NULL OR h.tenant = $1)) AS h
+      AND ($1::text IS NULL OR h.tenant = $1)
+    OFFSET 0) AS h
   WHERE k.kind IS NOT NULL`;
 
 /**
