@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DependentCounts, settleDependent } from "../packages/core/src/core/dependents.js";
 import { JOB_STATUSES } from "../packages/core/src/core/states.js";
 import { jobDependentsSettle } from "../packages/core/src/store/routines/job-dependents-settle.js";
-import { dependentSettleCase } from "../packages/core/src/store/sql/dependent-settle.js";
+import { dependentSettleCase, dependentSettleEvent } from "../packages/core/src/store/sql/dependent-settle.js";
 import { connectTestClient } from "./helpers/database.js";
 
 /** Every state, with every count and policy that changes a decision. */
@@ -39,7 +39,7 @@ describe("settling a dependent", () => {
     const cases = everyCase();
     const column = <K extends keyof DependentCounts>(key: K) => cases.map((c) => c[key]);
     const { rows } = await client.query<{ decided: string }>(
-      `SELECT ${dependentSettleCase("c.status")} AS decided
+      `SELECT ${dependentSettleCase(`(${dependentSettleEvent("c.status")})`, "c.status")} AS decided
        FROM unnest($1::text[], $2::boolean[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[]) WITH ORDINALITY
             AS x(status, ended_by_dependency, blocking, pending, failed, run_if, on_failure, n)
        CROSS JOIN LATERAL (SELECT x.status) AS c(status)
@@ -56,7 +56,8 @@ describe("settling a dependent", () => {
   });
 
   it("is the expression the installed routine holds", () => {
-    expect(jobDependentsSettle.sql).toContain(dependentSettleCase("c.status"));
+    expect(jobDependentsSettle.sql).toContain(dependentSettleEvent("c.status"));
+    expect(jobDependentsSettle.sql).toContain(dependentSettleCase("g.event", "g.old_status"));
   });
 
   it("moves what the lifecycle says: a failed blocker kills or cancels by its policy, a reopened one re-arms, a met set queues", () => {

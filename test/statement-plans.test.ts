@@ -76,11 +76,11 @@ function valuesFor(schema: string): Record<string, unknown[]> {
     queuesWake: [channel, ["deep"]],
     jobHeartbeat: [jobIds, executionIds, 60_000],
     jobComplete: [jobIds, executionIds, jobIds.map(() => null), jobIds.map(() => true)],
-    jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => "retrying"), jobIds.map(() => true), jobIds.map(() => null)],
+    jobEndAttempts: [jobIds, executionIds, jobIds.map(() => "failed"), jobIds.map(() => null), jobIds.map(() => 1_000), jobIds.map(() => "attempt_failed")],
     jobLockExpired: [100],
     jobEndExpired: [
-      jobIds, executionIds, jobIds.map(() => false), jobIds.map(() => "retrying"), jobIds.map(() => "lease_expired"),
-      jobIds.map(() => '{"name":"LeaseExpired","message":"lease expired on worker w"}'), jobIds.map(() => 0), jobIds.map(() => true), jobIds.map(() => null),
+      jobIds, executionIds, jobIds.map(() => false), jobIds.map(() => "lease_expired"), jobIds.map(() => "lease_expired"),
+      jobIds.map(() => '{"name":"LeaseExpired","message":"lease expired on worker w"}'), jobIds.map(() => 0),
     ],
   };
 }

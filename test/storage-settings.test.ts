@@ -48,7 +48,7 @@ describe("storage settings", () => {
     expect(job).toMatchObject({ status: "succeeded", lockedBy: null, currentExecutionId: null });
 
     await storeOf(conveyor).jobEndAttempts([
-      { jobId: failing!.id, executionId: failing!.executionId, outcome: "failed", error: null, nextStatus: "dead", delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" },
+      { jobId: failing!.id, executionId: failing!.executionId, outcome: "failed", error: null, event: "attempts_exhausted", delayMs: 0 },
     ]);
     const { rows: recorded } = await conveyor.pool.query(
       `SELECT id, outcome, worker_id, finished_at IS NOT NULL AS finished, xmax::text AS xmax FROM "${schema}".job_executions`,

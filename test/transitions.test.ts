@@ -36,8 +36,8 @@ describe("the transition table against the store", () => {
   async function ended(nextStatus: "retrying" | "dead"): Promise<string> {
     const job = await running();
     await storeOf(conveyor).jobEndAttempts([{
-      jobId: job.id, executionId: job.executionId, outcome: "failed", error: null, nextStatus,
-      delayMs: 60_000, countsAttempt: true, deadReason: nextStatus === "dead" ? "permanent_error" : null,
+      jobId: job.id, executionId: job.executionId, outcome: "failed", error: null,
+      event: nextStatus === "dead" ? "permanent_error" : "attempt_failed", delayMs: 60_000,
     }]);
     return job.id;
   }

@@ -163,8 +163,8 @@ describe("unique keys are released when the job leaves its states", () => {
     const fail = (permanent: boolean) =>
       storeOf(test.conveyor).jobEndAttempts([
         permanent
-          ? { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, nextStatus: "dead", delayMs: 0, countsAttempt: true, deadReason: "permanent_error" }
-          : { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, nextStatus: "retrying", delayMs: 0, countsAttempt: true, deadReason: null },
+          ? { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, event: "permanent_error", delayMs: 0 }
+          : { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, event: "attempt_failed", delayMs: 0 },
       ]);
     expect((await fail(false))[0]).toMatchObject({ status: "retrying", uniqueKey: "k" });
     [claimed] = await claimAll();
@@ -181,7 +181,7 @@ describe("unique keys are released when the job leaves its states", () => {
     const job = await test.conveyor.enqueue(item, { n: 1 }, { unique: { key: "k", states: ["queued", "running"] } });
     const [claimed] = await claimAll();
     const [ended] = await storeOf(test.conveyor).jobEndAttempts([
-      { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, nextStatus: "retrying", delayMs: 60_000, countsAttempt: true, deadReason: null },
+      { jobId: job.id, executionId: claimed!.executionId, outcome: "failed", error: null, event: "attempt_failed", delayMs: 60_000 },
     ]);
     expect(ended).toMatchObject({ status: "retrying", uniqueKey: null });
     expect((await test.conveyor.enqueue(item, { n: 2 }, key)).created).toBe(true);

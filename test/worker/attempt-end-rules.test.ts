@@ -53,10 +53,8 @@ describe("an attempt's end, decided in core and applied by jobEndAttempts", () =
           executionId: claimed!.executionId,
           outcome: decision.outcome as AttemptEnd["outcome"],
           error: JSON.stringify({ name: "Error", message: name }),
-          nextStatus: decision.nextStatus as AttemptEnd["nextStatus"],
+          event: decision.event as AttemptEnd["event"],
           delayMs: decision.delayMs,
-          countsAttempt: decision.countsAttempt,
-          deadReason: decision.deadReason,
         };
         const [moved] = await storeOf(conveyor).jobEndAttempts([end]);
 

@@ -113,8 +113,8 @@ describe("reclaim sweep races", () => {
     expect(await executionRows()).toBe(1); // the reclaimed attempt's
     expect((await storeOf(conveyor).jobComplete([{ jobId: job.id, executionId: job.executionId, result: null }])).size).toBe(0);
     const lateFailure = {
-      jobId: job.id, executionId: job.executionId, outcome: "failed" as const, error: null, nextStatus: "retrying" as const,
-      delayMs: 0, countsAttempt: true, deadReason: null,
+      jobId: job.id, executionId: job.executionId, outcome: "failed" as const, error: null, event: "attempt_failed" as const,
+      delayMs: 0,
     };
     expect(await storeOf(conveyor).jobEndAttempts([lateFailure])).toEqual([]);
     expect(await executionRows()).toBe(1);

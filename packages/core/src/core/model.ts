@@ -1,5 +1,6 @@
 import type { TraceContext } from "./trace-context.js";
 import type { ExecutionOutcome, JobStatus } from "./states.js";
+import type { DeadReason } from "./transitions.js";
 
 /** An error as stored on a job or an execution. */
 export interface StoredError {
@@ -141,7 +142,7 @@ export interface DeadLetter {
   /** Attempts it was allowed. */
   maxAttempts: number;
   /** Why it died: attempts ran out, a handler threw `PermanentError`, or a dependency ended other than succeeded. */
-  reason: "attempts_exhausted" | "permanent_error" | "dependency_failed";
+  reason: DeadReason;
   /** The error of its last attempt. */
   lastError: StoredError | null;
   /** Every attempt up to the death, oldest first. */

@@ -1,7 +1,6 @@
 import { retryDelayMs, type ResolvedBackoff } from "./backoff.js";
 import { PermanentError, RetryAfter } from "./errors.js";
-import type { DeadLetter } from "./model.js";
-import { TRANSITIONS } from "./transitions.js";
+import { ATTEMPT_END_EVENTS, CANCEL_OBSERVED_AT, type DeadReason, EFFECTS, TRANSITIONS } from "./transitions.js";
 
 /**
  * How an attempt ended, before anything is written:
@@ -27,11 +26,20 @@ export type AttemptOutcomeLabel = "succeeded" | "failed" | "timeout" | "retry_af
 /** Where a decision leads once a requested cancel is accounted for (withCancelRequest): `cancelled` is one more end. */
 export type FinalOutcomeLabel = AttemptOutcomeLabel | "cancelled";
 
-export type DeadReason = DeadLetter["reason"];
+export type { DeadReason };
+
+/** The events of the transition table that end an attempt the worker reports (the reclaim sweep's included). */
+export type AttemptEndEvent = (typeof ATTEMPT_END_EVENTS)[number];
 
 /** What becomes of the job after one attempt. */
 export interface OutcomeDecision {
   outcome: AttemptOutcomeLabel;
+  /**
+   * The event of the transition table the end is, or `null` to write
+   * nothing (the lease was lost). What it writes on the job row is the
+   * table's (EFFECTS); the fields below are read from it.
+   */
+  event: AttemptEndEvent | null;
   /**
    * The job's status after the attempt, or `null` to write nothing (the
    * lease was lost: another worker may own the job). A cancel requested
@@ -82,43 +90,46 @@ export function decideOutcome(ending: AttemptEnding, inputs: OutcomeInputs): Out
   switch (ending.kind) {
     case "returned":
       if (ending.value instanceof RetryAfter) return retryAfter(ending.value);
-      return { outcome: "succeeded", nextStatus: TRANSITIONS.attempt_succeeded.running, delayMs: 0, countsAttempt: true, deadReason: null };
+      return decided("attempt_succeeded", "succeeded");
     case "threw":
       if (ending.error instanceof RetryAfter) return retryAfter(ending.error);
-      if (ending.error instanceof PermanentError) {
-        return { outcome: "failed", nextStatus: TRANSITIONS.permanent_error.running, delayMs: 0, countsAttempt: true, deadReason: "permanent_error" };
-      }
+      if (ending.error instanceof PermanentError) return decided("permanent_error", "failed");
       return failure("failed", inputs);
     case "forced":
-      if (ending.reason === "lease_lost") return { outcome: "lease_lost", nextStatus: null, delayMs: 0, countsAttempt: true, deadReason: null };
-      if (ending.reason === "shutdown") {
-        return { outcome: "interrupted", nextStatus: TRANSITIONS.attempt_interrupted.running, delayMs: 0, countsAttempt: false, deadReason: null };
-      }
+      if (ending.reason === "lease_lost") return { outcome: "lease_lost", event: null, nextStatus: null, delayMs: 0, countsAttempt: true, deadReason: null };
+      if (ending.reason === "shutdown") return decided("attempt_interrupted", "interrupted");
       return failure("timeout", inputs);
     case "lease_expired":
-      if (inputs.attempt >= inputs.maxAttempts) {
-        return { outcome: "lease_expired", nextStatus: TRANSITIONS.lease_expired_exhausted.running, delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" };
-      }
-      return { outcome: "lease_expired", nextStatus: TRANSITIONS.lease_expired.running, delayMs: 0, countsAttempt: true, deadReason: null };
+      return decided(inputs.attempt >= inputs.maxAttempts ? "lease_expired_exhausted" : "lease_expired", "lease_expired");
   }
 }
 
+/** The decision of `event`: its next state, whether the attempt counts and its dead reason, as the table gives them. */
+function decided(event: Exclude<AttemptEndEvent, "cancel_observed">, outcome: AttemptOutcomeLabel, delayMs = 0): OutcomeDecision {
+  return {
+    outcome,
+    event,
+    nextStatus: TRANSITIONS[event].running,
+    delayMs,
+    countsAttempt: EFFECTS[event].attempts !== "give_back",
+    deadReason: EFFECTS[event].deadReason,
+  };
+}
+
 function retryAfter(request: RetryAfter): OutcomeDecision {
-  return { outcome: "retry_after", nextStatus: TRANSITIONS.attempt_retry_after.running, delayMs: request.delayMs, countsAttempt: false, deadReason: null };
+  return decided("attempt_retry_after", "retry_after", request.delayMs);
 }
 
 /** A failed attempt: dead once the attempts are spent, else retried after the backoff. */
 function failure(outcome: "failed" | "timeout", inputs: OutcomeInputs): OutcomeDecision {
-  if (inputs.attempt >= inputs.maxAttempts) {
-    return { outcome, nextStatus: TRANSITIONS.attempts_exhausted.running, delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" };
-  }
-  const delayMs = retryDelayMs(inputs.backoff, inputs.attempt, inputs.random);
-  return { outcome, nextStatus: TRANSITIONS.attempt_failed.running, delayMs, countsAttempt: true, deadReason: null };
+  if (inputs.attempt >= inputs.maxAttempts) return decided("attempts_exhausted", outcome);
+  return decided("attempt_failed", outcome, retryDelayMs(inputs.backoff, inputs.attempt, inputs.random));
 }
 
 /** A decision with a requested cancel accounted for (withCancelRequest). */
 export interface FinalDecision extends Omit<OutcomeDecision, "outcome" | "nextStatus"> {
   outcome: FinalOutcomeLabel;
+  event: AttemptEndEvent | null;
   nextStatus: OutcomeDecision["nextStatus"] | "cancelled";
 }
 
@@ -135,8 +146,9 @@ export interface FinalDecision extends Omit<OutcomeDecision, "outcome" | "nextSt
  * (jobEndAttempts) read it in their statement, which applies this rule.
  */
 export function withCancelRequest(decision: OutcomeDecision, cancelRequested: boolean): FinalDecision {
-  if (!cancelRequested || decision.nextStatus === null || decision.nextStatus === "succeeded") return decision;
-  return { outcome: "cancelled", nextStatus: TRANSITIONS.cancel_observed.running, delayMs: 0, countsAttempt: true, deadReason: null };
+  const event = decision.event;
+  if (!cancelRequested || event === null || !(CANCEL_OBSERVED_AT as readonly string[]).includes(event)) return decision;
+  return { outcome: "cancelled", event: "cancel_observed", nextStatus: TRANSITIONS.cancel_observed.running, delayMs: 0, countsAttempt: EFFECTS.cancel_observed.attempts !== "give_back", deadReason: EFFECTS.cancel_observed.deadReason };
 }
 
 /** What the reclaim sweep reads of a job whose lease expired, under the row lock it holds. */

@@ -4,7 +4,7 @@ import { PermanentError, RetryAfter } from "./errors.js";
 import { type AttemptEnding, decideExpiredLease, decideOutcome, type OutcomeInputs, withCancelRequest } from "./outcome.js";
 import { BULK_ACTION_STATES } from "./bulk-actions.js";
 import { JOB_STATUSES, type JobStatus, READY_STATUSES, TERMINAL_STATUSES } from "./states.js";
-import { ATTEMPT_END_EVENTS, INITIAL_STATUSES, JOB_EVENTS, type JobEvent, TRANSITIONS, transitionOf, transitionRows } from "./transitions.js";
+import { ATTEMPT_END_EVENTS, CANCEL_OBSERVED_AT, EFFECTS, INITIAL_STATUSES, JOB_EVENTS, type JobEvent, TRANSITIONS, transitionOf, transitionRows } from "./transitions.js";
 
 const backoff = resolveBackoff({ baseMs: 1_000, capMs: 60_000, jitter: 0 });
 const attemptsLeft: OutcomeInputs = { attempt: 1, maxAttempts: 3, backoff };
@@ -70,7 +70,7 @@ describe("the transition table against decideOutcome", () => {
       const decision = decideFinal(input);
       const alone = decideOutcome(input.ending, input.inputs);
       if (alone.nextStatus === null || alone.nextStatus === "succeeded") expect(decision).toEqual(alone);
-      else expect(decision).toEqual({ outcome: "cancelled", nextStatus: transitionOf("running", "cancel_observed"), delayMs: 0, countsAttempt: true, deadReason: null });
+      else expect(decision).toEqual({ outcome: "cancelled", event: "cancel_observed", nextStatus: transitionOf("running", "cancel_observed"), delayMs: 0, countsAttempt: true, deadReason: null });
     }
   });
 
@@ -80,9 +80,9 @@ describe("the transition table against decideOutcome", () => {
       expect(decision).toEqual(decideFinal({ ending: { kind: "lease_expired" }, inputs, cancelRequested }));
       return decision;
     };
-    expect(expired(attemptsLeft, false)).toEqual({ outcome: "lease_expired", nextStatus: "retrying", delayMs: 0, countsAttempt: true, deadReason: null });
-    expect(expired(attemptsSpent, false)).toEqual({ outcome: "lease_expired", nextStatus: "dead", delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" });
-    expect(expired(attemptsLeft, true)).toMatchObject({ outcome: "cancelled", nextStatus: "cancelled" });
+    expect(expired(attemptsLeft, false)).toEqual({ outcome: "lease_expired", event: "lease_expired", nextStatus: "retrying", delayMs: 0, countsAttempt: true, deadReason: null });
+    expect(expired(attemptsSpent, false)).toEqual({ outcome: "lease_expired", event: "lease_expired_exhausted", nextStatus: "dead", delayMs: 0, countsAttempt: true, deadReason: "attempts_exhausted" });
+    expect(expired(attemptsLeft, true)).toMatchObject({ outcome: "cancelled", event: "cancel_observed", nextStatus: "cancelled" });
   });
 });
 
@@ -145,5 +145,35 @@ describe("the transition table against the lifecycle", () => {
       expect(row.from).toBe("running");
       expect(row.to).not.toBe("running");
     }
+  });
+});
+
+describe("the effects of each event", () => {
+  const reachesDead = (event: JobEvent) => Object.values(TRANSITIONS[event]).includes("dead");
+
+  it("give a dead-letter reason exactly to the events that move a job to dead", () => {
+    for (const event of JOB_EVENTS) expect(EFFECTS[event].deadReason !== null, event).toBe(reachesDead(event));
+  });
+
+  it("take a hold only on a claim, and end it with every end of an attempt: on the row for a success, released otherwise", () => {
+    expect(JOB_EVENTS.filter((event) => EFFECTS[event].hold === "take")).toEqual(["claim"]);
+    for (const event of [...ATTEMPT_END_EVENTS, "attempt_suspended" as const]) {
+      expect(EFFECTS[event].hold, event).toBe(event === "attempt_succeeded" ? "record" : "release");
+    }
+  });
+
+  it("are what decideOutcome reports: an attempt given back is not counted, and a dead end names its reason", () => {
+    for (const input of everyEnding()) {
+      const decision = decideFinal(input);
+      if (decision.event === null) continue;
+      expect(decision.countsAttempt, decision.event).toBe(EFFECTS[decision.event].attempts !== "give_back");
+      expect(decision.deadReason, decision.event).toBe(EFFECTS[decision.event].deadReason);
+      expect(decision.nextStatus, decision.event).toBe(transitionOf("running", decision.event));
+    }
+  });
+
+  it("turn every end of an attempt but a success into cancel_observed when a cancel was asked for", () => {
+    const ends = [...ATTEMPT_END_EVENTS, "attempt_suspended"].filter((event) => event !== "attempt_succeeded" && event !== "cancel_observed");
+    expect([...CANCEL_OBSERVED_AT].sort()).toEqual(ends.sort());
   });
 });

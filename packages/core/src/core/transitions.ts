@@ -1,9 +1,11 @@
-import type { JobStatus } from "./states.js";
+import type { ExecutionOutcome, JobStatus } from "./states.js";
 
 // The job state machine as data: for each event, the states it applies in
-// and the state it moves a job to. Every rule that picks a job's next state
+// and the state it moves a job to (TRANSITIONS), and what else it writes on
+// the job row (EFFECTS). Every rule that picks a job's next state
 // reads it from here (decideOutcome and withCancelRequest in outcome.ts,
-// settleDependent in dependents.ts, and the SQL rendered from it);
+// settleDependent in dependents.ts, and the SQL rendered from it: every
+// status write's SET list comes from store/sql/status-writes.ts);
 // outcome.test.ts checks each row against them and against the state sets
 // of states.ts. A (state, event) pair with no row does not move the job:
 // the event is refused there (a cancel of a finished job) or cannot happen.
@@ -112,6 +114,113 @@ export const ATTEMPT_END_EVENTS = [
   "lease_expired_exhausted",
   "cancel_observed",
 ] as const satisfies readonly JobEvent[];
+
+/**
+ * The events that a cancel requested while the attempt ran turns into
+ * `cancel_observed` at the attempt's end: every end but a success. The one
+ * statement of the cancel-at-end rule: withCancelRequest (outcome.ts)
+ * applies it in TypeScript and cancelAtEnd (store/sql/status-writes.ts)
+ * renders it into the statements that read the flag under their row lock.
+ */
+export const CANCEL_OBSERVED_AT = [
+  "attempt_retry_after",
+  "attempt_failed",
+  "attempts_exhausted",
+  "permanent_error",
+  "attempt_interrupted",
+  "attempt_suspended",
+  "lease_expired",
+  "lease_expired_exhausted",
+] as const satisfies readonly JobEvent[];
+
+/** Why a job goes to the dead-letter queue: its attempts ran out, a handler threw `PermanentError`, or a dependency ended other than succeeded. */
+export const DEAD_REASONS = ["attempts_exhausted", "permanent_error", "dependency_failed"] as const;
+
+/** One of `DEAD_REASONS`. */
+export type DeadReason = (typeof DEAD_REASONS)[number];
+
+/**
+ * What an event writes on the job row besides its state. `finished_at` is
+ * not listed: every write sets it when the job enters a terminal state and
+ * clears it otherwise.
+ */
+export interface TransitionEffects {
+  /**
+   * The attempt counter: `count` adds the attempt a claim starts, `give_back`
+   * takes back the one that ended (it was not a failure), `reset` starts
+   * afresh at 0, `keep` leaves it (an attempt that ended counts).
+   */
+  attempts: "count" | "give_back" | "reset" | "keep";
+  /**
+   * When the job may run next: `now`; `not_before_now` (a later `run_at` of
+   * its own stands); `after_delay` (the decided delay from now: a backoff, a
+   * `RetryAfter`); `wake_at` (the sleep's or wait's time); `keep`.
+   */
+  runAt: "now" | "not_before_now" | "after_delay" | "wake_at" | "keep";
+  /**
+   * The attempt's hold: `take` a lease (worker, execution id, start);
+   * `release` it (lease, worker and execution id cleared); `record` it (only
+   * the lease ends: the execution id and worker stay on the row as the
+   * record of the attempt that ended the job); `keep`.
+   */
+  hold: "take" | "release" | "record" | "keep";
+  /** `last_error`: `given` (the error the write carries, else the job's last one), `clear`, `keep`. */
+  lastError: "given" | "clear" | "keep";
+  /** `result`: `given` (the handler's value), `keep`. */
+  result: "given" | "keep";
+  /** `cancel_requested`: `request`, `clear` (a job that runs again starts without one), `keep`. */
+  cancel: "request" | "clear" | "keep";
+  /**
+   * The unique key: `by_state` (kept only in the states it is held in,
+   * store/sql/job-moves.ts), `kept` (a claim, or a wake: the job is mid-run
+   * and keeps what its run holds).
+   */
+  uniqueKey: "by_state" | "kept";
+  /** Why the job goes to the dead-letter queue, for an event that moves it to `dead`; null otherwise. */
+  deadReason: DeadReason | null;
+  /** The outcome recorded for the attempt the event ends, when the event fixes it; null: the decision's. */
+  outcome: ExecutionOutcome | null;
+}
+
+const effects = (overrides: Partial<TransitionEffects>): TransitionEffects =>
+  Object.freeze({
+    attempts: "keep",
+    runAt: "keep",
+    hold: "keep",
+    lastError: "keep",
+    result: "keep",
+    cancel: "keep",
+    uniqueKey: "by_state",
+    deadReason: null,
+    outcome: null,
+    ...overrides,
+  });
+
+/** An attempt that ended other than in success: the hold goes, the attempt's error is kept. */
+const ENDED = { hold: "release", lastError: "given" } as const;
+
+/** What each event writes besides the state (TransitionEffects). */
+export const EFFECTS: Readonly<Record<JobEvent, TransitionEffects>> = Object.freeze({
+  claim: effects({ attempts: "count", hold: "take", uniqueKey: "kept" }),
+  attempt_succeeded: effects({ hold: "record", result: "given" }),
+  attempt_retry_after: effects({ ...ENDED, attempts: "give_back", runAt: "after_delay" }),
+  attempt_failed: effects({ ...ENDED, runAt: "after_delay" }),
+  attempts_exhausted: effects({ ...ENDED, deadReason: "attempts_exhausted" }),
+  permanent_error: effects({ ...ENDED, deadReason: "permanent_error" }),
+  attempt_interrupted: effects({ ...ENDED, attempts: "give_back", runAt: "after_delay" }),
+  attempt_suspended: effects({ hold: "release", attempts: "give_back", runAt: "wake_at", outcome: "suspended" }),
+  wake: effects({ runAt: "now", uniqueKey: "kept" }),
+  lease_expired: effects({ ...ENDED, runAt: "after_delay" }),
+  lease_expired_exhausted: effects({ ...ENDED, deadReason: "attempts_exhausted" }),
+  cancel_observed: effects({ ...ENDED, outcome: "cancelled" }),
+  cancel: effects({ cancel: "request" }),
+  dependencies_met: effects({ runAt: "not_before_now", lastError: "clear" }),
+  dependency_failed: effects({ lastError: "given", deadReason: "dependency_failed" }),
+  dependency_cancelled: effects({ lastError: "given" }),
+  dependency_reopened: effects({ lastError: "clear" }),
+  requeue: effects({ attempts: "reset", runAt: "now", cancel: "clear" }),
+  rerun_from_step: effects({ attempts: "reset", runAt: "now", cancel: "clear", lastError: "clear" }),
+});
 
 /** One row of the table: `event` moves a job in `from` to `to`. */
 export interface Transition {

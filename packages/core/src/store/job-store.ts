@@ -1,6 +1,6 @@
 import type { ClaimedJob, Job, JobExecution } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
-import { decideExpiredLease, type DeadReason } from "../core/outcome.js";
+import { type AttemptEndEvent, decideExpiredLease } from "../core/outcome.js";
 import type { TraceContext } from "../core/trace-context.js";
 import { DEFAULT_KEEP_SUCCEEDED, ENQUEUE_CHUNK_ROWS } from "../core/defaults.js";
 import { copyIn } from "./copy-in.js";
@@ -28,13 +28,10 @@ export interface AttemptEnd {
   outcome: Extract<ExecutionOutcome, "failed" | "timeout" | "retry_after" | "interrupted">;
   /** JSON text of a StoredError, or null. */
   error: string | null;
-  nextStatus: "retrying" | "queued" | "dead";
-  /** Delay before the job may run again (`retrying`, `queued`). */
+  /** The end's event of the transition table: what it writes is the table's (store/sql/status-writes.ts). */
+  event: Exclude<AttemptEndEvent, "attempt_succeeded" | "cancel_observed" | "lease_expired" | "lease_expired_exhausted">;
+  /** Delay before the job may run again, for an event whose `run_at` is `after_delay`. */
   delayMs: number;
-  /** False: the attempt is given back (attempts - 1). */
-  countsAttempt: boolean;
-  /** Set when `nextStatus` is `dead`. */
-  deadReason: DeadReason | null;
 }
 
 export interface HeldJob {
@@ -353,9 +350,7 @@ export class JobStore {
       ends.map((e) => e.outcome),
       ends.map((e) => e.error),
       ends.map((e) => e.delayMs),
-      ends.map((e) => e.nextStatus),
-      ends.map((e) => e.countsAttempt),
-      ends.map((e) => e.deadReason),
+      ends.map((e) => e.event),
     ]);
     return rows.map(rowToJob);
   }
@@ -388,12 +383,10 @@ export class JobStore {
       decided.map((d) => d.row.id),
       decided.map((d) => d.row.execution_id),
       decided.map((d) => d.row.cancel_requested),
-      decided.map((d) => d.decision.nextStatus),
+      decided.map((d) => d.decision.event),
       decided.map((d) => d.decision.outcome),
       decided.map((d) => JSON.stringify({ name: "LeaseExpired", message: `lease expired on worker ${d.row.worker_id}` })),
       decided.map((d) => d.decision.delayMs),
-      decided.map((d) => d.decision.countsAttempt),
-      decided.map((d) => d.decision.deadReason),
     ]);
     return rows.map(rowToJob);
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXECUTION_OUTCOMES, JOB_STATUSES } from "../core/states.js";
+import { DEAD_REASONS } from "../core/transitions.js";
 
 /**
  * The zod schemas of the JSON shapes in `serialize.ts` (jobs, executions,
@@ -73,7 +74,7 @@ export const deadLetterShape = z.object({
   attempts: z.number().int(),
   maxAttempts: z.number().int(),
   reason: z
-    .enum(["attempts_exhausted", "permanent_error", "dependency_failed"])
+    .enum(DEAD_REASONS)
     .describe("attempts ran out, a handler threw PermanentError, or a dependency ended other than succeeded"),
   lastError: errorShape.nullable(),
   history: z.array(executionShape),

@@ -113,10 +113,9 @@ function record(definition: AnyJobDefinition, running: Attempt, settled: Settled
 function endAttempt(deps: ExecutorDeps, running: Attempt, decision: OutcomeDecision, error: unknown): PendingWrite {
   // record() took the ends that write nothing (lease lost) or a success; lease_expired is the reclaim sweep's alone.
   const outcome = decision.outcome as AttemptEnd["outcome"];
-  const nextStatus = decision.nextStatus as AttemptEnd["nextStatus"];
-  const { delayMs, countsAttempt, deadReason } = decision;
+  const event = decision.event as AttemptEnd["event"];
   const written = deps.writer.end(
-    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), nextStatus, delayMs, countsAttempt, deadReason },
+    { jobId: running.job.id, executionId: running.executionId, outcome, error: JSON.stringify(toStoredError(error)), event, delayMs: decision.delayMs },
     running.leaseDeadline,
   );
   return { written, outcome };

@@ -1,24 +1,27 @@
-import { dependentSettleCase } from "../sql/dependent-settle.js";
+import { dependentSettleCase, dependentSettleEvent, SETTLE_EVENTS } from "../sql/dependent-settle.js";
 import { type JobWrites, moveLiveJobs, returnEndedJobs } from "../sql/job-moves.js";
+import { statusWrites } from "../sql/status-writes.js";
 import { LIVE, STATE, TERMINAL } from "../sql/status-sets.js";
 import type { Routine } from "./routine.js";
 
-/** What settling writes: the state decided (d.new_status), and what it implies. */
-const SETTLE_WRITES: JobWrites = {
-  status: "d.new_status",
-  run_at: `CASE WHEN d.new_status = ${STATE.queued} THEN greatest(j.run_at, now()) ELSE j.run_at END`,
-  finished_at: `CASE WHEN d.new_status IN (${STATE.dead}, ${STATE.cancelled}) THEN now() END`,
-  last_error: `CASE
-        WHEN d.new_status IN (${STATE.dead}, ${STATE.cancelled}) AND d.blocker IS NOT NULL THEN jsonb_build_object(
+/**
+ * What settling writes: what its event (d.event) writes by the transition
+ * table, with the error that names the dependency that ended it.
+ */
+const SETTLE_WRITES: JobWrites = statusWrites(
+  { expr: "d.event", events: SETTLE_EVENTS },
+  {
+    from: "d.old_status",
+    error: `CASE
+        WHEN d.blocker IS NOT NULL THEN jsonb_build_object(
           'name', 'DependencyFailed',
           'message', format('dependency %s (%s) ended %s', d.blocker, d.blocker_kind, d.blocker_status),
           'dependencyId', d.blocker)
-        WHEN d.new_status = ${STATE.cancelled} THEN jsonb_build_object(
+        ELSE jsonb_build_object(
           'name', 'NoDependencyFailed',
-          'message', 'every dependency succeeded, and this job runs only when one fails')
-        ELSE NULL END`,
-  updated_at: "now()",
-};
+          'message', 'every dependency succeeded, and this job runs only when one fails') END`,
+  },
+);
 
 /** What the rounds after a move read of each moved job, besides JOB_COLUMNS. */
 const MOVED_ALSO = { old_status: "d.old_status", had_dependents: "j.has_dependents" } as const;
@@ -29,7 +32,7 @@ const MOVED_ALSO = { old_status: "d.old_status", had_dependents: "j.has_dependen
  * whose ending changed (they ended, or came back from an end) and have
  * dependents of their own, for the next round. The state is decided by
  * settleDependent's rules (core/dependents.ts), rendered into SQL by
- * dependentSettleCase: a blocking failure kills or cancels by its policy,
+ * dependentSettleEvent: a blocking failure kills or cancels by its policy,
  * a reopened dependency re-arms, a met set queues.
  *
  * A job that has started is never moved: it ran with what its dependencies
@@ -50,13 +53,15 @@ BEGIN
     WHERE j.id = ANY(p_jobs) AND j.started_at IS NULL
     ORDER BY j.id
     FOR UPDATE OF j
-  ), decided AS (
+  ), settling AS (
     SELECT c.id, c.status AS old_status, s.blocker, blocker.kind AS blocker_kind, blocker.status AS blocker_status,
-      ${dependentSettleCase("c.status")} AS new_status
+      ${dependentSettleEvent("c.status")} AS event
     FROM current AS c
     JOIN {{schema}}.job_dependency_state AS s ON s.job_id = c.id AND s.job_id = ANY(p_jobs)
     LEFT JOIN {{schema}}.job_dependencies AS edge ON edge.depends_on = s.blocker AND edge.job_id = c.id AND edge.job_id = ANY(p_jobs)
     LEFT JOIN {{schema}}.jobs AS blocker ON blocker.id = s.blocker
+  ), decided AS (
+    SELECT g.*, ${dependentSettleCase("g.event", "g.old_status")} AS new_status FROM settling AS g
   )${moveLiveJobs(
     {
       name: "settled",

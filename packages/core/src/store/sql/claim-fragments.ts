@@ -1,4 +1,5 @@
-import { STATE } from "./status-sets.js";
+import { setList } from "./job-moves.js";
+import { statusWrites } from "./status-writes.js";
 import { COMMIT_WITHOUT_WAITING } from "./transaction-settings.js";
 
 // Pieces of SQL that every claim statement shares (claims.ts, claims-limited.ts).
@@ -75,13 +76,12 @@ export function claimRows(inputs: ClaimInputs): string {
   return `
 , claimed AS (
   UPDATE {{schema}}.jobs_live AS j SET
-    status = ${STATE.running},
-    attempts = j.attempts + 1,
-    locked_by = ${inputs.workerId},
-    current_execution_id = coalesce(fresh.execution_id, {{schema}}.uuid_v7()),
-    lease_expires_at = ${inputs.at} + ${inputs.leaseMs}::float8 * interval '1 millisecond',
-    started_at = ${inputs.at},
-    updated_at = ${inputs.at}
+    ${setList(
+      statusWrites("claim", {
+        lease: { workerId: inputs.workerId, executionId: "coalesce(fresh.execution_id, {{schema}}.uuid_v7())", leaseMs: inputs.leaseMs },
+        at: inputs.at,
+      }),
+    )}
   FROM unnest(ARRAY(SELECT id FROM claimable), ${inputs.executionIds}::uuid[]) AS fresh(id, execution_id)
   WHERE j.id = ANY(ARRAY(SELECT id FROM claimable)) AND j.id = fresh.id AND ${COMMIT_WITHOUT_WAITING}
   RETURNING j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.current_execution_id, j.idempotency_key,

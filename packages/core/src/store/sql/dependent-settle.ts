@@ -1,7 +1,7 @@
 import { DEPENDENT_RULES, type DependentCondition } from "../../core/dependents.js";
-import type { JobStatus } from "../../core/states.js";
-import { TRANSITIONS } from "../../core/transitions.js";
+import type { JobEvent } from "../../core/transitions.js";
 import { TERMINAL } from "./status-sets.js";
+import { stateAfter } from "./status-writes.js";
 
 // The settle rule of core/dependents.ts rendered as SQL, for
 // job_dependents_settle, which decides inside the database in the
@@ -18,24 +18,30 @@ const CONDITIONS: Readonly<Record<DependentCondition, string>> = {
   always: "true",
 };
 
-/** `CASE status WHEN 'from' THEN 'to' … ELSE status END`: the rows of one event of the transition table. */
-function eventCase(status: string, event: keyof typeof TRANSITIONS): string {
-  const rows = Object.entries(TRANSITIONS[event]) as Array<[JobStatus, JobStatus]>;
-  if (rows.length === 0) return status;
-  return `CASE ${status} ${rows.map(([from, to]) => `WHEN '${from}' THEN '${to}'`).join(" ")} ELSE ${status} END`;
+/** Every event a settle may write (DEPENDENT_RULES), in rule order, each once. */
+export const SETTLE_EVENTS: readonly JobEvent[] = [...new Set(DEPENDENT_RULES.map((rule) => rule.event))];
+
+/**
+ * The event that settles a dependent (the first rule of DEPENDENT_RULES
+ * whose condition holds), as an SQL expression over `status` (the
+ * dependent's state), `s` (its job_dependency_state row) and `edge` (the
+ * edge to its blocker, if any); NULL for a job settling may not move
+ * (settleMayMove).
+ */
+export function dependentSettleEvent(status: string): string {
+  return [
+    "CASE",
+    `WHEN ${status} IN (${TERMINAL}) AND NOT s.ended_by_dependency THEN NULL`,
+    ...DEPENDENT_RULES.map(({ when, event }) => `WHEN ${CONDITIONS[when]} THEN '${event}'`),
+    "END",
+  ].join("\n        ");
 }
 
 /**
- * The state a dependent moves to (settleDependent in core), as an SQL
- * expression over `status` (the dependent's state), `s` (its
- * job_dependency_state row) and `edge` (the edge to its blocker, if any).
+ * The state a dependent moves to (settleDependent in core): where its
+ * settling event (`event`, dependentSettleEvent) moves it from `status`,
+ * by the transition table, else `status` (it does not move).
  */
-export function dependentSettleCase(status: string): string {
-  const rules = DEPENDENT_RULES.map(({ when, event }) => `WHEN ${CONDITIONS[when]} THEN ${eventCase(status, event)}`);
-  return [
-    "CASE",
-    `WHEN ${status} IN (${TERMINAL}) AND NOT s.ended_by_dependency THEN ${status}`,
-    ...rules,
-    "END",
-  ].join("\n        ");
+export function dependentSettleCase(event: string, status: string): string {
+  return stateAfter({ expr: event, events: SETTLE_EVENTS }, status, status);
 }

@@ -1,6 +1,6 @@
-import { TRANSITIONS } from "../../core/transitions.js";
 import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
-import { STATE, TERMINAL } from "./status-sets.js";
+import { STATE } from "./status-sets.js";
+import { statusWrites } from "./status-writes.js";
 
 // What cancelling and requeueing do to a job row, shared by the statements
 // on one job, on a flow and on a bulk action's batch, so that every path
@@ -9,26 +9,14 @@ import { STATE, TERMINAL } from "./status-sets.js";
 // Not statements themselves, so this module is not among the store's queries.
 
 /**
- * The `cancel` rows of the transition table (core/transitions.ts) as a CASE
- * over the locked row's status. A state with no row gives NULL, which the
+ * Cancel (the `cancel` rows of the transition table, over the locked row's
+ * status): a job that has not started is cancelled at once; a running one
+ * keeps running with the flag, and its worker is told at commit (its
+ * heartbeat reads the flag too). A state with no row gives NULL, which the
  * NOT NULL status refuses: a statement that let such a job through would
  * fail rather than move it. Statements select the jobs with CANCELLABLE.
  */
-const CANCEL_TARGET = `CASE t.status${Object.entries(TRANSITIONS.cancel)
-  .map(([from, to]) => ` WHEN '${from}' THEN '${to}'`)
-  .join("")} END`;
-
-/**
- * Cancel: a job that has not started is cancelled at once; a running one
- * keeps running with the flag, and its worker is told at commit (its
- * heartbeat reads the flag too).
- */
-const CANCEL_WRITES: JobWrites = {
-  status: CANCEL_TARGET,
-  finished_at: `CASE WHEN ${CANCEL_TARGET} IN (${TERMINAL}) THEN now() END`,
-  cancel_requested: "true",
-  updated_at: "now()",
-};
+const CANCEL_WRITES: JobWrites = statusWrites("cancel", { from: "t.status" });
 
 /**
  * Cancel the live jobs of CTE `target` (id, status as locked, in id order):
@@ -48,14 +36,7 @@ export function cancelJobs(name: string, schema?: string): string {
  * dependency counts (it runs whatever its dependencies are), in the same
  * transaction.
  */
-const REQUEUE_WRITES: JobWrites = {
-  status: `'${TRANSITIONS.requeue.dead}'`,
-  attempts: "0",
-  run_at: "now()",
-  finished_at: "NULL",
-  cancel_requested: "false",
-  updated_at: "now()",
-};
+const REQUEUE_WRITES: JobWrites = statusWrites("requeue");
 
 /**
  * Requeue the dead jobs of CTE `target` (id, status as locked): CTEs ending

@@ -79,9 +79,10 @@ function written(writes: JobWrites): Partial<Record<JobColumn, string>> {
   return { unique_key: uniqueKeyAfter(writes.status), ...writes };
 }
 
-/** `column = expression, …`: the SET list of an UPDATE of jobs aliased `j`. */
+/** `column = expression, …`: the SET list of an UPDATE of jobs aliased `j` (a column written as itself is left out). */
 export function setList(writes: JobWrites): string {
   return Object.entries(written(writes))
+    .filter(([column, value]) => value !== `j.${column}`)
     .map(([column, value]) => `${column} = ${value}`)
     .join(",\n    ");
 }

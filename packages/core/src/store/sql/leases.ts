@@ -82,15 +82,15 @@ FOR UPDATE OF j SKIP LOCKED`;
  * left for the next sweep. SKIP LOCKED: the sweep never waits for a lock
  * (see the lock order above); its own locks do not stop it.
  * $1 job ids uuid[], $2 execution ids uuid[], $3 cancel requested as read boolean[],
- * $4 next statuses text[], $5 outcomes text[], $6 errors (json text)[], $7 delays ms float8[],
- * $8 counts attempt boolean[], $9 dead reasons (text|null)[]
+ * $4 events text[] (the cancel-at-end rule applied on the flag as read), $5 outcomes text[],
+ * $6 errors (json text)[], $7 delays ms float8[]
  */
 export const jobEndExpired = `
 WITH target AS (
   SELECT j.id, j.current_execution_id AS execution_id, j.attempts AS attempt, j.locked_by AS worker_id, j.started_at,
-         d.next_status, d.outcome, d.error::jsonb AS error, d.delay_ms, d.counts_attempt, d.dead_reason
-  FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::boolean[], $9::text[])
-         AS d(id, execution_id, cancel_requested, next_status, outcome, error, delay_ms, counts_attempt, dead_reason)
+         d.event, d.outcome, d.error::jsonb AS error, d.delay_ms
+  FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::float8[])
+         AS d(id, execution_id, cancel_requested, event, outcome, error, delay_ms)
   JOIN {{schema}}.jobs AS j ON j.id = d.id AND j.current_execution_id = d.execution_id
   WHERE j.id = ANY($1::uuid[]) AND j.status = ${STATE.running} AND j.lease_expires_at < now() AND j.cancel_requested = d.cancel_requested
   FOR UPDATE OF j SKIP LOCKED

@@ -1,8 +1,9 @@
-import { OUTCOME, STATE, STEP_STATE } from "./status-sets.js";
+import { STATE, STEP_STATE } from "./status-sets.js";
 import { TRANSITIONS } from "../../core/transitions.js";
-import { ATTEMPT_ENDED, attemptRecord } from "./attempt-fragments.js";
+import { attemptRecord } from "./attempt-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
-import { type JobWrites, moveLiveJobs, returnEndedJobs } from "./job-moves.js";
+import { type JobWrites, moveLiveJobs, returnEndedJobs, setList } from "./job-moves.js";
+import { cancelAtEnd, outcomeOf, statusWrites } from "./status-writes.js";
 
 // Durable execution (worker/durable-run.ts): a handler's steps, sleeps and
 // waits for events, recorded in job_steps, and the events sent to them.
@@ -109,9 +110,13 @@ export const eventLock = `SELECT pg_advisory_xact_lock(hashtextextended($1 || ch
  * $1 job id, $2 execution id, $3 name, $4 kind ('sleep'|'wait'), $5 worker id,
  * $6 wake time|null, $7 ms from now|null, $8 event|null, $9 event key|null
  */
+/** A suspension's event: `attempt_suspended`, or `cancel_observed` with a cancel requested (cancelAtEnd). */
+const SUSPEND = { expr: "t.event", events: ["attempt_suspended", "cancel_observed"] } as const;
+
 export const jobSuspend = `
 WITH target AS (
   SELECT j.id, j.current_execution_id AS execution_id, j.attempts AS attempt, j.started_at, j.cancel_requested, j.tenant,
+         ${cancelAtEnd("'attempt_suspended'", "j.cancel_requested")} AS event,
          coalesce((SELECT s.wake_at FROM {{schema}}.job_steps AS s WHERE s.job_id = $1 AND s.name = $3),
                   $6::timestamptz, now() + $7::float8 * interval '1 millisecond') AS wake_at
   FROM {{schema}}.jobs AS j
@@ -124,15 +129,8 @@ WITH target AS (
   ON CONFLICT (job_id, name) DO NOTHING
 )${moveLiveJobs(
   { name: "suspend", from: "target", alias: "t", where: `j.id = t.id AND j.status = ${STATE.running}` },
-  {
-    status: `CASE WHEN t.cancel_requested THEN '${TRANSITIONS.cancel_observed.running}' ELSE '${TRANSITIONS.attempt_suspended.running}' END`,
-    attempts: "CASE WHEN t.cancel_requested THEN j.attempts ELSE j.attempts - 1 END",
-    run_at: "CASE WHEN t.cancel_requested THEN j.run_at ELSE t.wake_at END",
-    finished_at: "CASE WHEN t.cancel_requested THEN now() END",
-    ...ATTEMPT_ENDED,
-  },
-)}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(),
-         CASE WHEN t.cancel_requested THEN ${OUTCOME.cancelled} ELSE ${OUTCOME.suspended} END, NULL::jsonb FROM target AS t`)}
+  statusWrites(SUSPEND, { wakeAt: "t.wake_at", error: "NULL::jsonb" }),
+)}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, $5::text, t.started_at, now(), ${outcomeOf(SUSPEND, "NULL")}, NULL::jsonb FROM target AS t`)}
 SELECT ${JOB_COLUMNS} FROM suspend_moved`;
 
 /**
@@ -173,7 +171,7 @@ WITH ev AS (
   WHERE s.job_id = ANY(ARRAY(SELECT id FROM sleepers)) AND s.event = $2 AND s.event_key = $3 AND s.state = ${STEP_STATE.waiting}
   RETURNING s.job_id
 ), woken AS (
-  UPDATE {{schema}}.jobs AS j SET status = '${TRANSITIONS.wake.sleeping}', run_at = now(), updated_at = now()
+  UPDATE {{schema}}.jobs AS j SET ${setList(statusWrites("wake"))}
   WHERE j.id = ANY(ARRAY(SELECT job_id FROM delivered))
   RETURNING j.id
 )
@@ -192,7 +190,7 @@ WITH due AS (
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), woken AS (
-  UPDATE {{schema}}.jobs AS j SET status = '${TRANSITIONS.wake.sleeping}', updated_at = now()
+  UPDATE {{schema}}.jobs AS j SET ${setList(statusWrites("wake"))}
   FROM due WHERE j.id = due.id AND j.status = ${STATE.sleeping}
   RETURNING j.id, j.kind
 ), slept AS (
@@ -202,15 +200,7 @@ WITH due AS (
 SELECT id, kind FROM woken`;
 
 /** A rerun from a step (`rerun_from_step`): queued now, with fresh attempts and no error. */
-const RERUN_WRITES: JobWrites = {
-  status: `'${TRANSITIONS.rerun_from_step.dead}'`,
-  attempts: "0",
-  run_at: "now()",
-  finished_at: "NULL",
-  cancel_requested: "false",
-  last_error: "NULL",
-  updated_at: "now()",
-};
+const RERUN_WRITES: JobWrites = statusWrites("rerun_from_step");
 
 /**
  * Rerun job $1 from its step named $2: delete that record and every later
