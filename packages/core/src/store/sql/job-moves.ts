@@ -1,5 +1,5 @@
 import { HISTORY, LIVE, STATE, TERMINAL } from "./status-sets.js";
-import { JOB_COLUMNS } from "./job-columns.js";
+import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 
 // How a statement writes a job's state, and moves the job between the
 // tables of its states: jobs_live (every state a job runs or waits in),
@@ -133,6 +133,12 @@ export interface MoveSource {
   keep?: string;
 }
 
+/** `source.returning` as what a RETURNING adds (`, value AS column`, …) and as the names a later SELECT reads (`, column`, …). */
+function returned(source: MoveSource): { also: string; alsoNames: string } {
+  const extra = Object.entries(source.returning ?? {});
+  return { also: extra.map(([column, value]) => `, ${value} AS ${column}`).join(""), alsoNames: extra.map(([column]) => `, ${column}`).join("") };
+}
+
 /** The schema's name as a channel prefix: the prefix is the quoted identifier. */
 function channel(schema: string, name: string): string {
   return `btrim('${schema}', '"') || ':${name}'`;
@@ -175,9 +181,7 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   const status = `(${writes.status})`;
   const only = source.only ? ` AND (${source.only})` : "";
   const rows = (states: string) => `(SELECT * FROM ${from} AS ${alias} WHERE ${status} IN (${states})${only}) AS ${alias}`;
-  const extra = Object.entries(source.returning ?? {});
-  const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
-  const alsoNames = extra.map(([column]) => `, ${column}`).join("");
+  const { also, alsoNames } = returned(source);
   const keep = source.keep ? `, (${source.keep}) OR j.has_dependents OR j.awaited AS stored` : "";
   const stored = source.keep ? " AND stored" : "";
   return `
@@ -186,7 +190,7 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
     ${setList(writes)}
   FROM ${rows(LIVE)}
   WHERE ${where}
-  RETURNING ${JOB_COLUMNS_OF_J}${also}
+  RETURNING ${jobColumnsOf("j")}${also}
 ), ${name}_ended AS (
   DELETE FROM ${s}.jobs_live AS j
   USING ${rows(TERMINAL)}
@@ -222,9 +226,7 @@ export type EndedTable = "jobs_dead" | "job_history";
 export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: readonly EndedTable[] = ["jobs_dead", "job_history"]): string {
   const s = source.schema ?? "{{schema}}";
   const { name, where, from, alias } = source;
-  const extra = Object.entries(source.returning ?? {});
-  const also = extra.map(([column, value]) => `, ${value} AS ${column}`).join("");
-  const alsoNames = extra.map(([column]) => `, ${column}`).join("");
+  const { also, alsoNames } = returned(source);
   const deletes = tables.map(
     (table) => `, ${name}_from_${table} AS (
   DELETE FROM ${s}.${table} AS j
@@ -241,9 +243,3 @@ ${deletes.join("\n")}, ${name}_back AS (
   SELECT ${JOB_COLUMNS}${alsoNames} FROM (${gone}) AS back WHERE ${afterEffects(name)}
 )`;
 }
-
-/** JOB_COLUMNS of the row aliased `j`, for a RETURNING that joins. */
-const JOB_COLUMNS_OF_J = JOB_COLUMNS.split(",")
-  .map((column) => `j.${column.trim()}`)
-  .join(", ");
-
