@@ -26,7 +26,7 @@ describe("state words in SQL", () => {
   it("appear in no statement or routine, only in the state sets", () => {
     const found: string[] = [];
     for (const dir of ["sql", "routines"]) {
-      for (const file of readdirSync(`${STORE}/${dir}`).filter((name) => name.endsWith(".ts") && name !== "status-sets.ts")) {
+      for (const file of readdirSync(`${STORE}/${dir}`).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts") && name !== "status-sets.ts")) {
         readFileSync(`${STORE}/${dir}/${file}`, "utf8")
           .split("\n")
           .forEach((line, i) => {
