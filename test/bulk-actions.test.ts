@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { BEFORE_EVERY_ID, bulkActionApply, bulkActionCandidates, type BulkBatchPlan } from "../packages/core/src/store/sql/bulk-action-batches.js";
-import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, JOB_STATUSES, type JobStatus, NotFoundError, ValidationError } from "../packages/core/src/index.js";
+import { type BulkAction, type BulkActionInput, type Conveyor, ConflictError, defineJob, flowJob, JOB_STATUSES, type JobStatus, NotFoundError, uuidv7, ValidationError } from "../packages/core/src/index.js";
 import { changedIds, emptyTables, jobsIn, snapshot, tune } from "./bulk-actions-support.js";
 import { countRows, createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { asOneJobsTable, scans } from "./helpers/query-plans.js";
@@ -463,7 +463,7 @@ describe("the walk's plans", () => {
         for (const read of reads) expect(read["Index Cond"] ?? read["Recheck Cond"], label).toMatch(/id > .*id <= /);
         expect(nodes.filter((node) => node["Node Type"] === "Seq Scan"), label).toEqual([]);
       }
-      const apply = bulkActionApply(schema, plan("retry", ["dead"]), dead.slice(0, 100));
+      const apply = bulkActionApply(schema, plan("retry", ["dead"]), dead.slice(0, 100), uuidv7());
       const nodes = await explain(apply);
       // The planner may read the dead jobs' partition whole to find 100 of its 500 rows: dead jobs only, the cheapest
       // way at this size. No other state's partition is read but by key.

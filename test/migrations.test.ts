@@ -105,6 +105,7 @@ describe("migrations", () => {
       "029_job_ends": "7ce725d0c802e84c925bc97fbd574913d7b4908deb906d38a9c18096acc4273c",
       "030_job_history_copy_mark_ordered": "798507f3fbe6139008afb716ed2c4fb816a5996dca34e078cc6a5dea7b8b1264",
       "031_history_costs_less": "a299fe42fe623a28968cc6f9fdf564973ebbbd54f3f880869fe7bf09e68c28bf",
+      "034_job_requeues": "a2abe1513f45d2909d5b336a86fc6b9c113335242ead736214cfc17685b3fc51",
     };
     const shipped = Object.fromEntries(loadMigrations().map((migration) => [migration.name, migrationHash(migration)]));
     // Every released one, unchanged; a new file is added here when it lands.

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REQUEUE_ACTIONS } from "../packages/core/src/core/requeues.js";
 import { JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES } from "../packages/core/src/core/states.js";
 import { REPO_ROOT } from "./helpers/child-process.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
@@ -14,7 +15,8 @@ import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
  */
 
 const STORE = `${REPO_ROOT}/packages/core/src/store`;
-const WORD = new RegExp(`'(${JOB_STATUSES.join("|")})'`, "g");
+// Job states, and the actions a requeue records (job_requeues.action).
+const WORD = new RegExp(`'(${[...JOB_STATUSES, ...REQUEUE_ACTIONS].join("|")})'`, "g");
 
 let test: TestConveyor;
 beforeAll(async () => {

@@ -210,12 +210,17 @@ export class ConveyorClient {
     return this.steps.send(input);
   }
 
-  /** A job with its executions, or null when it does not exist (or belongs to another tenant). */
+  /**
+   * A job with its executions and its requeues (each requeue from the
+   * dead-letter queue, bulk retry, resume and rerun from a step, with the
+   * step or the bulk action), or null when it does not exist (or belongs to
+   * another tenant).
+   */
   async getJob(id: string, scope: TenantScope = {}): Promise<JobWithExecutions | null> {
     checkId(id);
     const job = await this.context.reader.jobs.jobGet(id, scopeTenant(scope));
     if (!job) return null;
-    return { ...job, executions: await this.context.reader.jobs.executionListByJob(id) };
+    return { ...job, ...(await this.context.reader.jobs.jobTimeline(id)) };
   }
 
   /**

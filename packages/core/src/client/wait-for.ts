@@ -67,7 +67,7 @@ export class JobEndWaiter {
         // The primary's store: a replica may not have the end yet when its notification arrives.
         const job = await this.store.jobs.jobGet(id, tenant);
         if (job === null) throw new NotFoundError(`job ${id} not found`);
-        if (isTerminal(job.status)) return { ...job, executions: await this.store.jobs.executionListByJob(id) };
+        if (isTerminal(job.status)) return { ...job, ...(await this.store.jobs.jobTimeline(id)) };
         if (signal?.aborted) throw new WaitAbortedError(id, { cause: signal.reason });
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new WaitTimeoutError(id, timeoutMs);

@@ -1,4 +1,5 @@
 import type { TraceContext } from "./trace-context.js";
+import type { RequeueAction } from "./requeues.js";
 import type { ExecutionOutcome, JobStatus } from "./states.js";
 import type { DeadReason } from "./transitions.js";
 
@@ -117,10 +118,28 @@ export interface JobExecution {
   batch: { id: string; size: number } | null;
 }
 
-/** A job with its attempts, oldest first. */
+/**
+ * One time a job was made to run again with fresh attempts: a requeue from
+ * the dead-letter queue, a bulk retry, a resume or a rerun from a step. The
+ * attempts after it start again from 1.
+ */
+export interface JobRequeue {
+  /** When it happened (database clock). */
+  at: Date;
+  /** What did it (see `REQUEUE_ACTIONS`). */
+  action: RequeueAction;
+  /** For a `rerun`, the step it started from; null otherwise. */
+  fromStep: string | null;
+  /** For a `bulk_retry`, the bulk action's id; null otherwise. */
+  bulkActionId: string | null;
+}
+
+/** A job with its attempts, oldest first, and the requeues between them. */
 export interface JobWithExecutions<P = unknown> extends Job<P> {
   /** Every attempt, oldest first. */
   executions: JobExecution[];
+  /** Every requeue, resume, rerun and bulk retry that ran the job again with fresh attempts, oldest first. */
+  requeues: JobRequeue[];
 }
 
 /** An entry in the dead-letter queue: a snapshot taken when the job died. */

@@ -212,7 +212,7 @@ export class BulkActionStore {
       );
       let touched = 0;
       if (ids.length > 0) {
-        const { rows } = await runBuilt(client, "bulkActionApply", bulkActionApply(this.schema, walk, ids));
+        const { rows } = await runBuilt(client, "bulkActionApply", bulkActionApply(this.schema, walk, ids, id));
         touched = rows[0].touched;
         woken = rows[0].woken;
       }

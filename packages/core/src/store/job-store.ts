@@ -1,4 +1,4 @@
-import type { ClaimedJob, Job, JobExecution } from "../core/model.js";
+import type { ClaimedJob, Job, JobExecution, JobRequeue } from "../core/model.js";
 import type { ExecutionOutcome } from "../core/states.js";
 import { type AttemptEndEvent, decideExpiredLease } from "../core/outcome.js";
 import type { TraceContext } from "../core/trace-context.js";
@@ -15,7 +15,7 @@ import { runQuery } from "./run-query.js";
 import { type JobFilterValues, jobFilterCondition, jobSearchStatement } from "./sql/job-filter.js";
 import { withTransaction } from "./transaction.js";
 import type { JobInsertRow, UniqueInsert } from "./job-insert-row.js";
-import { insertedJobAt, rowToExecution, rowToInsertedJob, rowToJob } from "./rows.js";
+import { insertedJobAt, rowToExecution, rowToInsertedJob, rowToJob, rowToRequeue } from "./rows.js";
 
 /**
  * One attempt that did not succeed, as the worker decided it
@@ -289,6 +289,18 @@ export class JobStore {
   async executionListByJob(jobId: string, db?: Queryable): Promise<JobExecution[]> {
     const { rows } = await this.run(this.q.executionListByJob, [jobId], db);
     return rows.map(rowToExecution);
+  }
+
+  /** A job's requeues, resumes, reruns and bulk retries, oldest first. */
+  async requeueListByJob(jobId: string, db?: Queryable): Promise<JobRequeue[]> {
+    const { rows } = await this.run(this.q.requeueListByJob, [jobId], db);
+    return rows.map(rowToRequeue);
+  }
+
+  /** What a job's timeline shows: its attempts and its requeues, each oldest first (read side by side). */
+  async jobTimeline(jobId: string): Promise<{ executions: JobExecution[]; requeues: JobRequeue[] }> {
+    const [executions, requeues] = await Promise.all([this.executionListByJob(jobId), this.requeueListByJob(jobId)]);
+    return { executions, requeues };
   }
 
   /** Jobs matching `filter`, newest first, older than `beforeId` when given. Planned for the filters given (unnamed). */

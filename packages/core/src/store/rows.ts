@@ -1,4 +1,4 @@
-import type { ClaimedJob, DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
+import type { ClaimedJob, DeadLetter, Job, JobExecution, JobRequeue, StoredError, WorkerInfo } from "../core/model.js";
 import type { JobInsertRow } from "./job-insert-row.js";
 
 // Row shapes as pg returns them (jsonb parsed, timestamptz as Date, int8 as number).
@@ -112,6 +112,10 @@ export function rowToExecution(row: Row): JobExecution {
     error: row.error ?? null,
     batch: row.batch_id ? { id: row.batch_id, size: row.batch_size } : null,
   };
+}
+
+export function rowToRequeue(row: Row): JobRequeue {
+  return { at: row.at, action: row.action, fromStep: row.from_step, bulkActionId: row.bulk_action_id };
 }
 
 export function rowToDeadLetter(row: Row): DeadLetter {

@@ -195,10 +195,24 @@ CREATE TABLE conveyor.job_keys (
   CONSTRAINT job_keys_pkey PRIMARY KEY (tenant, idempotency_key)
 );
 
+CREATE TABLE conveyor.job_requeues (
+  job_id uuid NOT NULL,
+  seq bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+  at timestamp with time zone NOT NULL DEFAULT now(),
+  action text NOT NULL,
+  from_step text,
+  bulk_action_id uuid,
+  CONSTRAINT job_requeues_action_valid CHECK ((action = ANY (ARRAY['requeue'::text, 'bulk_retry'::text, 'resume'::text, 'rerun'::text]))),
+  CONSTRAINT job_requeues_bulk_action_iff_bulk_retry CHECK (((action = 'bulk_retry'::text) = (bulk_action_id IS NOT NULL))),
+  CONSTRAINT job_requeues_pkey PRIMARY KEY (job_id, seq),
+  CONSTRAINT job_requeues_step_bounded CHECK (((from_step IS NULL) OR ((length(from_step) >= 1) AND (length(from_step) <= 255)))),
+  CONSTRAINT job_requeues_step_iff_rerun CHECK (((action = 'rerun'::text) = (from_step IS NOT NULL)))
+);
+
 CREATE TABLE conveyor.job_steps (
   job_id uuid NOT NULL,
   name text NOT NULL,
-  seq bigint NOT NULL,
+  seq bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
   kind text NOT NULL,
   state text NOT NULL,
   result jsonb,

@@ -1,5 +1,6 @@
 import { NO_DEADLINE } from "../core/defaults.js";
 import type { Job } from "../core/model.js";
+import type { RequeueAction } from "../core/requeues.js";
 import type { StepRecord } from "../core/steps.js";
 import type { Pool, Queryable } from "./db.js";
 import type { Queries } from "./queries.js";
@@ -149,9 +150,10 @@ export class StepStore {
     return rows;
   }
 
-  /** Rerun a job from one of its steps, or (step null) resume it keeping every record (jobRerunFromStep). */
+  /** Rerun a job from one of its steps, or (step null) resume it keeping every record (jobRerunFromStep), recording which it was. */
   async jobRerunFromStep(jobId: string, step: string | null, tenant: string | null): Promise<RerunResult> {
-    const { rows } = await runQuery(this.pool, this.q.jobRerunFromStep, [jobId, step, tenant]);
+    const action: RequeueAction = step === null ? "resume" : "rerun";
+    const { rows } = await runQuery(this.pool, this.q.jobRerunFromStep, [jobId, step, tenant, action]);
     const row = rows[0];
     if (!row) return { previousStatus: null, stepFound: false, forgotten: 0, job: null };
     return { previousStatus: row.previous_status, stepFound: row.step_found, forgotten: row.forgotten, job: row.id === null ? null : rowToJob(row) };

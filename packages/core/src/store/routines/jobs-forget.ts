@@ -2,8 +2,8 @@ import type { Routine } from "./routine.js";
 
 /**
  * Everything recorded about jobs that are being deleted, deleted with them:
- * executions, durable steps, batch memberships, dependency edges and counts,
- * flow membership, idempotency keys and dead letters. `p_ids` are the jobs;
+ * executions, durable steps, batch memberships, requeues, dependency edges
+ * and counts, flow membership, idempotency keys and dead letters. `p_ids` are the jobs;
  * `p_depended` those of them that had dependents (the others have no edge
  * pointing at them, so their probe is skipped). Called by the delete
  * trigger (jobs_deleted) for a DELETE of any path, and by retention before
@@ -21,6 +21,7 @@ BEGIN
   DELETE FROM {{schema}}.job_executions WHERE job_id = ANY(p_ids);
   DELETE FROM {{schema}}.job_steps WHERE job_id = ANY(p_ids);
   DELETE FROM {{schema}}.job_batch_members WHERE job_id = ANY(p_ids);
+  DELETE FROM {{schema}}.job_requeues WHERE job_id = ANY(p_ids);
   DELETE FROM {{schema}}.job_dependencies WHERE depends_on = ANY(p_depended);
   WITH gone AS (
     DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(p_ids) RETURNING job_id

@@ -29,7 +29,8 @@
 import { quoteIdent } from "../db.js";
 import { cancelJobs, requeueDeadJobs } from "./job-action-fragments.js";
 import { type JobFilterValues, jobFilterCondition } from "./job-filter.js";
-import { READY, STATE } from "./status-sets.js";
+import { recordRequeues } from "./requeue-fragments.js";
+import { READY, REQUEUE_ACTION, STATE } from "./status-sets.js";
 
 /** The actions a batch applies (core/bulk-actions.ts BulkActionKind). */
 export type BulkBatchAction = "retry" | "cancel" | "purge" | "set_priority" | "move";
@@ -174,11 +175,13 @@ LIMIT ${max}`;
 
 /**
  * Apply the plan's action to the jobs `ids` that still match it, locking
- * them in id order. Returns `touched` (jobs changed or deleted) and
- * `woken` (queues that got jobs ready to run now and no NOTIFY of the
- * trigger jobs_status_changed, to be woken after the commit).
+ * them in id order; `operationId` is the bulk action's, which a retry
+ * records with each job it requeues (job_requeues). Returns `touched`
+ * (jobs changed or deleted) and `woken` (queues that got jobs ready to run
+ * now and no NOTIFY of the trigger jobs_status_changed, to be woken after
+ * the commit).
  */
-export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readonly string[]): BuiltStatement {
+export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readonly string[], operationId: string): BuiltStatement {
   const values: unknown[] = [ids];
   const { where, stateConditions } = conditionsOf(plan, values, true);
   const quoted = quoteIdent(schema);
@@ -195,13 +198,14 @@ export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readon
   switch (plan.action) {
     case "retry": {
       // Dead jobs as deadLetterRequeue requeues one: the entry and the job's
-      // dependency counts go, and its return re-arms what waits on it, at commit.
+      // dependency counts go, its return re-arms what waits on it, at commit,
+      // and the requeue is recorded with the operation.
       const dead = `ARRAY(SELECT id FROM target WHERE status = ${STATE.dead})`;
       const text = `${target}, entries AS (
   DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})
 ), released AS (
   DELETE FROM ${quoted}.job_dependency_state WHERE job_id = ANY(${dead})
-)${requeueDeadJobs("requeued", quoted)}, hastened AS (
+)${requeueDeadJobs("requeued", quoted)}${recordRequeues("requeued_recorded", "requeued_moved", { action: REQUEUE_ACTION.bulk_retry, bulkActionId: `$${values.push(operationId)}::uuid` }, quoted)}, hastened AS (
   UPDATE ${jobs} AS j SET run_at = now(), updated_at = now()
   FROM target AS t WHERE j.id = t.id AND t.status = ${STATE.retrying}
   RETURNING j.queue

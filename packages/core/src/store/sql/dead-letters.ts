@@ -1,5 +1,7 @@
 import { requeueDeadJobs } from "./job-action-fragments.js";
 import { JOB_COLUMNS } from "./job-columns.js";
+import { recordRequeues } from "./requeue-fragments.js";
+import { REQUEUE_ACTION } from "./status-sets.js";
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history, dead_at";
@@ -26,6 +28,7 @@ WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)`;
  * A job with dependencies is released from them (its counts are deleted):
  * it runs now, whatever they are. Jobs that depend on this one are re-armed
  * at its commit: its move records the return (routines/jobs-ended.ts).
+ * The requeue is recorded for the job's timeline (job_requeues).
  * $1 dead-letter id, $2 tenant|null
  */
 export const deadLetterRequeue = `
@@ -35,7 +38,7 @@ WITH entry AS (
   DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT job_id FROM entry))
 ), target AS (
   SELECT j.id, j.status FROM {{schema}}.jobs_dead AS j WHERE j.id = ANY(ARRAY(SELECT job_id FROM entry)) FOR UPDATE
-)${requeueDeadJobs("requeue")}
+)${requeueDeadJobs("requeue")}${recordRequeues("requeue_recorded", "requeue_moved", { action: REQUEUE_ACTION.requeue })}
 SELECT ${JOB_COLUMNS} FROM requeue_moved`;
 
 /** Delete a dead job for good: the entry, the job and its executions (by cascade and trigger). $1 dead-letter id, $2 tenant|null */

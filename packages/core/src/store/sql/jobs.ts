@@ -162,6 +162,13 @@ LEFT JOIN {{schema}}.job_batch_members AS b ON b.job_id = a.job_id AND b.executi
 WHERE a.job_id = $1 ORDER BY a.started_at, a.id`;
 
 /**
+ * A job's requeues, resumes, reruns and bulk retries (job_requeues), in the
+ * order they happened. $1 job id
+ */
+export const requeueListByJob = `
+SELECT at, action, from_step, bulk_action_id FROM {{schema}}.job_requeues WHERE job_id = $1 ORDER BY seq`;
+
+/**
  * Cancel: a waiting, queued or retrying job is cancelled at once; a running one gets
  * the flag its worker is notified of at commit. Terminal jobs match nothing.
  * The row lock makes this safe against a concurrent claim: whichever commits

@@ -1,4 +1,5 @@
 import { BULK_ACTION_STATUSES } from "../../core/bulk-actions.js";
+import { REQUEUE_ACTIONS } from "../../core/requeues.js";
 import { EXECUTION_OUTCOMES, JOB_STATUSES, READY_STATUSES, TERMINAL_STATUSES, type JobStatus } from "../../core/states.js";
 import { STEP_STATES } from "../../core/steps.js";
 import { TRANSITIONS } from "../../core/transitions.js";
@@ -27,6 +28,9 @@ export const BULK_STATUS = literals(BULK_ACTION_STATUSES);
 
 /** Each state of a step, sleep or wait record (job_steps.state) as an SQL literal. */
 export const STEP_STATE = literals(STEP_STATES);
+
+/** Each way a job is run again (job_requeues.action) as an SQL literal. */
+export const REQUEUE_ACTION = literals(REQUEUE_ACTIONS);
 
 /** `'a', 'b'`: a state set as the inside of an SQL `IN (…)` list. */
 function sqlList(statuses: readonly JobStatus[]): string {

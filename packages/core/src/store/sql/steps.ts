@@ -3,6 +3,7 @@ import { TRANSITIONS } from "../../core/transitions.js";
 import { attemptRecord } from "./attempt-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
 import { type JobWrites, moveLiveJobs, returnEndedJobs, setList } from "./job-moves.js";
+import { recordRequeues } from "./requeue-fragments.js";
 import { cancelAtEnd, outcomeOf, statusWrites } from "./status-writes.js";
 
 // Durable execution (worker/durable-run.ts): a handler's steps, sleeps and
@@ -210,7 +211,8 @@ const RERUN_WRITES: JobWrites = statusWrites("rerun_from_step");
  * found, how many records were forgotten, and the job as moved (its
  * columns null when it has no such step or is in a state the rerun does
  * not apply in: then nothing changed); no row when there is no such job.
- * $1 job id, $2 step name|null, $3 tenant|null
+ * The move is recorded for the job's timeline (job_requeues) as $4.
+ * $1 job id, $2 step name|null, $3 tenant|null, $4 action (core/requeues.ts: resume, or rerun with $2)
  */
 export const jobRerunFromStep = `
 WITH target AS (
@@ -238,7 +240,7 @@ WITH target AS (
   { name: "rerun_dead", from: "allowed", alias: "a", where: "j.id = a.id", only: `a.status = ${STATE.dead}` },
   RERUN_WRITES,
   ["jobs_dead"],
-)}
+)}${recordRequeues("rerun_recorded", "(SELECT id FROM rerun_moved UNION ALL SELECT id FROM rerun_dead_moved)", { action: "$4::text", fromStep: "$2::text" })}
 SELECT t.status AS previous_status, EXISTS (SELECT 1 FROM start) AS step_found,
        (SELECT count(*) FROM forgotten)::int AS forgotten, m.*
 FROM target AS t LEFT JOIN (SELECT * FROM rerun_moved UNION ALL SELECT * FROM rerun_dead_moved) AS m ON true`;
