@@ -189,6 +189,10 @@ describe("conveyor dlq", () => {
     expect(requeued.code, requeued.stderr).toBe(0);
     expect(requeued.stdout.trim()).toBe(`requeued job ${mail.jobId} (email.send) in queue mail`);
     expect((await test.conveyor.getJob(mail.jobId))?.status).toBe("queued");
+    // The job says what happened to it.
+    const requeuedJob = await cli("jobs", "show", mail.jobId);
+    expect(requeuedJob.stdout).toMatch(/requeues:\n {2}AT\s+ACTION\s+FROM STEP\s+BULK ACTION\n {2}\S+\s+requeue\n/);
+    expect(json(await cli("jobs", "show", mail.jobId, "--json")).requeues).toEqual([{ at: expect.any(String), action: "requeue" }]);
 
     const purged = await cli("dlq", "purge", plain.id, "--json");
     expect(json(purged)).toEqual({ purged: plain.id });

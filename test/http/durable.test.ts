@@ -3,7 +3,8 @@
  * the jobs of its tenant waiting for it (and no other tenant's), GET
  * /v1/jobs/{id}/steps lists a job's records, POST /v1/jobs/{id}/resume
  * replays a dead job's steps, POST /v1/jobs/{id}/rerun runs it again from
- * a step; bad bodies, missing jobs and states that cannot rerun get their
+ * a step, and GET /v1/jobs/{id} names each requeue, bulk retry, resume and
+ * rerun the job had; bad bodies, missing jobs and states that cannot rerun get their
  * problems; /metrics counts the events, the jobs they woke and the waits still open.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -261,6 +262,46 @@ describe("POST /v1/jobs/{id}/resume", () => {
     expectProblem(await post(`/v1/jobs/${MISSING}/resume`), 404, "NOT_FOUND");
     expectProblem(await post(`/v1/jobs/${job.id}/resume`, undefined, test.keys.globex), 404, "NOT_FOUND");
     expectProblem(await post("/v1/jobs/abc/resume"), 400, "INVALID_PARAMETER");
+  });
+});
+
+describe("GET /v1/jobs/{id}: requeues", () => {
+  it("names each way the job ran again, in order: a dead-letter requeue, a bulk retry, a resume, a rerun from a step", async () => {
+    down.add("broken-requeues");
+    const job = await create(order.kind, { courier: "broken-requeues" }, test.keys.acme, "requeued-4-ways");
+    await reaches(job.id, "dead");
+    expect((await get(`/v1/jobs/${job.id}`)).json.requeues).toEqual([]);
+
+    const letters = (await get(`/v1/dead-letters?kind=${order.kind}&limit=1000`)).json.items as Array<{ id: string; jobId: string }>;
+    const letter = letters.find((entry) => entry.jobId === job.id)!;
+    expect((await post(`/v1/dead-letters/${letter.id}/requeue`)).statusCode).toBe(201);
+    await reaches(job.id, "dead");
+    const bulk = await post("/v1/bulk-actions", { action: "retry", filter: { status: "dead", queue: "requeued-4-ways" } });
+    expect(bulk.statusCode, bulk.body).toBe(202);
+    await waitFor("the bulk retry to end", async () => (await get(`/v1/bulk-actions/${bulk.json.id}`)).json.status === "succeeded");
+    await reaches(job.id, "dead");
+    expect((await post(`/v1/jobs/${job.id}/resume`)).statusCode).toBe(200);
+    await reaches(job.id, "dead");
+    down.delete("broken-requeues");
+    expect((await post(`/v1/jobs/${job.id}/rerun`, { fromStep: "ship" })).statusCode).toBe(200);
+    await reaches(job.id, "succeeded");
+
+    const done = (await get(`/v1/jobs/${job.id}`)).json;
+    expect(done.requeues).toEqual([
+      { at: expect.any(String), action: "requeue" },
+      { at: expect.any(String), action: "bulk_retry", bulkActionId: bulk.json.id },
+      { at: expect.any(String), action: "resume" },
+      { at: expect.any(String), action: "rerun", fromStep: "ship" },
+    ]);
+    // Each between the attempt before it and the one after it.
+    const executions = done.executions as Array<{ startedAt: string; finishedAt: string; attempt: number }>;
+    expect(executions.map((execution) => execution.attempt)).toEqual([1, 1, 1, 1, 1]);
+    done.requeues.forEach((requeue: { at: string }, i: number) => {
+      expect(Date.parse(requeue.at)).toBeGreaterThanOrEqual(Date.parse(executions[i]!.finishedAt));
+      expect(Date.parse(requeue.at)).toBeLessThanOrEqual(Date.parse(executions[i + 1]!.startedAt));
+    });
+    // Another tenant's key sees none of it.
+    expectProblem(await get(`/v1/jobs/${job.id}`, test.keys.globex), 404, "NOT_FOUND");
   });
 });
 

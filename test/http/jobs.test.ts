@@ -142,12 +142,12 @@ describe("POST /v1/jobs/batch", () => {
 });
 
 describe("GET /v1/jobs/{id}", () => {
-  it("answers the job with its executions", async () => {
+  it("answers the job with its executions and requeues", async () => {
     const created = (await post({ kind: "item", payload: { n: 42 } })).json;
     const response = await call(test.app, { url: `/v1/jobs/${created.id}`, key: test.keys.acme });
     expect(response.statusCode).toBe(200);
-    expect(Object.keys(response.json).sort()).toEqual([...JOB_FIELDS, "executions"].sort());
-    expect(response.json).toMatchObject({ ...created, updatedAt: expect.any(String), executions: [] });
+    expect(Object.keys(response.json).sort()).toEqual([...JOB_FIELDS, "executions", "requeues"].sort());
+    expect(response.json).toMatchObject({ ...created, updatedAt: expect.any(String), executions: [], requeues: [] });
   });
 
   it("answers 404 for a missing job and 400 for an id that is not a UUID", async () => {

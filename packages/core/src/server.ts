@@ -57,8 +57,8 @@ export type { BatchFlowBody, FlowBody, FlowJobItem } from "./wire/flow-request.j
 export { jobFilterBody, jobFilterQuery, toJobFilter } from "./wire/job-filter.js";
 
 // Writing responses: the JSON the API sends and the CLI's --json prints, each as a schema (the OpenAPI document's) and a serializer.
-export { deadLetterJson, executionJson, isoOrNull, jobJson, workerJson } from "./wire/serialize.js";
-export { deadLetterShape, errorShape, executionShape, jobShape, optionalTime, storedTime, workerShape } from "./wire/job-shapes.js";
+export { deadLetterJson, executionJson, isoOrNull, jobDetailJson, jobJson, workerJson } from "./wire/serialize.js";
+export { deadLetterShape, errorShape, executionShape, jobDetailShape, jobShape, optionalTime, storedTime, workerShape } from "./wire/job-shapes.js";
 export { bulkActionJson } from "./wire/bulk-action-json.js";
 export { bulkActionShape } from "./wire/bulk-action-shape.js";
 export { flowDetailJson, flowSummaryJson } from "./wire/flow-json.js";

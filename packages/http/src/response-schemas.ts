@@ -4,10 +4,10 @@ import {
   bulkActionShape,
   deadLetterShape,
   errorShape,
-  executionShape,
   flowDetailShape,
   flowSummaryShape,
   jobCountShape,
+  jobDetailShape,
   jobShape as job,
   keyLimitSettingsShape,
   keyLoadShape,
@@ -172,7 +172,7 @@ const currentKey = z.object({
 
 export const responseSchemas = {
   job: responseSchema(job),
-  jobWithExecutions: responseSchema(job.extend({ executions: z.array(executionShape) })),
+  jobWithExecutions: responseSchema(jobDetailShape),
   jobPage: responseSchema(page(job)),
   jobBatch: responseSchema(
     z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REQUEUE_ACTIONS } from "../core/requeues.js";
 import { EXECUTION_OUTCOMES, JOB_STATUSES } from "../core/states.js";
 import { DEAD_REASONS } from "../core/transitions.js";
 
@@ -63,6 +64,24 @@ export const executionShape = z.object({
     .describe("the batch a batch handler ran this attempt in; null otherwise (and in a dead letter's history)"),
 });
 
+/** One time a job was run again with fresh attempts, as JSON. */
+export const requeueShape = z.object({
+  at: storedTime,
+  action: z
+    .enum(REQUEUE_ACTIONS)
+    .describe("requeue: its dead letter was requeued; bulk_retry: a bulk retry requeued it; resume: resumed, replaying every step; rerun: rerun from fromStep"),
+  fromStep: z.string().optional().describe("rerun: the step it ran again from"),
+  bulkActionId: z.uuid().optional().describe("bulk_retry: the bulk action"),
+});
+
+/** A job with its attempts and its requeues, each oldest first: `GET /v1/jobs/{id}` and `jobs show --json`. */
+export const jobDetailShape = jobShape.extend({
+  executions: z.array(executionShape).describe("one per attempt, oldest first"),
+  requeues: z
+    .array(requeueShape)
+    .describe("each requeue from the dead-letter queue, bulk retry, resume and rerun from a step, oldest first: the attempts after one start again from 1"),
+});
+
 /** A dead letter as JSON, with the job's whole execution history. */
 export const deadLetterShape = z.object({
   id: z.uuid(),
@@ -100,6 +119,10 @@ export type JobJson = z.output<typeof jobShape>;
 export type ErrorJson = z.output<typeof errorShape>;
 /** One attempt of a job, as JSON. */
 export type ExecutionJson = z.output<typeof executionShape>;
+/** One requeue of a job, as JSON. */
+export type RequeueJson = z.output<typeof requeueShape>;
+/** A job with its attempts and requeues, as JSON. */
+export type JobDetailJson = z.output<typeof jobDetailShape>;
 /** A dead letter with its history, as JSON. */
 export type DeadLetterJson = z.output<typeof deadLetterShape>;
 /** A live worker, as JSON. */

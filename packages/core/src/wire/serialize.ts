@@ -1,5 +1,5 @@
-import type { DeadLetter, Job, JobExecution, StoredError, WorkerInfo } from "../core/model.js";
-import type { DeadLetterJson, ErrorJson, ExecutionJson, JobJson, WorkerJson } from "./job-shapes.js";
+import type { DeadLetter, Job, JobExecution, JobRequeue, JobWithExecutions, StoredError, WorkerInfo } from "../core/model.js";
+import type { DeadLetterJson, ErrorJson, ExecutionJson, JobDetailJson, JobJson, RequeueJson, WorkerJson } from "./job-shapes.js";
 
 /**
  * The JSON shapes of jobs, executions, dead letters and workers, each
@@ -16,7 +16,7 @@ import type { DeadLetterJson, ErrorJson, ExecutionJson, JobJson, WorkerJson } fr
  * 'infinity') comes out as null, so one such row cannot break a listing.
  */
 
-export type { DeadLetterJson, ErrorJson, ExecutionJson, JobJson, WorkerJson } from "./job-shapes.js";
+export type { DeadLetterJson, ErrorJson, ExecutionJson, JobDetailJson, JobJson, RequeueJson, WorkerJson } from "./job-shapes.js";
 
 /** A job as JSON. */
 export function jobJson(job: Job): JobJson {
@@ -57,6 +57,21 @@ export function executionJson(execution: JobExecution): ExecutionJson {
     error: errorJson(execution.error),
     batch: execution.batch,
   };
+}
+
+/** One requeue as JSON: `fromStep` only for a rerun, `bulkActionId` only for a bulk retry. */
+export function requeueJson(requeue: JobRequeue): RequeueJson {
+  return {
+    at: iso(requeue.at),
+    action: requeue.action,
+    ...(requeue.fromStep === null ? {} : { fromStep: requeue.fromStep }),
+    ...(requeue.bulkActionId === null ? {} : { bulkActionId: requeue.bulkActionId }),
+  };
+}
+
+/** A job with its attempts and requeues as JSON (`GET /v1/jobs/{id}`, `jobs show --json`). */
+export function jobDetailJson(job: JobWithExecutions): JobDetailJson {
+  return { ...jobJson(job), executions: job.executions.map(executionJson), requeues: job.requeues.map(requeueJson) };
 }
 
 /** A dead letter as JSON; the times of its history, stored as jsonb text, normalised. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { executionJson, jobCountJson, jobJson, toJobFilter } from "conveyor-jobs/server";
+import { jobCountJson, jobDetailJson, jobJson, toJobFilter } from "conveyor-jobs/server";
 import type { RouteContext } from "../context.js";
 import { BEARER_SECURITY } from "../openapi.js";
 import { HttpProblem } from "../problem.js";
@@ -59,7 +59,7 @@ export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): voi
       schema: {
         tags: ["jobs"],
         operationId: "getJob",
-        summary: "a job with its executions (one per attempt, oldest first)",
+        summary: "a job with its executions (one per attempt, oldest first) and its requeues (each requeue, bulk retry, resume and rerun, oldest first)",
         security: BEARER_SECURITY,
         params: routeSchema(idParams),
         response: { 200: jsonResponse("the job", responseSchemas.jobWithExecutions), ...problemResponses(400, 401, 404, 503) },
@@ -68,7 +68,7 @@ export function jobRoutes(app: FastifyInstance, { conveyor }: RouteContext): voi
     async (request) => {
       const job = await conveyor.getJob(request.params.id, actionScope(request));
       if (!job) throw jobNotFound(request.params.id);
-      return { ...jobJson(job), executions: job.executions.map(executionJson) };
+      return jobDetailJson(job);
     },
   );
 

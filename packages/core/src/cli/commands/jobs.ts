@@ -6,7 +6,7 @@ import type { DependencyLink, JobDependencies } from "../../core/flows.js";
 import type { JobWithExecutions } from "../../core/model.js";
 import { JOB_STATUSES, type JobStatus } from "../../core/states.js";
 import { jobCountJson } from "../../wire/job-count-json.js";
-import { executionJson, jobJson } from "../../wire/serialize.js";
+import { jobDetailJson, jobJson } from "../../wire/serialize.js";
 import { isoTime, listLimit, nonNegativeMs, priority, uuid } from "../arguments.js";
 import { EXAMPLE_JOBS } from "../examples.js";
 import { withDefault } from "../help-text.js";
@@ -76,7 +76,7 @@ export function registerJobs(program: Command): void {
       await withSession({ schema: options.schema, poolSize: 2, quiet: true }, async ({ conveyor }) => {
         const job = await conveyor.getJob(id);
         if (!job) throw new NotFoundError(`job ${id} not found`);
-        if (options.json) return printJson({ ...jobJson(job), executions: job.executions.map(executionJson) });
+        if (options.json) return printJson(jobDetailJson(job));
         process.stdout.write(showJob(job) + showDependencies(await conveyor.flows.getJobDependencies(id)));
       });
     });
@@ -235,6 +235,16 @@ function showJob(job: JobWithExecutions): string {
           .split("\n")
           .map((line) => (line ? `  ${line}` : line))
           .join("\n");
+  if (job.requeues.length > 0) {
+    text += `\nrequeues:\n`;
+    text += formatTable(
+      ["AT", "ACTION", "FROM STEP", "BULK ACTION"],
+      job.requeues.map((requeue) => [isoOrDash(requeue.at), requeue.action, requeue.fromStep ?? "", requeue.bulkActionId ?? ""]),
+    )
+      .split("\n")
+      .map((line) => (line ? `  ${line}` : line))
+      .join("\n");
+  }
   return text;
 }
 
