@@ -159,10 +159,11 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     expect(await timeline.textContent()).toMatch(/Attempt 1.*failed.*PermanentError: undeliverable address requeue-me@invalid\.example/);
     await screenshot("04-dead-letter");
     await page.getByRole("button", { name: "Requeue" }).click();
-    // Requeued: the job page, back in the queue, history kept (no worker runs now).
+    // Requeued: the job page, back in the queue, history kept (no worker runs now), the requeue named after it.
     await page.waitForURL((url) => url.hash === `#/jobs/${requeue.jobId}`);
     await poll(() => headingStatus().textContent()).toBe("queued");
-    expect(await page.getByTestId("timeline").locator("li").count()).toBe(1);
+    await poll(() => page.getByTestId("timeline").locator("li").count()).toBe(2);
+    expect(await page.getByTestId("timeline").locator("li").nth(1).getAttribute("data-action")).toBe("requeue");
     expect((await api("GET", `/v1/dead-letters/${requeue.id}`)).status).toBe(404);
 
     await page.goto(`${server.url}/#/dead-letters/${purge.id}`);
@@ -182,7 +183,7 @@ describe.skipIf(!available)("the dashboard in Chromium", () => {
     await poll(() => attempts.count()).toBe(3);
     expect(await attempts.nth(0).locator(".attempt-number").textContent()).toBe("Run 1, attempt 1");
     expect(await attempts.nth(1).getAttribute("data-testid")).toBe("requeue");
-    expect(await attempts.nth(1).textContent()).toMatch(/^Requeued from the dead-letter queue: attempts start again \(run 2\)$/);
+    expect(await attempts.nth(1).textContent()).toMatch(/^Requeued from the dead-letter queue: attempts start again \(run 2\) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+05:30$/);
     expect(await attempts.nth(2).locator(".attempt-number").textContent()).toBe("Run 2, attempt 1");
     await screenshot("06b-job-requeued-timeline");
   });

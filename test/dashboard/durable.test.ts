@@ -3,8 +3,8 @@
  * API server on a real port, this file's own schema), at 1280 and 390 px:
  * its steps table (a step, a wait that received an event, a sleep), a
  * rerun from a step after its confirmation (the job queued again, the
- * forgotten records gone), Resume, and no steps section for a job without
- * records. Screenshots go to test-artifacts/dashboard/.
+ * forgotten records gone), Resume, both named on the timeline, and no
+ * steps section for a job without records. Screenshots go to test-artifacts/dashboard/.
  */
 import { mkdirSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -140,6 +140,16 @@ describe.skipIf(!available)("a durable job's page in Chromium", () => {
     await page.getByTestId("steps-confirm").getByRole("button", { name: "Resume job" }).click();
     await poll(() => page.getByRole("status").textContent()).toBe("Resumed: the job is queued and replays its recorded steps.");
     expect((await steps(jobs.wide)).map((step) => step.name)).toEqual(["create-account"]);
+    // The timeline names both, after the attempts before them.
+    const requeues = page.locator("[data-testid=timeline] [data-testid=requeue] .requeue-what");
+    await poll(() => requeues.allTextContents()).toEqual(["Rerun from step “payment”", "Resumed"]);
+    expect(await page.locator("[data-testid=timeline] li").evaluateAll((items) => items.map((item) => item.getAttribute("data-testid")))).toEqual([
+      "attempt",
+      "attempt",
+      "requeue",
+      "requeue",
+    ]);
+    expect(await page.locator("[data-testid=attempt] .attempt-number").allTextContents()).toEqual(["Run 1, attempt 1", "Run 1, attempt 1"]);
     await saveScreenshot(page, "82-job-steps-after-rerun");
   });
 

@@ -3,7 +3,7 @@
  * (as browser.test.ts: an API server on a real port, this file's own
  * schema): searching by payload and error text with the match count and
  * the search kept in the URL, a bulk retry of dead jobs followed to its end
- * on a progress bar, a tenant key's bulk action kept to its own tenant, the
+ * on a progress bar (and named on a retried job's timeline), a tenant key's bulk action kept to its own tenant, the
  * overview's parts (a job past its lease, a top error linking to its
  * search), and every new page at 390 px. Screenshots go to
  * test-artifacts/dashboard/.
@@ -298,6 +298,14 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
     expect({ status: sample.status, attempts: sample.attempts }).toEqual({ status: "queued", attempts: 0 });
     await page.getByText("No jobs match.").waitFor();
 
+    // A retried job's timeline names the bulk action, linked to its page.
+    const [retry] = sample.requeues;
+    expect(retry).toEqual({ at: expect.any(String), action: "bulk_retry", bulkActionId: expect.any(String) });
+    await page.goto(`${server.url}/#/jobs/${dead[0]}`);
+    const retried = page.locator("[data-testid=timeline] [data-testid=requeue]");
+    await poll(() => retried.locator(".requeue-what").textContent()).toBe(`Retried by bulk action ${retry.bulkActionId.slice(-12)}`);
+    expect(await retried.getByTestId("requeue-bulk-action").getAttribute("href")).toBe(`#/bulk-actions/${retry.bulkActionId}`);
+
     // The record: who, what, over which jobs, how far.
     await page.getByRole("link", { name: "Bulk actions" }).click();
     const row = page.locator("[data-testid=bulk-actions] tbody tr").first();
@@ -312,6 +320,7 @@ describe.skipIf(!available)("the dashboard's search, bulk actions and overview i
     await screenshot("45-bulk-actions");
     await row.getByRole("link").first().click();
     await page.getByTestId("bulk-action-page").waitFor();
+    expect(page.url().endsWith(`#/bulk-actions/${retry.bulkActionId}`)).toBe(true);
     expect(await page.getByTestId("bulk-filter").textContent()).toBe("status dead; kind export.item");
     expect(await page.getByTestId("bulk-progress-bar").evaluate((element) => {
       const bar = element as unknown as { value: number; max: number };

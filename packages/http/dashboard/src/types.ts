@@ -28,9 +28,11 @@ export type JobCount = Ok<paths["/v1/jobs/count"]["get"]>;
 /** The search fields of `GET /v1/jobs` and `GET /v1/jobs/count`, as query-string text. */
 export type JobSearchQuery = NonNullable<paths["/v1/jobs/count"]["get"]["parameters"]["query"]>;
 
-/** `GET /v1/jobs/{id}`: a job with its executions, one per attempt. */
+/** `GET /v1/jobs/{id}`: a job with its executions, one per attempt, and its requeues. */
 export type JobWithExecutions = Ok<paths["/v1/jobs/{id}"]["get"]>;
 export type ExecutionJson = JobWithExecutions["executions"][number];
+/** A requeue, bulk retry, resume or rerun from a step that ran the job again. */
+export type RequeueJson = JobWithExecutions["requeues"][number];
 
 /** `GET /v1/jobs/{id}/steps`: a durable job's steps, sleeps and waits, in the order it first recorded them. */
 export type StepList = Ok<paths["/v1/jobs/{id}/steps"]["get"]>;

@@ -103,7 +103,7 @@ export function JobPage({ api, id }: { api: Api; id: string }) {
       <JobSteps api={api} job={job} onDone={stepsChanged} />
       <JobLinks api={api} id={job.id} />
       <h2>Execution timeline</h2>
-      <Timeline attempts={job.executions} />
+      <Timeline attempts={job.executions} requeues={job.requeues} />
       {job.status === "dead" ? (
         <p>
           This job is in the <a href={href("/dead-letters", { kind: job.kind })}>dead-letter queue</a>.
