@@ -105,6 +105,7 @@ describe("migrations", () => {
       "029_job_ends": "7ce725d0c802e84c925bc97fbd574913d7b4908deb906d38a9c18096acc4273c",
       "030_job_history_copy_mark_ordered": "798507f3fbe6139008afb716ed2c4fb816a5996dca34e078cc6a5dea7b8b1264",
       "031_history_costs_less": "a299fe42fe623a28968cc6f9fdf564973ebbbd54f3f880869fe7bf09e68c28bf",
+      "033_step_record_states": "909c273f299efa48c270f1d40dc1cd20422f193df592b31b25e7301add05ec88",
       "034_job_requeues": "a2abe1513f45d2909d5b336a86fc6b9c113335242ead736214cfc17685b3fc51",
     };
     const shipped = Object.fromEntries(loadMigrations().map((migration) => [migration.name, migrationHash(migration)]));
@@ -145,6 +146,35 @@ describe("migrations", () => {
     expect((renamed as Error).message).toContain("026_jobs_by_state");
     const { rows } = await conveyor.pool.query<{ n: number }>(`SELECT max(version)::int AS n FROM "${schema}".migrations`);
     expect(rows[0]!.n).toBe(26);
+  });
+
+  it("give the step records written before 033 their own states, none a job's", async () => {
+    const { conveyor, schema } = await freshSchema();
+    // A schema from before 033 (the later ones need the routines ledger, which migrate() makes).
+    await createSchemaAsOf(conveyor.pool, schema, loadMigrations().filter((m) => m.version <= 27));
+    const job = "0190f5e0-0000-7000-8000-000000000001";
+    await conveyor.pool.query(
+      `INSERT INTO "${schema}".job_steps (job_id, name, kind, state, attempt, execution_id, started_at, tenant, event, event_key, event_id)
+       SELECT $1::uuid, name, kind, state, 1, $1::uuid, now(), 'default', event, event_key, event_id::uuid
+       FROM (VALUES ('charge', 'step', 'completed', NULL, NULL, NULL), ('ship', 'step', 'failed', NULL, NULL, NULL),
+                    ('nap', 'sleep', 'sleeping', NULL, NULL, NULL), ('rest', 'sleep', 'completed', NULL, NULL, NULL),
+                    ('paid', 'wait', 'waiting', 'invoice.paid', 'k', NULL), ('got', 'wait', 'received', 'invoice.paid', 'k', $1::text),
+                    ('late', 'wait', 'timed_out', 'invoice.paid', 'k', NULL)) AS r(name, kind, state, event, event_key, event_id)`,
+      [job],
+    );
+    await conveyor.migrate();
+    const { rows } = await conveyor.pool.query<{ name: string; state: string }>(`SELECT name, state FROM "${schema}".job_steps ORDER BY seq`);
+    expect(Object.fromEntries(rows.map((row) => [row.name, row.state]))).toEqual({
+      charge: "completed",
+      ship: "failed",
+      nap: "asleep",
+      rest: "awake",
+      paid: "awaiting",
+      got: "received",
+      late: "timed_out",
+    });
+    // The open wait is counted by the new word, which is the rebuilt index's predicate.
+    expect(await dbOf(conveyor).steps.waitsOpenCount(10)).toBe(1);
   });
 
   it("refuse a database migrated before the baseline, changing nothing", async () => {

@@ -205,7 +205,7 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
             `${SHARED_WAITING} jobs to wait for the shared event`,
             async () => {
               const [row] = await r.q<{ n: number }>(
-                `SELECT count(*)::int AS n FROM ${s}.job_steps WHERE event = $1 AND event_key = $2 AND state = 'waiting'`,
+                `SELECT count(*)::int AS n FROM ${s}.job_steps WHERE event = $1 AND event_key = $2 AND state = 'awaiting'`,
                 [EVENT, SHARED_KEY],
               );
               return row!.n >= SHARED_WAITING || stop;
@@ -290,7 +290,7 @@ describe("chaos: durable steps, sleeps and events under SIGKILL, SIGSTOP and Pos
             await kill(0);
             await when(
               `${RESTART_WAITING} jobs to sleep on their wait`,
-              `SELECT count(*)::int AS n FROM ${s}.job_steps WHERE name = 'go' AND state = 'waiting'`,
+              `SELECT count(*)::int AS n FROM ${s}.job_steps WHERE name = 'go' AND state = 'awaiting'`,
               RESTART_WAITING,
             );
             await restart("fast");

@@ -164,7 +164,7 @@ describe("conveyor events send", () => {
     expectRefused(await cli("events", "send"), /missing required argument 'event'/);
     expect(await countRows(t.conveyor, "events")).toBe(events);
     expect(await statusOf(ids.untouched)).toBe("sleeping");
-    expect((await t.conveyor.steps.list(ids.untouched)).map((record) => record.state)).toEqual(["completed", "waiting"]);
+    expect((await t.conveyor.steps.list(ids.untouched)).map((record) => record.state)).toEqual(["completed", "awaiting"]);
   });
 });
 
@@ -176,12 +176,12 @@ describe("conveyor jobs steps", () => {
     expect(header).toMatch(/^NAME\s+KIND\s+STATE\s+ATTEMPT\s+STARTED\s+FINISHED\s+WAKE AT\s+EVENT\s+KEY$/);
     expect(fetch).toMatch(new RegExp(`^fetch\\s+step\\s+completed\\s+1\\s+${ISO}\\s+${ISO}\\s+-\\s+-\\s+-$`));
     const [, napRecord] = await t.conveyor.steps.list(ids.napA);
-    expect(sleep).toMatch(new RegExp(`^nap\\s+sleep\\s+sleeping\\s+1\\s+${ISO}\\s+-\\s+${napRecord!.wakeAt!.toISOString()}\\s+-\\s+-$`));
+    expect(sleep).toMatch(new RegExp(`^nap\\s+sleep\\s+asleep\\s+1\\s+${ISO}\\s+-\\s+${napRecord!.wakeAt!.toISOString()}\\s+-\\s+-$`));
     expect(rest).toEqual([""]);
 
     const waiting = await cli("jobs", "steps", ids.untouched);
     expect(waiting.code, waiting.stderr).toBe(0);
-    expect(waiting.stdout).toMatch(new RegExp(`^paid\\s+wait\\s+waiting\\s+1\\s+${ISO}\\s+-\\s+no deadline\\s+invoice\\.paid\\s+acct_x$`, "m"));
+    expect(waiting.stdout).toMatch(new RegExp(`^paid\\s+wait\\s+awaiting\\s+1\\s+${ISO}\\s+-\\s+no deadline\\s+invoice\\.paid\\s+acct_x$`, "m"));
   });
 
   it("prints { items } with --json, the records as the library reads them", async () => {
@@ -192,7 +192,7 @@ describe("conveyor jobs steps", () => {
     expect(jsonOf(await cli("jobs", "steps", ids.untouched, "--json"))).toMatchObject({
       items: [
         { name: "prepare", kind: "step", state: "completed", result: "ready", wakeAt: null },
-        { name: "paid", kind: "wait", state: "waiting", wakeAt: null, event: "invoice.paid", eventKey: "acct_x", eventId: null },
+        { name: "paid", kind: "wait", state: "awaiting", wakeAt: null, event: "invoice.paid", eventKey: "acct_x", eventId: null },
       ],
     });
     expect(jsonOf(await cli("jobs", "steps", ids.quick, "--json"))).toEqual({ items: [] });

@@ -54,9 +54,9 @@ const steps = async (id: string) => (await api("GET", `/v1/jobs/${id}/steps`)).j
 /** Run a trial until it sleeps on its cool-off: it waits, gets its payment over the API, and falls asleep again. */
 async function sleepingTrial(account: string): Promise<string> {
   const { id } = await test.conveyor.enqueue(trial, { account });
-  await waitFor(`${account} waiting`, async () => (await steps(id)).some((step) => step.name === "payment" && step.state === "waiting"));
+  await waitFor(`${account} waiting`, async () => (await steps(id)).some((step) => step.name === "payment" && step.state === "awaiting"));
   expect((await api("POST", "/v1/events", { event: "invoice.paid", key: account, payload: { plan: "pro" } })).json.jobIds).toEqual([id]);
-  await waitFor(`${account} asleep`, async () => (await steps(id)).some((step) => step.name === "cool-off" && step.state === "sleeping"));
+  await waitFor(`${account} asleep`, async () => (await steps(id)).some((step) => step.name === "cool-off" && step.state === "asleep"));
   return id;
 }
 
@@ -102,7 +102,7 @@ describe.skipIf(!available)("a durable job's page in Chromium", () => {
   it("shows each step, the wait's event and the sleep's wake time, results as text", async () => {
     await openJob(page, jobs.wide);
     expect(await page.locator("[data-testid=job-page] h1 [data-testid=status]").textContent()).toBe("sleeping");
-    expect(await stepRows(page)).toEqual(["create-account completed", "payment received", "cool-off sleeping"]);
+    expect(await stepRows(page)).toEqual(["create-account completed", "payment received", "cool-off asleep"]);
     const detail = (name: string) => page.locator(`[data-step="${name}"] [data-testid=step-detail]`);
     // The step's result, cut to one line: the markup in it is text, and no element was made of it.
     expect(await detail("create-account").textContent()).toContain('"note":"<img');
@@ -169,7 +169,7 @@ describe.skipIf(!available)("a durable job's page in Chromium", () => {
       await phone.goto(`${server.url}/#key=${adminKey}`);
       await phone.getByRole("button", { name: "Sign out" }).waitFor();
       await openJob(phone, jobs.narrow);
-      expect(await stepRows(phone)).toEqual(["create-account completed", "payment received", "cool-off sleeping"]);
+      expect(await stepRows(phone)).toEqual(["create-account completed", "payment received", "cool-off asleep"]);
       expect(await phone.evaluate<number>("document.scrollingElement.scrollWidth")).toBeLessThanOrEqual(390);
       await saveScreenshot(phone, "83-narrow-job-steps");
       await phone.locator('[data-step="cool-off"]').getByRole("button", { name: "Rerun from this step" }).click();

@@ -100,7 +100,7 @@ const RUNS: Record<string, () => Promise<void>> = {
     expect(result.error).toBeUndefined();
     expect(result).toMatchObject({ outcome: "succeeded", nextStatus: "succeeded", value: { upgraded: "pro" } });
     expect(result.steps[0]).toMatchObject({ name: "create-account", kind: "step", state: "replayed" });
-    expect(result.steps).toContainEqual({ name: "trial-period", kind: "sleep", state: "slept", duration: 259_200_000 });
+    expect(result.steps).toContainEqual({ name: "trial-period", kind: "sleep", state: "awake", duration: 259_200_000 });
     expect(result.steps.at(-1)).toEqual({ name: "upgrade", kind: "step", state: "completed", result: 1 });
     expect(await planOf("acct_1")).toBe("pro");
   },
@@ -113,7 +113,7 @@ const RUNS: Record<string, () => Promise<void>> = {
       ["create-account", "completed"],
       ["grant-trial", "completed"],
       ["welcome-mail", "completed"],
-      ["trial-period", "completed"],
+      ["trial-period", "awake"],
       ["payment", "received"],
       ["upgrade", "completed"],
     ]);

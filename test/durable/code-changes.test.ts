@@ -85,7 +85,7 @@ describe("changing a durable handler under running jobs", () => {
       ["a", "completed"],
       ["b", "completed"],
       ["gone", "completed"],
-      ["nap", "completed"],
+      ["nap", "awake"],
       ["b2", "completed"],
       ["c", "completed"],
     ]);

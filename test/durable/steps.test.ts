@@ -148,7 +148,7 @@ describe("durable execution", () => {
     expect(steps.map((s) => [s.name, s.kind, s.state])).toEqual([
       ["a", "step", "completed"],
       ["b", "step", "completed"],
-      ["nap", "sleep", "completed"],
+      ["nap", "sleep", "awake"],
       ["c", "step", "completed"],
     ]);
     expect(steps.map((s) => s.seq)).toEqual([1, 2, 3, 4]);
@@ -226,7 +226,7 @@ describe("durable execution", () => {
     const { id } = await t.conveyor.enqueue(sleepsUntil, { until: until.toISOString() });
     await waitFor("the job to sleep", async () => (await t.conveyor.getJob(id))?.status === "sleeping", 10_000);
     const [nap] = await t.conveyor.steps.list(id);
-    expect(nap).toMatchObject({ kind: "sleep", state: "sleeping", wakeAt: until });
+    expect(nap).toMatchObject({ kind: "sleep", state: "asleep", wakeAt: until });
     await t.conveyor.cancel(id);
   });
 

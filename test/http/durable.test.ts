@@ -100,7 +100,7 @@ describe("POST /v1/events", () => {
     const job = await create(awaitPayment.kind, { key: "acct_1" });
     await reaches(job.id, "sleeping");
     const [wait] = await stepsOf(job.id);
-    expect(wait).toMatchObject({ name: "paid", kind: "wait", state: "waiting", event: "invoice.paid", eventKey: "acct_1", wakeAt: null, eventId: null, finishedAt: null, result: null });
+    expect(wait).toMatchObject({ name: "paid", kind: "wait", state: "awaiting", event: "invoice.paid", eventKey: "acct_1", wakeAt: null, eventId: null, finishedAt: null, result: null });
 
     const sent = await post("/v1/events", { event: "invoice.paid", key: "acct_1", payload: { plan: "pro" } });
     expect(sent.statusCode, sent.body).toBe(200);
@@ -118,7 +118,7 @@ describe("POST /v1/events", () => {
     expect(theirs.json.jobIds).toEqual([]);
     expectProblem(await post("/v1/events", { event: "invoice.paid", key: "acct_shared", tenant: "acme" }, test.keys.globex), 403, "FORBIDDEN");
     expect(await statusOf(job.id)).toBe("sleeping");
-    expect((await stepsOf(job.id))[0]).toMatchObject({ state: "waiting", eventId: null });
+    expect((await stepsOf(job.id))[0]).toMatchObject({ state: "awaiting", eventId: null });
     // An admin key names the tenant; the job takes that event, not globex's.
     const ours = await post("/v1/events", { event: "invoice.paid", key: "acct_shared", payload: "from acme", tenant: "acme" }, test.keys.admin);
     expect(ours.json.jobIds).toEqual([job.id]);
@@ -188,7 +188,7 @@ describe("GET /v1/jobs/{id}/steps", () => {
     expect(steps.map((step) => [step.seq, step.name, step.kind, step.state])).toEqual([
       [1, "charge", "step", "completed"],
       [2, "ship", "step", "completed"],
-      [3, "nap", "sleep", "sleeping"],
+      [3, "nap", "sleep", "asleep"],
     ]);
     const nap = steps[2]!;
     expect(nap.finishedAt).toBeNull();

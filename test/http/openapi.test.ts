@@ -160,7 +160,7 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(step.properties).sort()).toEqual(
       ["name", "seq", "kind", "state", "result", "error", "attempt", "executionId", "startedAt", "finishedAt", "wakeAt", "event", "eventKey", "eventId"].sort(),
     );
-    expect(step.properties.state.enum).toEqual(["completed", "failed", "sleeping", "waiting", "received", "timed_out"]);
+    expect(step.properties.state.enum).toEqual(["completed", "failed", "asleep", "awake", "awaiting", "received", "timed_out"]);
     const event = document.paths["/v1/events"].post.requestBody.content["application/json"].schema;
     expect(event).toMatchObject({ required: ["event"], additionalProperties: false });
     expect(event.properties.event).toMatchObject({ type: "string", minLength: 1, maxLength: 255 });

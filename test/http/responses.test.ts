@@ -171,9 +171,9 @@ async function durableJob(): Promise<string> {
        (job_id, name, kind, state, result, error, attempt, execution_id, started_at, finished_at, wake_at, tenant, event, event_key, event_id)
      VALUES ($1, 'charge', 'step', 'completed', '{"n": 1}', NULL, 1, $2, now(), now(), NULL, 'acme', NULL, NULL, NULL),
             ($1, 'ship', 'step', 'failed', NULL, '{"name": "Error", "message": "no courier", "stack": "at ship (x.js:1:1)"}', 1, $2, now(), now(), NULL, 'acme', NULL, NULL, NULL),
-            ($1, 'nap', 'sleep', 'sleeping', NULL, NULL, 1, $2, now(), NULL, now() + interval '1 hour', 'acme', NULL, NULL, NULL),
+            ($1, 'nap', 'sleep', 'asleep', NULL, NULL, 1, $2, now(), NULL, now() + interval '1 hour', 'acme', NULL, NULL, NULL),
             ($1, 'paid', 'wait', 'received', '{"plan": "pro"}', NULL, 1, $2, now(), now(), NULL, 'acme', 'invoice.paid', 'k', $3),
-            ($1, 'forever', 'wait', 'waiting', NULL, NULL, 1, $2, now(), NULL, '9999-12-31T00:00:00Z', 'acme', 'never', '', NULL)`,
+            ($1, 'forever', 'wait', 'awaiting', NULL, NULL, 1, $2, now(), NULL, '9999-12-31T00:00:00Z', 'acme', 'never', '', NULL)`,
     [id, randomUUID(), randomUUID()],
   );
   return id;

@@ -69,7 +69,7 @@ describe("drain() with durable jobs", () => {
     expect(calls.get(`${id}:create-account`)).toBe(1);
     expect((await t.conveyor.steps.list(id)).map((record) => [record.name, record.state])).toEqual([
       ["create-account", "completed"],
-      ["trial-period", "completed"],
+      ["trial-period", "awake"],
       ["downgrade", "completed"],
     ]);
   });
@@ -149,7 +149,7 @@ describe("advanceTime(ms)", () => {
     expect(jobs.map((job) => [job.id, job.status])).toEqual([[later.id, "succeeded"]]);
     expect(await statusOf(id)).toBe("sleeping");
     const [wait] = await t.conveyor.steps.list(id);
-    expect(wait).toMatchObject({ state: "waiting", wakeAt: null });
+    expect(wait).toMatchObject({ state: "awaiting", wakeAt: null });
     await t.conveyor.cancel(id);
   });
 

@@ -16,6 +16,9 @@ export { BULK_ACTION_STATES, BULK_ACTIONS } from "./core/bulk-actions.js";
 // The state machine, from which the dashboard reads the states a job resumes or reruns from.
 export { TRANSITIONS } from "./core/transitions.js";
 
+// The step records' state machine, from which the dashboard reads what a record's state means.
+export { RECORD_TRANSITIONS } from "./core/step-transitions.js";
+
 // The longest error text the dashboard's search box sends.
 export { MAX_ERROR_SEARCH_LENGTH } from "./core/defaults.js";
 

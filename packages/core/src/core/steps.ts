@@ -3,6 +3,7 @@ import { DEFAULT_STEP_RETRIES, MAX_DELAY_MS, MAX_STEP_NAME_LENGTH, MAX_STEP_RESU
 import { PermanentError, StepError } from "./errors.js";
 import { jsonProblem } from "./json.js";
 import type { Queryable } from "./queryable.js";
+import { RECORD_STATES, type RecordKind, type RecordState } from "./step-transitions.js";
 import { checkKnownFields, checkLabel, type KnownFields, quoted } from "./validate.js";
 
 /** How a step runs (`step(name, options, fn)`). */
@@ -80,10 +81,10 @@ export interface DurableFunctions {
   waitForEvent<T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null>;
 }
 
-/** The states of a step, sleep or wait record (`StepRecord.state`). */
-export const STEP_STATES = ["completed", "failed", "sleeping", "waiting", "received", "timed_out"] as const;
+/** The states of a step, sleep or wait record (`StepRecord.state`), every kind's (core/step-transitions.ts). */
+export const STEP_STATES = [...new Set(Object.values(RECORD_STATES).flat())] as [RecordState, ...RecordState[]];
 /** One of `STEP_STATES`. */
-export type StepState = (typeof STEP_STATES)[number];
+export type StepState = RecordState;
 
 /** A record of a job's step, sleep or wait, as the API and the dashboard show it. */
 export interface StepRecord {
@@ -91,10 +92,12 @@ export interface StepRecord {
   name: string;
   /** 1 for the job's first record, then 2, …: the order in which they were first made. */
   seq: number;
-  kind: "step" | "sleep" | "wait";
+  kind: RecordKind;
   /**
    * step: `completed` or `failed` (its last error, replaced by a later run's record);
-   * sleep: `sleeping` or `completed`; wait: `waiting`, `received` or `timed_out`.
+   * sleep: `asleep` or `awake`; wait: `awaiting`, `received` or `timed_out`.
+   * No record state is a job state: the job of an `asleep` sleep or an
+   * `awaiting` wait is `sleeping`.
    */
   state: StepState;
   /** A completed step's result, or a received event's payload. */
@@ -182,7 +185,7 @@ export function encodeStepResult(name: string, value: unknown): string {
 // so that a test sees the errors and outcomes a worker would.
 
 /** The kind of record a durable call makes. */
-export type RecordKind = "step" | "sleep" | "wait";
+export type { RecordKind } from "./step-transitions.js";
 
 /**
  * A new name in this run of the job (`used` holds the names so far, and

@@ -231,7 +231,7 @@ CREATE TABLE conveyor.job_steps (
   CONSTRAINT job_steps_kind_valid CHECK ((kind = ANY ('{step,sleep,wait}'::text[]))),
   CONSTRAINT job_steps_name_bounded CHECK (((length(name) >= 1) AND (length(name) <= 255))),
   CONSTRAINT job_steps_pkey PRIMARY KEY (job_id, name),
-  CONSTRAINT job_steps_state_valid CHECK ((((kind = 'step'::text) AND (state = ANY ('{completed,failed}'::text[]))) OR ((kind = 'sleep'::text) AND (state = ANY ('{sleeping,completed}'::text[]))) OR ((kind = 'wait'::text) AND (state = ANY ('{waiting,received,timed_out}'::text[])))))
+  CONSTRAINT job_steps_state_valid CHECK ((((kind = 'step'::text) AND (state = ANY ('{completed,failed}'::text[]))) OR ((kind = 'sleep'::text) AND (state = ANY ('{asleep,awake}'::text[]))) OR ((kind = 'wait'::text) AND (state = ANY ('{awaiting,received,timed_out}'::text[])))))
 );
 
 CREATE TABLE conveyor.job_waits (
@@ -394,7 +394,7 @@ CREATE INDEX job_executions_job_idx ON conveyor.job_executions USING btree (job_
 CREATE INDEX job_history_by_queue_state_tenant_idx ON ONLY conveyor.job_history USING btree (queue, status, tenant);
 CREATE INDEX job_history_id_idx ON ONLY conveyor.job_history USING btree (id);
 CREATE INDEX job_keys_job_idx ON conveyor.job_keys USING btree (job_id);
-CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant, event, event_key) WHERE (state = 'waiting'::text);
+CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant, event, event_key) WHERE (state = 'awaiting'::text);
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
 CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs_live USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'sleeping'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs_dead USING btree (queue, id);

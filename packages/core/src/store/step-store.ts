@@ -2,22 +2,25 @@ import { NO_DEADLINE } from "../core/defaults.js";
 import type { Job } from "../core/model.js";
 import type { RequeueAction } from "../core/requeues.js";
 import type { StepRecord } from "../core/steps.js";
+import { RECORD_TRANSITIONS, type RecordKind, type RecordState } from "../core/step-transitions.js";
 import type { Pool, Queryable } from "./db.js";
 import type { Queries } from "./queries.js";
 import { rowToJob } from "./rows.js";
 import { runQuery } from "./run-query.js";
 import { withTransaction } from "./transaction.js";
 
-/** A job's record of one step, sleep or wait, as a running attempt reads it. */
-export interface LoadedStep {
-  name: string;
-  kind: "step" | "sleep" | "wait";
-  state: StepRecord["state"];
-  /** A completed step's result, or a received event's payload. */
-  result: unknown;
-  /** A sleep's wake time or a wait's deadline, in ms from when it was read (database clock); null when none. */
-  wakeInMs: number | null;
-}
+/** A job's record of one step, sleep or wait, as a running attempt reads it: its state is one of its kind's. */
+export type LoadedStep = {
+  [K in RecordKind]: {
+    name: string;
+    kind: K;
+    state: RecordState<K>;
+    /** A completed step's result, or a received event's payload. */
+    result: unknown;
+    /** A sleep's wake time or a wait's deadline, in ms from when it was read (database clock); null when none. */
+    wakeInMs: number | null;
+  };
+}[RecordKind];
 
 /** What suspends an attempt (StepStore.suspend). */
 export interface Suspension {
@@ -77,7 +80,7 @@ export class StepStore {
    * Returns the stored result, or undefined when fenced.
    */
   async jobStepRecord(
-    record: { jobId: string; executionId: string; name: string; state: "completed" | "failed"; result: string | null; error: string | null; ranMs: number },
+    record: { jobId: string; executionId: string; name: string; state: RecordState<"step">; result: string | null; error: string | null; ranMs: number },
     tx: Queryable = this.pool,
   ): Promise<{ result: unknown } | undefined> {
     const { rows } = await runQuery(tx, this.q.jobStepRecord, [
@@ -132,7 +135,7 @@ export class StepStore {
     if (rows.length > 0) return null;
     const records = await this.jobStepsLoad(jobId);
     const wait = records.find((record) => record.name === name);
-    return wait?.state === "received" ? { payload: wait.result } : undefined;
+    return wait?.state === RECORD_TRANSITIONS.wait.event_received.to ? { payload: wait.result } : undefined;
   }
 
   /** Store an event and wake the jobs waiting for it; returns its id and the jobs woken. */

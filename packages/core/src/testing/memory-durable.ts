@@ -13,6 +13,7 @@ import {
   stepFailureIsFinal,
   type WaitForEventOptions,
 } from "../core/steps.js";
+import { RECORD_TRANSITIONS, type RecordState } from "../core/step-transitions.js";
 import { toStoredError } from "../worker/errors-to-store.js";
 
 /** An event `runHandler` may hand to a `waitForEvent` of the handler. */
@@ -26,13 +27,15 @@ export interface TestEvent {
 /** What the handler's durable functions did in one `runHandler`, in order. */
 export interface TestStepRecord {
   name: string;
-  kind: "step" | "sleep" | "wait";
+  kind: RecordKind;
   /**
-   * step: `completed`, `replayed`, or `failed` (its last call threw and the
-   * attempt failed with that error, as a worker records it); sleep:
-   * `slept`; wait: `received`, `timed_out` or `waiting` (the attempt suspended).
+   * The state a worker's record would be in, or `replayed`. step:
+   * `completed`, `replayed` (given in `options.steps`), or `failed` (its
+   * last call threw and the attempt failed with that error, as a worker
+   * records it); sleep: `awake` (it returned at once); wait: `received`,
+   * `timed_out` or `awaiting` (the attempt suspended).
    */
-  state: "completed" | "replayed" | "failed" | "slept" | "received" | "timed_out" | "waiting";
+  state: RecordState | "replayed";
   /** A step's result (as stored: through JSON), or a received event's payload. */
   result?: unknown;
   /** A failed step's error, as a worker stores it: `{ name, message, … }`. */
@@ -81,12 +84,12 @@ export class MemoryDurable implements DurableFunctions {
       this.signal().throwIfAborted();
       try {
         const result = JSON.parse(encodeStepResult(name, await fn(this.tx!))) as T;
-        this.records.push({ name, kind: "step", state: "completed", result });
+        this.records.push({ name, kind: "step", state: RECORD_TRANSITIONS.step.returned.to, result });
         return result;
       } catch (error) {
         const aborted = this.signal().aborted;
         if (aborted || stepFailureIsFinal(call, retries, error)) {
-          if (!aborted) this.records.push({ name, kind: "step", state: "failed", error: toStoredError(error) });
+          if (!aborted) this.records.push({ name, kind: "step", state: RECORD_TRANSITIONS.step.threw.to, error: toStoredError(error) });
           throw error;
         }
       }
@@ -97,7 +100,8 @@ export class MemoryDurable implements DurableFunctions {
     this.begin(name, "sleep");
     checkSleepTime(name, duration, Date.now());
     this.checkRoom(name, "sleep");
-    this.records.push({ name, kind: "sleep", state: "slept", duration });
+    // The test's time is the handler's: the sleep is over as soon as it begins.
+    this.records.push({ name, kind: "sleep", state: RECORD_TRANSITIONS.sleep.woke.to, duration });
   };
 
   waitForEvent = async <T = unknown>(name: string, options: WaitForEventOptions): Promise<T | null> => {
@@ -108,14 +112,14 @@ export class MemoryDurable implements DurableFunctions {
     if (event) {
       this.#taken.add(event);
       const payload = structuredClone(event.payload ?? null);
-      this.records.push({ name, kind: "wait", state: "received", result: payload });
+      this.records.push({ name, kind: "wait", state: RECORD_TRANSITIONS.wait.event_received.to, result: payload });
       return payload as T;
     }
     if (options.timeoutMs !== undefined) {
-      this.records.push({ name, kind: "wait", state: "timed_out" });
+      this.records.push({ name, kind: "wait", state: RECORD_TRANSITIONS.wait.deadline_passed.to });
       return null;
     }
-    this.records.push({ name, kind: "wait", state: "waiting" });
+    this.records.push({ name, kind: "wait", state: RECORD_TRANSITIONS.wait.wait_opened.to });
     throw (this.suspended = new JobSuspendedError(`the job waits for event ${JSON.stringify(options.event)} (key ${JSON.stringify(key)})`));
   };
 

@@ -146,7 +146,7 @@ describe("runHandler with steps, sleeps and waits, in memory", () => {
 
   it("records a sleep and returns from it at once", async () => {
     const result = await runHandler(durable, { waitTimeoutMs: DAY });
-    expect(result.steps[1]).toEqual({ name: "trial-period", kind: "sleep", state: "slept", duration: 3 * DAY });
+    expect(result.steps[1]).toEqual({ name: "trial-period", kind: "sleep", state: "awake", duration: 3 * DAY });
     expect(result.outcome).toBe("succeeded");
   });
 
@@ -171,7 +171,7 @@ describe("runHandler with steps, sleeps and waits, in memory", () => {
     const result = await runHandler(durable, {});
     expect(result).toMatchObject({ outcome: "suspended", nextStatus: "sleeping", delayMs: 0, value: undefined });
     expect(result.error).toBeInstanceOf(JobSuspendedError);
-    expect(result.steps.at(-1)).toEqual({ name: "payment-1", kind: "wait", state: "waiting" });
+    expect(result.steps.at(-1)).toEqual({ name: "payment-1", kind: "wait", state: "awaiting" });
     expect(ran).toEqual(["create-account", "after sleep"]);
   });
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { RECORD_KINDS, RECORD_STATES } from "../core/step-transitions.js";
+import { STEP_STATES } from "../core/steps.js";
 import { errorShape, optionalTime, storedTime } from "./job-shapes.js";
 
 // The zod schemas of durable execution as JSON, and their JSON types; the
@@ -8,10 +10,13 @@ import { errorShape, optionalTime, storedTime } from "./job-shapes.js";
 export const stepShape = z.object({
   name: z.string().describe("the name the handler gave it, unique within the job"),
   seq: z.number().int().describe("1 for the job's first record, then 2, …: the order in which they were first made"),
-  kind: z.enum(["step", "sleep", "wait"]),
+  kind: z.enum(RECORD_KINDS as [(typeof RECORD_KINDS)[number], ...(typeof RECORD_KINDS)[number][]]),
   state: z
-    .enum(["completed", "failed", "sleeping", "waiting", "received", "timed_out"])
-    .describe("step: completed or failed (its last error; a later run's record replaces it); sleep: sleeping or completed; wait: waiting, received or timed_out"),
+    .enum(STEP_STATES)
+    .describe(
+      `the record's state, of its kind's: ${RECORD_KINDS.map((kind) => `${kind}: ${RECORD_STATES[kind].join(", ")}`).join("; ")}. ` +
+        "A failed step keeps its last error until a later run's record replaces it. No record state is a job state: the job of an asleep sleep or an awaiting wait is sleeping",
+    ),
   result: z.unknown().describe("a completed step's result, or the payload of the event a wait received; else null"),
   error: errorShape.nullable().describe("a failed step's last error"),
   attempt: z.number().int().describe("the attempt that made the record"),

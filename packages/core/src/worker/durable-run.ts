@@ -15,6 +15,7 @@ import {
   stepFailureIsFinal,
   type WaitForEventOptions,
 } from "../core/steps.js";
+import { RECORD_TRANSITIONS, recordSettled } from "../core/step-transitions.js";
 import type { WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
 import type { HandlerStore } from "../store/handler-store.js";
@@ -69,7 +70,7 @@ export class DurableRun implements DurableFunctions {
     const span = this.deps.tracing.stepSpan(name, "step", this.running.job.id);
     try {
       const recorded = await this.recorded(name, "step");
-      if (recorded?.state === "completed") {
+      if (recorded?.kind === "step" && recordSettled("step", recorded.state)) {
         this.deps.metrics.steps.inc({ kind: "step", outcome: "replayed" });
         span?.end("replayed", undefined);
         return recorded.result as T;
@@ -105,7 +106,7 @@ export class DurableRun implements DurableFunctions {
     this.begin(name, "sleep");
     checkSleepTime(name, duration, Date.now());
     const recorded = await this.recorded(name, "sleep");
-    if (recorded && (recorded.state === "completed" || this.due(recorded))) return this.replayed(name, "sleep");
+    if (recorded?.kind === "sleep" && (recordSettled("sleep", recorded.state) || this.due(recorded))) return this.replayed(name, "sleep");
     if (!recorded && typeof duration === "number" && duration === 0) return;
     const at = duration instanceof Date ? duration : null;
     await this.traced(name, "sleep", () => this.suspend({ name, kind: "sleep", at, inMs: at ? null : (duration as number), event: null, key: null }));
@@ -116,9 +117,9 @@ export class DurableRun implements DurableFunctions {
     const key = checkWaitOptions(name, options);
     const { timeoutMs } = options;
     const recorded = await this.recorded(name, "wait");
-    if (recorded?.state === "received" || recorded?.state === "timed_out") {
+    if (recorded?.kind === "wait" && recordSettled("wait", recorded.state)) {
       this.replayed(name, "wait");
-      return recorded.state === "received" ? (recorded.result as T) : null;
+      return recorded.state === RECORD_TRANSITIONS.wait.event_received.to ? (recorded.result as T) : null;
     }
     if (recorded && this.due(recorded)) {
       return this.traced(name, "wait", async () => {
@@ -225,12 +226,12 @@ export class DurableRun implements DurableFunctions {
 
   private record(name: string, json: string, started: number) {
     const { job, executionId } = this.running;
-    return { jobId: job.id, executionId, name, state: "completed" as const, result: json, error: null, ranMs: performance.now() - started };
+    return { jobId: job.id, executionId, name, state: RECORD_TRANSITIONS.step.returned.to, result: json, error: null, ranMs: performance.now() - started };
   }
 
   private async remember(name: string, result: unknown): Promise<void> {
     const records = await this.#records!;
-    records.set(name, { name, kind: "step", state: "completed", result, wakeInMs: null });
+    records.set(name, { name, kind: "step", state: RECORD_TRANSITIONS.step.returned.to, result, wakeInMs: null });
   }
 
   /** Keep a failed step's error for display; a write that fails or is fenced changes nothing of the outcome. */
@@ -239,7 +240,7 @@ export class DurableRun implements DurableFunctions {
     if (this.running.leaseDeadline <= performance.now()) return;
     const { job, executionId } = this.running;
     await this.deps.steps
-      .jobStepRecord({ jobId: job.id, executionId, name, state: "failed", result: null, error: JSON.stringify(toStoredError(error)), ranMs: performance.now() - started })
+      .jobStepRecord({ jobId: job.id, executionId, name, state: RECORD_TRANSITIONS.step.threw.to, result: null, error: JSON.stringify(toStoredError(error)), ranMs: performance.now() - started })
       .catch((cause: unknown) => this.log().warn({ step: name, err: (cause as Error).message }, "could not record a failed step's error"));
   }
 

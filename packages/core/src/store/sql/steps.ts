@@ -1,4 +1,4 @@
-import { STATE, STEP_STATE } from "./status-sets.js";
+import { OPEN_WAIT, RECORD, recordMoves, STATE } from "./status-sets.js";
 import { TRANSITIONS } from "../../core/transitions.js";
 import { attemptRecord } from "./attempt-fragments.js";
 import { JOB_COLUMNS, jobColumnsOf } from "./job-columns.js";
@@ -43,12 +43,13 @@ SELECT name, kind, state, result, wake_at,
 FROM {{schema}}.job_steps WHERE job_id = $1`;
 
 /**
- * Record a step's end for the running attempt: `completed` with its result,
- * or `failed` with its error (kept for display, and replaced by a later
- * run's record). A completed record is never replaced. Returns the stored
- * record, whose result is what every later run of the job replays; no row
- * when fenced.
- * $1 job id, $2 execution id, $3 name, $4 state ('completed'|'failed'), $5 result (json text|null),
+ * Record a step's end for the running attempt: `completed` with its result
+ * (`returned`), or `failed` with its error (`threw`: kept for display, and
+ * replaced by a later run's record). A record is replaced only in a state
+ * the new one's event moves: a completed record never is. Returns the
+ * stored record, whose result is what every later run of the job replays;
+ * no row when fenced.
+ * $1 job id, $2 execution id, $3 name, $4 state (RECORD_TRANSITIONS.step's returned or threw), $5 result (json text|null),
  * $6 error (json text|null), $7 how long the step ran, ms
  */
 export const jobStepRecord = `
@@ -61,23 +62,24 @@ FROM owner AS o
 ON CONFLICT (job_id, name) DO UPDATE SET
   state = excluded.state, result = excluded.result, error = excluded.error, attempt = excluded.attempt,
   execution_id = excluded.execution_id, started_at = excluded.started_at, finished_at = excluded.finished_at
-  WHERE s.kind = 'step' AND s.state <> ${STEP_STATE.completed}
+  WHERE s.kind = 'step' AND (s.state, excluded.state) IN (${recordMoves("step", ["returned", "threw"])})
 RETURNING s.result, s.state`;
 
 /**
- * A wait of the running attempt receives an event already sent: record the
- * wait as `received` with the event's payload. No row when fenced.
+ * A wait of the running attempt receives an event already sent
+ * (`event_received`): record the wait as `received` with the event's
+ * payload. No row when fenced.
  * $1 job id, $2 execution id, $3 name, $4 event id, $5 event name, $6 event key
  */
 export const jobWaitReceive = `
 WITH ${OWNER}, ev AS (SELECT id, payload FROM {{schema}}.events WHERE id = $4)
 INSERT INTO {{schema}}.job_steps AS s
   (job_id, name, kind, state, result, attempt, execution_id, started_at, finished_at, tenant, event, event_key, event_id)
-SELECT o.id, $3, 'wait', ${STEP_STATE.received}, ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
+SELECT o.id, $3, 'wait', ${RECORD.wait.event_received.to}, ev.payload, o.attempts, $2, now(), now(), o.tenant, $5, $6, ev.id
 FROM owner AS o, ev
 ON CONFLICT (job_id, name) DO UPDATE SET
-  state = ${STEP_STATE.received}, result = excluded.result, event_id = excluded.event_id, finished_at = now()
-  WHERE s.kind = 'wait' AND s.state = ${STEP_STATE.waiting}
+  state = ${RECORD.wait.event_received.to}, result = excluded.result, event_id = excluded.event_id, finished_at = now()
+  WHERE s.kind = 'wait' AND s.state IN (${RECORD.wait.event_received.from})
 RETURNING s.result`;
 
 /**
@@ -125,7 +127,7 @@ WITH target AS (
   FOR UPDATE
 ), step AS (
   INSERT INTO {{schema}}.job_steps (job_id, name, kind, state, attempt, execution_id, started_at, wake_at, tenant, event, event_key)
-  SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN ${STEP_STATE.sleeping} ELSE ${STEP_STATE.waiting} END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
+  SELECT t.id, $3, $4, CASE $4 WHEN 'sleep' THEN ${RECORD.sleep.slept.to} ELSE ${RECORD.wait.wait_opened.to} END, t.attempt, $2, now(), t.wake_at, t.tenant, $8, $9
   FROM target AS t WHERE NOT t.cancel_requested
   ON CONFLICT (job_id, name) DO NOTHING
 )${moveLiveJobs(
@@ -135,22 +137,22 @@ WITH target AS (
 SELECT ${JOB_COLUMNS} FROM suspend_moved`;
 
 /**
- * A wait of the running attempt reached its deadline with no event: record
- * it `timed_out`. No row when fenced, or when an event was delivered first
+ * A wait of the running attempt reached its deadline with no event
+ * (`deadline_passed`): record it `timed_out`. No row when fenced, or when an event was delivered first
  * (the caller then reads the record).
  * $1 job id, $2 execution id, $3 name
  */
 export const jobWaitTimeout = `
 WITH ${OWNER}
-UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.timed_out}, finished_at = now()
+UPDATE {{schema}}.job_steps AS s SET state = ${RECORD.wait.deadline_passed.to}, finished_at = now()
 FROM owner AS o
-WHERE s.job_id = $1 AND s.name = $3 AND s.kind = 'wait' AND s.state = ${STEP_STATE.waiting}
+WHERE s.job_id = $1 AND s.name = $3 AND s.kind = 'wait' AND s.state IN (${RECORD.wait.deadline_passed.from})
 RETURNING s.state`;
 
 /**
- * Store an event and deliver it to every wait it matches whose job sleeps
- * on it: each such wait records it as `received` and its job is queued
- * now (`wake`). Run under eventLock. Jobs are locked in id order, before
+ * Store an event and deliver it to every open wait it matches whose job
+ * sleeps on it: each such wait records it as `received` (`event_received`)
+ * and its job is queued now (`wake`). Run under eventLock. Jobs are locked in id order, before
  * their wait rows, as jobSuspend locks them.
  * $1 tenant, $2 event name, $3 event key, $4 payload (json text|null)
  */
@@ -163,13 +165,13 @@ WITH ev AS (
   SELECT j.id FROM {{schema}}.jobs AS j
   WHERE j.status = ${STATE.sleeping} AND j.id = ANY(ARRAY(
     SELECT s.job_id FROM {{schema}}.job_steps AS s
-    WHERE s.tenant = $1 AND s.event = $2 AND s.event_key = $3 AND s.state = ${STEP_STATE.waiting}))
+    WHERE s.tenant = $1 AND s.event = $2 AND s.event_key = $3 AND s.state IN (${OPEN_WAIT})))
   ORDER BY j.id
   FOR UPDATE OF j
 ), delivered AS (
-  UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.received}, event_id = ev.id, result = ev.payload, finished_at = now()
+  UPDATE {{schema}}.job_steps AS s SET state = ${RECORD.wait.event_received.to}, event_id = ev.id, result = ev.payload, finished_at = now()
   FROM ev
-  WHERE s.job_id = ANY(ARRAY(SELECT id FROM sleepers)) AND s.event = $2 AND s.event_key = $3 AND s.state = ${STEP_STATE.waiting}
+  WHERE s.job_id = ANY(ARRAY(SELECT id FROM sleepers)) AND s.event = $2 AND s.event_key = $3 AND s.state IN (${OPEN_WAIT})
   RETURNING s.job_id
 ), woken AS (
   UPDATE {{schema}}.jobs AS j SET ${setList(statusWrites("wake"))}
@@ -180,7 +182,7 @@ SELECT (SELECT id FROM ev) AS id, ARRAY(SELECT id FROM woken ORDER BY id) AS job
 
 /**
  * Queue sleeping jobs whose time has come (`wake`), at most $1, and mark
- * their due sleeps completed. Concurrent wakers skip each other's rows.
+ * their due sleeps `awake` (`woke`). Concurrent wakers skip each other's rows.
  * $1 limit
  */
 export const jobWakeSleeping = `
@@ -195,8 +197,8 @@ WITH due AS (
   FROM due WHERE j.id = due.id AND j.status = ${STATE.sleeping}
   RETURNING j.id, j.kind
 ), slept AS (
-  UPDATE {{schema}}.job_steps AS s SET state = ${STEP_STATE.completed}, finished_at = now()
-  WHERE s.job_id = ANY(ARRAY(SELECT id FROM woken)) AND s.kind = 'sleep' AND s.state = ${STEP_STATE.sleeping} AND s.wake_at <= now()
+  UPDATE {{schema}}.job_steps AS s SET state = ${RECORD.sleep.woke.to}, finished_at = now()
+  WHERE s.job_id = ANY(ARRAY(SELECT id FROM woken)) AND s.kind = 'sleep' AND s.state IN (${RECORD.sleep.woke.from}) AND s.wake_at <= now()
 )
 SELECT id, kind FROM woken`;
 
@@ -263,4 +265,4 @@ ORDER BY s.seq`;
  * $1 limit
  */
 export const waitsOpenCount = `
-SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.job_steps WHERE state = ${STEP_STATE.waiting} LIMIT $1) AS open`;
+SELECT count(*)::int AS n FROM (SELECT 1 FROM {{schema}}.job_steps WHERE state IN (${OPEN_WAIT}) LIMIT $1) AS open`;

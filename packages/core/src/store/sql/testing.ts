@@ -1,5 +1,5 @@
 import { executionColumnsOf } from "./job-columns.js";
-import { READY, STATE, STEP_STATE } from "./status-sets.js";
+import { READY, RECORD_PENDING, STATE } from "./status-sets.js";
 
 // Statements of the test helpers (`conveyor-jobs/testing`, store/testing-store.ts).
 // Not among the store's bound queries (queries.ts): only tests run them.
@@ -42,7 +42,7 @@ WITH moved AS (
   RETURNING id
 ), records AS (
   UPDATE {{schema}}.job_steps SET wake_at = wake_at - $1::float8 * interval '1 millisecond'
-  WHERE state IN (${STEP_STATE.sleeping}, ${STEP_STATE.waiting}) AND wake_at < $2::timestamptz
+  WHERE state IN (${RECORD_PENDING}) AND wake_at < $2::timestamptz
 )
 SELECT count(*)::int AS jobs FROM moved`;
 

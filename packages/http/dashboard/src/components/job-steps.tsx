@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { TRANSITIONS } from "conveyor-jobs/browser";
+import { RECORD_TRANSITIONS, TRANSITIONS } from "conveyor-jobs/browser";
 import { type Api, ApiError } from "../api.js";
 import { formatDuration, formatTime, shortId } from "../format.js";
 import { usePoll } from "../poll.js";
@@ -121,7 +121,11 @@ export function JobSteps({ api, job, onDone }: { api: Api; job: JobJson; onDone:
 /** What a record holds beyond its state: a step's result or error, a sleep's wake time, a wait's event, key, deadline and what it received. */
 function StepDetail({ step }: { step: StepJson }) {
   if (step.kind === "sleep") {
-    return step.state === "sleeping" ? <span data-testid="step-wake">wakes {formatTime(step.wakeAt)}</span> : <span class="muted">woke</span>;
+    return step.state === RECORD_TRANSITIONS.sleep.slept.to ? (
+      <span data-testid="step-wake">wakes {formatTime(step.wakeAt)}</span>
+    ) : (
+      <span class="muted">woke</span>
+    );
   }
   if (step.kind === "wait") {
     return (
@@ -146,7 +150,7 @@ function StepDetail({ step }: { step: StepJson }) {
       </div>
     );
   }
-  if (step.state === "failed") return <StoredError error={step.error} />;
+  if (step.state === RECORD_TRANSITIONS.step.threw.to) return <StoredError error={step.error} />;
   return <JsonHint value={step.result} testid="step-result" />;
 }
 
