@@ -81,7 +81,7 @@ const FREEZE_MAX_MS = 8_000;
 const PACE_MS = 15;
 /** Paced events held back until every fault was injected, so the sends outlast the faults. */
 const AFTER_FAULTS = 60;
-const RECORDS = ["s1:step:completed", "s2:step:completed", "nap:sleep:completed", "go:wait:received", "s3:step:completed"];
+const RECORDS = ["s1:step:completed", "s2:step:completed", "nap:sleep:awake", "go:wait:received", "s3:step:completed"];
 
 interface SendStats {
   sent: number;
