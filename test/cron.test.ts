@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Conveyor, defineJob, type Worker } from "../packages/core/src/index.js";
+import { Conveyor, createWorkerMetrics, defineJob, type Worker } from "../packages/core/src/index.js";
 import { parseCron } from "../packages/core/src/core/cron.js";
 import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
 import { createTestConveyor, testDatabaseUrl, type TestConveyor } from "./helpers/database.js";
@@ -107,7 +107,7 @@ describe("one schedule row, guarded twice", () => {
   beforeAll(async () => {
     test = await createTestConveyor({ jobs: [hourly], logger: silent });
     // Started (which writes the schedule row) and stopped: passes then run only when the test calls enqueueDueTicks.
-    worker = test.conveyor.worker();
+    worker = test.conveyor.worker({ metrics: await createWorkerMetrics() });
     await worker.start();
     await worker.stop();
   });
@@ -133,7 +133,7 @@ describe("one schedule row, guarded twice", () => {
     expect(await worker.enqueueDueTicks()).toBe(0); // advanced past now: nothing is due any more
     expect(await jobCount()).toBe(2);
     // The worker's metric counts what it enqueued, by schedule, and not the pass held off above.
-    const metric = await worker.metrics.registry.getSingleMetric("conveyor_cron_ticks_enqueued_total")!.get();
+    const metric = await worker.metrics!.cronTicksEnqueued.get();
     expect(metric.values).toEqual([expect.objectContaining({ labels: { schedule: "hourly" }, value: 2 })]);
   });
 

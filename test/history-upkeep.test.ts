@@ -5,8 +5,8 @@
  * upkeep's test signal, never by sleeping.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Conveyor, defineJob } from "../packages/core/src/index.js";
-import { WorkerMetrics } from "../packages/core/src/metrics/worker-metrics.js";
+import { type Conveyor, createWorkerMetrics, defineJob } from "../packages/core/src/index.js";
+import { NO_METRICS } from "../packages/core/src/metrics/worker-metrics.js";
 import { HistoryUpkeep } from "../packages/core/src/worker/history-upkeep.js";
 import { workerTestSignals } from "../packages/core/src/worker/test-signals.js";
 import type { Worker } from "../packages/core/src/worker/worker.js";
@@ -48,7 +48,7 @@ async function days(): Promise<string[]> {
 const week = () => Array.from({ length: 8 }, (_, i) => dayName(i));
 
 async function upkeepErrors(worker: Worker): Promise<number> {
-  const { values } = await worker.metrics.databaseErrors.get();
+  const { values } = await worker.metrics!.databaseErrors.get();
   return values.filter((v) => v.labels.operation === "history_upkeep").reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -75,7 +75,7 @@ describe("history's days ahead, kept by every worker", () => {
 
   it("two workers starting at once both run it, and each day is made once", async () => {
     await dropDays(1, 7);
-    const workers = [conveyor.worker({ logger: silent, retention: false }), conveyor.worker({ logger: silent })];
+    const workers = [conveyor.worker({ logger: silent, retention: false, metrics: await createWorkerMetrics() }), conveyor.worker({ logger: silent, metrics: await createWorkerMetrics() })];
     const runs = workers.map((worker) => workerTestSignals(worker).historyUpkeep.extended);
     await Promise.all(workers.map((worker) => worker.start()));
     try {
@@ -90,7 +90,7 @@ describe("history's days ahead, kept by every worker", () => {
   });
 
   it("runs again on its interval, making a day dropped since", async () => {
-    const upkeep = new HistoryUpkeep(dbOf(conveyor).retention, new WorkerMetrics(), silent, 20);
+    const upkeep = new HistoryUpkeep(dbOf(conveyor).retention, NO_METRICS, silent, 20);
     upkeep.testSignals.init();
     await upkeep.start();
     try {
@@ -108,7 +108,7 @@ describe("history's days ahead, kept by every worker", () => {
 
   it("a run that fails is counted, and the worker starts and runs jobs all the same", async () => {
     await sql(conveyor, "ALTER FUNCTION {{schema}}.job_history_extend(date, integer) RENAME TO job_history_extend_away");
-    const worker = conveyor.worker({ logger: silent, retention: false });
+    const worker = conveyor.worker({ logger: silent, retention: false, metrics: await createWorkerMetrics() });
     await worker.start();
     try {
       expect(await upkeepErrors(worker)).toBe(1);

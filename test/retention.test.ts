@@ -9,7 +9,7 @@ import { freshExecutionIds } from "../packages/core/src/store/execution-ids.js";
 import { bindQueries } from "../packages/core/src/store/queries.js";
 import { RetentionStore } from "../packages/core/src/store/retention-store.js";
 import { pruneInBatches, resolvePruneOptions } from "../packages/core/src/client/prune.js";
-import { ConfigError, type Conveyor, defineJob, ValidationError } from "../packages/core/src/index.js";
+import { ConfigError, type Conveyor, createWorkerMetrics, defineJob, ValidationError } from "../packages/core/src/index.js";
 import { createTestConveyor, type TestConveyor } from "./helpers/database.js";
 import { DAY_MS, makeJobs, surviving } from "./retention-support.js";
 import { emptyPayload, silent, sql } from "./worker/support.js";
@@ -267,7 +267,7 @@ describe("worker retention", () => {
     const finished = await make(5, "succeeded", 2 * DAY_MS);
     const dead = await make(2, "dead", 3 * DAY_MS);
     const young = await make(2, "succeeded", 60 * 60 * 1000);
-    const worker = conveyor.worker({ logger: silent, retention: { intervalMs: 100, finishedMs: DAY_MS, deadLetterMs: DAY_MS } });
+    const worker = conveyor.worker({ logger: silent, retention: { intervalMs: 100, finishedMs: DAY_MS, deadLetterMs: DAY_MS }, metrics: await createWorkerMetrics() });
     const pruned = workerTestSignals(worker).pruner!.pruned;
     await worker.start();
     try {
@@ -279,14 +279,14 @@ describe("worker retention", () => {
     }
     expect(await surviving(conveyor, "jobs", sorted(finished, dead))).toEqual([]);
     expect(await surviving(conveyor, "jobs", young)).toEqual(sorted(young));
-    const counter = await worker.metrics.pruned.get();
+    const counter = await worker.metrics!.pruned.get();
     const byReason = Object.fromEntries(counter.values.map((v) => [v.labels.reason, v.value]));
     expect(byReason).toEqual({ finished: 5, dead_letter: 2 });
   });
 
   it("prunes nothing with retention: false", async () => {
     const finished = await make(5, "succeeded", 400 * DAY_MS);
-    const worker = conveyor.worker({ logger: silent, retention: false, pollIntervalMs: 50 });
+    const worker = conveyor.worker({ logger: silent, retention: false, pollIntervalMs: 50, metrics: await createWorkerMetrics() });
     expect(worker.options.retention).toBeNull();
     const signals = workerTestSignals(worker);
     // No prune loop at all; a worker with the default retention has one, whose first prune would delete these 400-day-old jobs.
@@ -301,7 +301,7 @@ describe("worker retention", () => {
       await worker.stop();
     }
     expect(await surviving(conveyor, "jobs", finished)).toEqual(sorted(finished));
-    expect((await worker.metrics.pruned.get()).values.reduce((sum, v) => sum + v.value, 0)).toBe(0);
+    expect((await worker.metrics!.pruned.get()).values.reduce((sum, v) => sum + v.value, 0)).toBe(0);
   });
 
   it("refuses bad retention options, naming the field", () => {

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob, PermanentError, retryAfter } from "../../packages/core/src/index.js";
+import { createWorkerMetrics, defineJob, PermanentError, retryAfter } from "../../packages/core/src/index.js";
 import type { Worker } from "../../packages/core/src/worker/worker.js";
 import { createTestConveyor, type TestConveyor } from "../helpers/database.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -133,7 +133,7 @@ beforeEach(() => {
 
 async function runWorker(kinds: string[], concurrency = 20): Promise<void> {
   await worker?.stop();
-  worker = t.conveyor.worker({ concurrency, pollIntervalMs: 20, kinds });
+  worker = t.conveyor.worker({ concurrency, pollIntervalMs: 20, kinds, metrics: await createWorkerMetrics() });
 }
 const ended = (id: string) => t.conveyor.waitFor(id, { timeoutMs: 20_000 });
 
@@ -167,7 +167,7 @@ describe("batch handlers", () => {
     // The size of the batch the handler got this job in (a job a later claim found runs in a smaller one).
     const ranIn = batches.find((batch) => batch.includes(first.jobId))!;
     expect(execution.batch).toMatchObject({ size: ranIn.length });
-    const metrics = await worker.metrics.registry.getSingleMetricAsString("conveyor_batch_size");
+    const metrics = await worker.metrics!.registry.metrics();
     expect(metrics).toMatch(/conveyor_batch_size_count\{kind="batch.email"\} [1-9]/);
   });
 

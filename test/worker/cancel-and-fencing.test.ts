@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob } from "../../packages/core/src/index.js";
+import { Conveyor, createWorkerMetrics, defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
 import { emptyPayload, leaseExpiresAt, silent, sql } from "./support.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -84,7 +84,7 @@ describe("cancellation and fencing", () => {
   });
 
   it("a worker that lost its lease is aborted and its late completion is fenced", async () => {
-    const a = conveyor.worker({ id: "worker-a", concurrency: 1, leaseMs: 60_000, heartbeatMs: 150, pollIntervalMs: 20, logger: silent });
+    const a = conveyor.worker({ id: "worker-a", concurrency: 1, leaseMs: 60_000, heartbeatMs: 150, pollIntervalMs: 20, logger: silent, metrics: await createWorkerMetrics() });
     await a.start();
     const { id } = await conveyor.enqueue(stubborn, {});
     const first = await running(id);
@@ -107,7 +107,7 @@ describe("cancellation and fencing", () => {
       // A's handler finishes anyway; its completion must not be written.
       releases.get(first.currentExecutionId!)!();
       await waitFor("A counted a fenced write", async () => {
-        const metric = await a.metrics.fencedWrites.get();
+        const metric = await a.metrics!.fencedWrites.get();
         return metric.values.reduce((sum, v) => sum + v.value, 0) > 0;
       }, 5_000);
       expect((await conveyor.getJob(id))!.status).toBe("running");
@@ -164,7 +164,7 @@ describe("cancellation and fencing", () => {
 
   it("a completion written after the lease was lost is refused by the execution-id fence", async () => {
     // Heartbeat far apart: A does not notice the loss before its handler returns.
-    const a = conveyor.worker({ id: "slow-a", concurrency: 1, leaseMs: 60_000, heartbeatMs: 20_000, pollIntervalMs: 20, logger: silent });
+    const a = conveyor.worker({ id: "slow-a", concurrency: 1, leaseMs: 60_000, heartbeatMs: 20_000, pollIntervalMs: 20, logger: silent, metrics: await createWorkerMetrics() });
     await a.start();
     const { id } = await conveyor.enqueue(stubborn, {});
     const first = await running(id);
@@ -176,7 +176,7 @@ describe("cancellation and fencing", () => {
       const second = await running(id);
       releases.get(first.currentExecutionId!)!();
       await waitFor("A's completion fenced", async () => {
-        const metric = await a.metrics.fencedWrites.get();
+        const metric = await a.metrics!.fencedWrites.get();
         return metric.values.some((v) => v.labels.operation === "complete" && v.value === 1);
       }, 5_000);
       const during = await conveyor.getJob(id);

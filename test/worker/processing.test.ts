@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conveyor, defineJob } from "../../packages/core/src/index.js";
+import { Conveyor, createWorkerMetrics, defineJob } from "../../packages/core/src/index.js";
 import { createTestConveyor } from "../helpers/database.js";
 import { drained, emptyPayload, silent, sql } from "./support.js";
 import { z } from "zod";
@@ -92,9 +92,10 @@ describe("processing with many workers in one process", () => {
 
   it("counts the jobs held by every worker sharing one set of metrics in conveyor_active_jobs", async () => {
     held = new Promise<void>((resolve) => (releaseHeld = resolve));
-    const first = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent });
-    const second = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent, metrics: first.metrics });
-    const active = async () => (await first.metrics.activeJobs.get()).values[0]?.value;
+    const metrics = await createWorkerMetrics();
+    const first = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent, metrics });
+    const second = conveyor.worker({ concurrency: 2, kinds: ["hold"], pollIntervalMs: 50, logger: silent, metrics });
+    const active = async () => (await metrics.activeJobs.get()).values[0]?.value;
     await conveyor.enqueueMany(Array.from({ length: 4 }, () => ({ job: hold, payload: {} })));
     await Promise.all([first.start(), second.start()]);
     await waitFor("both workers to hold two jobs each", () => first.activeCount === 2 && second.activeCount === 2);
@@ -107,12 +108,12 @@ describe("processing with many workers in one process", () => {
   });
 
   it("observes how long each claimed job waited after its run_at (dequeue wait)", async () => {
-    const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 50, logger: silent });
+    const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 50, logger: silent, metrics: await createWorkerMetrics() });
     const job = await conveyor.enqueue("noop", {}, { runAt: new Date(Date.now() - 40_000) });
     await worker.start();
     await waitFor("noop to succeed", async () => (await conveyor.getJob(job.id))?.status === "succeeded");
     await worker.stop();
-    const { values } = await worker.metrics.dequeueWait.get();
+    const { values } = await worker.metrics!.dequeueWait.get();
     const count = values.find((v) => v.metricName === "conveyor_dequeue_wait_seconds_count")!.value;
     const sum = values.find((v) => v.metricName === "conveyor_dequeue_wait_seconds_sum")!.value;
     expect(count).toBe(1);

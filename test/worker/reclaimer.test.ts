@@ -6,7 +6,7 @@
  * decides (decideExpiredLease), a requested cancel included.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Conveyor, defineJob, type Worker } from "../../packages/core/src/index.js";
+import { type Conveyor, createWorkerMetrics, defineJob, type Worker } from "../../packages/core/src/index.js";
 import type { ReclaimSweep } from "../../packages/core/src/worker/reclaimer.js";
 import { workerTestSignals } from "../../packages/core/src/worker/test-signals.js";
 import { createTestConveyor, storeOf } from "../helpers/database.js";
@@ -35,7 +35,7 @@ describe("the reclaimer", () => {
 
   /** A worker that claims nothing (its queue holds no job) and sweeps every 20 ms, its sweeps reported. */
   async function sweeper(): Promise<{ worker: Worker; sweeps: { wait(timeoutMs?: number): Promise<ReclaimSweep> } }> {
-    const worker = conveyor.worker({ queues: ["reclaimer-empty"], reclaimIntervalMs: 20, pollIntervalMs: 60_000, logger: silent });
+    const worker = conveyor.worker({ queues: ["reclaimer-empty"], reclaimIntervalMs: 20, pollIntervalMs: 60_000, logger: silent, metrics: await createWorkerMetrics() });
     const sweeps = workerTestSignals(worker).reclaimer.swept;
     await worker.start();
     return { worker, sweeps };
@@ -93,7 +93,7 @@ describe("the reclaimer", () => {
     try {
       const sweep = await sweeps.wait();
       expect(sweep.reclaimed.map((moved) => [moved.id, moved.status])).toEqual([[job.id, "dead"]]);
-      expect(await worker.metrics.reclaimed.get()).toMatchObject({ values: [{ labels: { result: "dead" }, value: 1 }] });
+      expect(await worker.metrics!.reclaimed.get()).toMatchObject({ values: [{ labels: { result: "dead" }, value: 1 }] });
     } finally {
       await worker.stop({ graceMs: 0 });
     }

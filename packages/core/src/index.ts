@@ -151,5 +151,8 @@ export { JobCancelledError, JobTimeoutError, LeaseLostError, WorkerShutdownError
 export { Worker } from "./worker/worker.js";
 export type { WorkerOptions } from "./worker/worker.js";
 export type { ResolvedWorkerOptions } from "./worker/options.js";
-export { WorkerMetrics } from "./metrics/worker-metrics.js";
+export type { WorkerMetrics } from "./metrics/worker-metrics.js";
+export { createWorkerMetrics } from "./metrics/prometheus-metrics.js";
+export type { WorkerMetricsOptions } from "./metrics/prometheus-metrics.js";
+export type { MetricCounter, MetricGauge, MetricHistogram, MetricLabels, MetricReading, MetricSample, MetricsRegistry } from "./metrics/metric-types.js";
 export type { ResolvedRetentionOptions, RetentionOptions } from "./worker/retention-options.js";

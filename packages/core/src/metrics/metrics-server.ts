@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Registry } from "prom-client";
+import type { MetricsRegistry } from "./metric-types.js";
 
 /** Serve a registry at `GET /metrics` on its own port (the worker's; the API serves its own). */
-export async function serveMetrics(registry: Registry, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number }> {
+export async function serveMetrics(registry: MetricsRegistry, port: number, host = "0.0.0.0"): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     if (request.method !== "GET" || request.url?.split("?")[0] !== "/metrics") {
       response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");

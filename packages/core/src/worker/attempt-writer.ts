@@ -4,7 +4,7 @@ import { ERROR_BACKOFF_MAX_MS, ERROR_BACKOFF_MIN_MS } from "../core/defaults.js"
 import type { Job } from "../core/model.js";
 import type { AttemptEnd, JobStore } from "../store/job-store.js";
 import { isConnectionError, isTransientConflict } from "../store/pg-errors.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import { sleep } from "./wake-signal.js";
 
 /** Result of writing one attempt's end: written, or fenced (the job was no longer ours). */
@@ -56,7 +56,7 @@ export class AttemptWriter {
 
   constructor(
     private readonly store: JobStore,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
   ) {}
 

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { ClaimedJob } from "../core/model.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 
 /**
@@ -26,7 +26,7 @@ export async function readTraceContexts(store: JobStore, jobs: ClaimedJob[], log
 }
 
 /** One counter increment per kind and queue in a claimed batch, not one per job. */
-export function countClaimed(metrics: WorkerMetrics, jobs: readonly ClaimedJob[]): void {
+export function countClaimed(metrics: MetricRecorders, jobs: readonly ClaimedJob[]): void {
   const counts = new Map<string, { kind: string; queue: string; n: number }>();
   for (const { kind, queue } of jobs) {
     const key = `${kind}\u0000${queue}`;

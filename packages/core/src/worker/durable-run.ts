@@ -16,7 +16,7 @@ import {
   type WaitForEventOptions,
 } from "../core/steps.js";
 import { RECORD_TRANSITIONS, recordSettled } from "../core/step-transitions.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { AttemptSpan, Tracing } from "../tracing/tracing.js";
 import type { HandlerStore } from "../store/handler-store.js";
 import type { LoadedStep, StepStore, Suspension } from "../store/step-store.js";
@@ -31,7 +31,7 @@ export interface DurableDeps {
   steps: StepStore;
   handlers: HandlerStore;
   workerId: string;
-  metrics: WorkerMetrics;
+  metrics: MetricRecorders;
   tracing: Tracing;
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import type { OutcomeDecision, OutcomeInputs } from "../core/outcome.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { AttemptEnd } from "../store/job-store.js";
 import { JobTimeoutError, LeaseLostError } from "./abort-reasons.js";
 import { AttemptContext, type ContextDeps } from "./attempt-context.js";
@@ -14,7 +14,7 @@ import type { Tracing } from "../tracing/tracing.js";
 /** What the executor needs of its worker: one object per worker, shared by every attempt. */
 export interface ExecutorDeps extends ContextDeps {
   writer: AttemptWriter;
-  metrics: WorkerMetrics;
+  metrics: MetricRecorders;
   tracing: Tracing;
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Queryable } from "../store/db.js";
 import type { HandlerStore } from "../store/handler-store.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import { LeaseLostError } from "./abort-reasons.js";
 import { AttemptTransaction } from "./attempt-transaction.js";
 import { ProgressReporter } from "./progress-reporter.js";
@@ -27,7 +27,7 @@ export class HandlerTools {
   constructor(
     private readonly store: HandlerStore,
     private readonly progressIntervalMs: number,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
   ) {}
 
   forAttempt(running: Attempt, log: () => Logger): AttemptTools {

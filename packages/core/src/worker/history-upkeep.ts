@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { HISTORY_DAYS_AHEAD, HISTORY_UPKEEP_INTERVAL_MS } from "../core/defaults.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { RetentionStore } from "../store/retention-store.js";
 import { Periodic } from "./periodic.js";
 import { TestSignal } from "./test-signal.js";
@@ -33,7 +33,7 @@ export class HistoryUpkeep {
 
   constructor(
     private readonly store: RetentionStore,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
     intervalMs = HISTORY_UPKEEP_INTERVAL_MS,
   ) {

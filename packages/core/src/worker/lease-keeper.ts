@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { JobCancelledError, LeaseLostError } from "./abort-reasons.js";
 import type { Attempt } from "./attempt.js";
@@ -24,7 +24,7 @@ export class LeaseKeeper {
     private readonly running: ReadonlyMap<string, Attempt>,
     private readonly leaseMs: number,
     private readonly heartbeatMs: number,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
     /** Told of each cancel a renewal found and aborted a handler for. */
     private readonly onCancelObserved: (running: Attempt) => void = () => {},

@@ -66,7 +66,10 @@ export interface WorkerOptions {
   schedules?: boolean;
   /** Logger; default the client's. */
   logger?: Logger;
-  /** Metrics to record into; default a fresh set in its own registry (see `worker.metrics`). */
+  /**
+   * Prometheus metrics to record into, made by `createWorkerMetrics` (which needs prom-client); workers given
+   * the same set share it. Default none: the worker records no metrics and never loads prom-client.
+   */
   metrics?: WorkerMetrics;
 }
 

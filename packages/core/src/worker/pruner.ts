@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { PruneResult } from "../core/retention.js";
 import { RETENTION_FIRST_SWEEP_MAX_MS } from "../core/defaults.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import { Periodic } from "./periodic.js";
 import { TestSignal } from "./test-signal.js";
 
@@ -30,7 +30,7 @@ export class Pruner {
   constructor(
     private readonly prune: (signal: AbortSignal) => Promise<PruneResult>,
     private readonly intervalMs: number,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
   ) {
     this.periodic = new Periodic(() => this.pruneAndReport(), intervalMs, (error) => {

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { RECLAIM_BATCH_SIZE } from "../core/defaults.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import { Periodic } from "./periodic.js";
 import type { Job } from "../core/model.js";
@@ -46,7 +46,7 @@ export class Reclaimer {
   constructor(
     private readonly store: JobStore,
     private readonly intervalMs: number,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
     private readonly tracing?: { tracing: Tracing; workerId: string },
     sleepers?: { steps: StepStore; intervalMs: number },

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Counter } from "prom-client";
+import type { MetricCounter } from "../metrics/metric-types.js";
 import type { AnyJobDefinition } from "../core/define-job.js";
 import { type ResolvedCronSchedule, schedulePayload } from "../core/schedules.js";
 import { type CronExpression, cronTickKey, dueTicks, parseCron } from "../core/cron.js";
@@ -59,7 +59,7 @@ export class CronScheduler {
     private readonly definitions: ReadonlyMap<string, AnyJobDefinition>,
     private readonly log: Logger,
     /** Ticks this scheduler enqueued, by schedule (the worker's `conveyor_cron_ticks_enqueued_total`). */
-    private readonly ticksEnqueued: Counter<"schedule"> | null = null,
+    private readonly ticksEnqueued: MetricCounter<"schedule"> | null = null,
   ) {
     this.names = schedules.map((schedule) => schedule.name);
     this.kinds = [...new Set(schedules.map((schedule) => schedule.kind))];

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { WAKE_BATCH_SIZE } from "../core/defaults.js";
-import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import type { MetricRecorders } from "../metrics/worker-metrics.js";
 import type { StepStore } from "../store/step-store.js";
 import { Periodic } from "./periodic.js";
 
@@ -18,7 +18,7 @@ export class Waker {
   constructor(
     private readonly steps: StepStore,
     intervalMs: number,
-    private readonly metrics: WorkerMetrics,
+    private readonly metrics: MetricRecorders,
     private readonly log: Logger,
   ) {
     this.periodic = new Periodic(() => this.wakeAll(), intervalMs, (error) => {

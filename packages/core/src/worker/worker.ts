@@ -4,7 +4,7 @@ import type { AnyJobDefinition } from "../core/define-job.js";
 import { keepsSucceeded } from "../core/retention.js";
 import { CLAIM_LOCK_TIMEOUT_MS, ERROR_BACKOFF_MAX_MS, SHUTDOWN_CLEANUP_MS, ERROR_BACKOFF_MIN_MS, WORKER_HEARTBEAT_MS, WORKER_STALE_MS } from "../core/defaults.js";
 import type { ClaimedJob } from "../core/model.js";
-import { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { type MetricRecorders, NO_METRICS, type WorkerMetrics } from "../metrics/worker-metrics.js";
 import type { JobStore } from "../store/job-store.js";
 import type { WorkerStore } from "../store/worker-store.js";
 import type { ClaimStore } from "../store/claim-store.js";
@@ -43,8 +43,10 @@ export type { WorkerOptions } from "./options.js";
 export class Worker {
   /** The options this worker runs with, defaults filled in and checked (see `WorkerOptions` for each default). */
   readonly options: ResolvedWorkerOptions;
-  /** Its Prometheus metrics: `options.metrics` when given, else a registry of its own. */
-  readonly metrics: WorkerMetrics;
+  /** The Prometheus metrics it records into: `options.metrics`, or null when none were given (it then records none). */
+  readonly metrics: WorkerMetrics | null;
+  /** What its parts record into: its metrics, or nothing. */
+  private readonly recorders: MetricRecorders;
   /** Its logger: the client's (or `options.logger`), with `workerId` on every line. */
   readonly log: Logger;
   private readonly store: JobStore;
@@ -88,28 +90,29 @@ export class Worker {
   ) {
     this.definitions = deps.jobs;
     this.options = resolveWorkerOptions(options, [...deps.jobs.keys()]);
-    this.metrics = options.metrics ?? new WorkerMetrics();
-    this.untrackActiveJobs = this.metrics.trackActiveJobs(() => this.running.size);
+    this.metrics = options.metrics ?? null;
+    this.recorders = this.metrics ?? NO_METRICS;
+    this.untrackActiveJobs = this.recorders.trackActiveJobs(() => this.running.size);
     this.log = (options.logger ?? deps.logger).child({ workerId: this.options.id });
     this.store = deps.store.jobs;
     this.workers = deps.store.workers;
-    this.writer = new AttemptWriter(this.store, this.metrics, this.log);
-    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.metrics, this.log, (running) =>
+    this.writer = new AttemptWriter(this.store, this.recorders, this.log);
+    this.leases = new LeaseKeeper(this.store, this.running, this.options.leaseMs, this.options.heartbeatMs, this.recorders, this.log, (running) =>
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "heartbeat" }),
     );
     const sleepers = { steps: deps.store.steps, intervalMs: this.options.wakeIntervalMs };
-    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.metrics, this.log, { tracing: deps.tracing, workerId: this.id }, sleepers);
+    this.reclaimer = new Reclaimer(this.store, this.options.reclaimIntervalMs, this.recorders, this.log, { tracing: deps.tracing, workerId: this.id }, sleepers);
     this.registration = new Periodic(() => this.refreshRegistration(), WORKER_HEARTBEAT_MS, (error) => {
-      this.metrics.databaseErrors.inc({ operation: "register" });
+      this.recorders.databaseErrors.inc({ operation: "register" });
       this.log.warn({ err: (error as Error).message }, "could not refresh worker registration");
     });
-    this.scheduler = createScheduler(deps, this.options, this.log, this.metrics);
-    this.tools = new HandlerTools(deps.store.handlers, this.options.progressIntervalMs, this.metrics);
+    this.scheduler = createScheduler(deps, this.options, this.log, this.recorders);
+    this.tools = new HandlerTools(deps.store.handlers, this.options.progressIntervalMs, this.recorders);
     // One object for every attempt of this worker, not one per job.
     const executorDeps: BatchDeps = {
-      writer: this.writer, metrics: this.metrics, log: this.log, workerId: this.id, tools: this.tools, flows: deps.store.flows,
+      writer: this.writer, metrics: this.recorders, log: this.log, workerId: this.id, tools: this.tools, flows: deps.store.flows,
       renew: (running) => this.leases.renewOne(running),
-      durable: { steps: deps.store.steps, handlers: deps.store.handlers, workerId: this.id, metrics: this.metrics, tracing: deps.tracing },
+      durable: { steps: deps.store.steps, handlers: deps.store.handlers, workerId: this.id, metrics: this.recorders, tracing: deps.tracing },
       tracing: deps.tracing,
       handlers: deps.store.handlers,
     };
@@ -120,10 +123,10 @@ export class Worker {
       new Pruner(
         (signal) => deps.prune({ finishedMs: retention.finishedMs, deadLetterMs: retention.deadLetterMs, eventsMs: retention.eventsMs, batchSize: retention.batchSize, signal }),
         retention.intervalMs,
-        this.metrics,
+        this.recorders,
         this.log,
       );
-    this.historyUpkeep = new HistoryUpkeep(deps.store.retention, this.metrics, this.log);
+    this.historyUpkeep = new HistoryUpkeep(deps.store.retention, this.recorders, this.log);
     this.claimStore = deps.store.claimStoreOpen(deps.connection, this.options.queues);
     this.claims = new ClaimChooser(
       this.claimStore,
@@ -131,7 +134,7 @@ export class Worker {
       deps.store.queueSettings,
       this.options.fairness,
       (cap) => {
-        this.metrics.claimLockTimeouts.inc({ cap });
+        this.recorders.claimLockTimeouts.inc({ cap });
         this.log.warn({ cap, waitedMs: CLAIM_LOCK_TIMEOUT_MS }, "a cap's lock was held too long; skipped that cap for this claim round");
       },
     );
@@ -347,7 +350,7 @@ export class Worker {
         jobs = await this.claims.claim({ workerId: this.id, limit: wanted, kinds, queues, leaseMs });
         backoff = ERROR_BACKOFF_MIN_MS;
       } catch (error) {
-        this.metrics.databaseErrors.inc({ operation: "claim" });
+        this.recorders.databaseErrors.inc({ operation: "claim" });
         this.log.warn({ err: (error as Error).message, retryInMs: backoff }, "claiming jobs failed; backing off");
         await Promise.race([sleep(backoff), this.workAvailable.wait(backoff * 10)]);
         backoff = Math.min(backoff * 2, ERROR_BACKOFF_MAX_MS);
@@ -355,7 +358,7 @@ export class Worker {
       }
       if (jobs.length > 0 && this.deps.tracing.active) await readTraceContexts(this.store, jobs, this.log);
       for (let i = 0; i < jobs.length; i++) this.launch(jobs[i]!, this.claims.sentAtOf(i) ?? sentAt);
-      countClaimed(this.metrics, jobs);
+      countClaimed(this.recorders, jobs);
       this.testSignals.claimRound.signal({ claimed: jobs.length });
       if (jobs.length < wanted) {
         if (!this.workAvailable.pending && this.state === "running") this.testSignals.idle.signal();
@@ -376,7 +379,7 @@ export class Worker {
     const running = new Attempt(job, claimSentAt, this.options.leaseMs, keepsSucceeded(definition.retention));
     const lateByMs = performance.now() - running.leaseDeadline;
     if (lateByMs >= 0) {
-      this.metrics.completed.inc({ kind: job.kind, outcome: "lease_lost" });
+      this.recorders.completed.inc({ kind: job.kind, outcome: "lease_lost" });
       this.log.warn(
         { jobId: job.id, executionId: running.executionId, lateByMs: Math.round(lateByMs), leaseMs: this.options.leaseMs },
         "the claim was answered after the lease could have expired; not starting the job (the reclaim sweep returns it)",
@@ -393,7 +396,7 @@ export class Worker {
     if (this.earlyCancels.take(running.executionId) && running.observeCancel(new JobCancelledError())) {
       this.testSignals.cancelObserved.signal({ executionId: running.executionId, via: "notification" });
     }
-    this.metrics.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
+    this.recorders.dequeueWait.observe(Math.max(0, job.waitedMs / 1000));
     this.gatherer.run(definition, running, this.ended);
   }
 
