@@ -359,8 +359,9 @@ function lockJobsForTriggers(quoted: string): string {
 /**
  * Create `schema`, which must not exist, as a build that shipped only
  * `migrations` left it: each applied in order with its ledger row, and no
- * routine installed. For upgrade tests and experiments, which start from
- * an earlier layout and then call `migrate()`.
+ * routine installed (the routines' ledger made empty first, as `migrate`
+ * makes it, since later migrations write to it). For upgrade tests and
+ * experiments, which start from an earlier layout and then call `migrate()`.
  */
 export async function createSchemaAsOf(pool: Pool, schema: string, migrations: readonly Migration[]): Promise<void> {
   const quoted = quoteIdent(schema);
@@ -368,6 +369,7 @@ export async function createSchemaAsOf(pool: Pool, schema: string, migrations: r
   try {
     await client.query(`CREATE SCHEMA ${quoted}`);
     await client.query(ledgerTable(quoted));
+    await client.query(routinesTable(quoted));
     for (const migration of migrations) await applyMigration(client, quoted, migration);
   } finally {
     client.release();
