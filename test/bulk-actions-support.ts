@@ -55,25 +55,19 @@ export async function jobsIn(conveyor: Conveyor, state: JobStatus, count: number
          SELECT {{schema}}.uuid_v7(), id, 1, 'test-worker', now(), $2 FROM {{schema}}.jobs WHERE id = ANY($1)`,
         [ids, outcome],
       );
-      // A retrying job waits for its backoff: an hour from now.
+      // A retrying job waits for its backoff: an hour from now. A dead one
+      // is its own dead letter.
       await sql(
         conveyor,
         `UPDATE {{schema}}.jobs SET status = $2, attempts = CASE WHEN $2 = 'dead' THEN 3 ELSE 1 END, started_at = now(),
            run_at = CASE WHEN $2 = 'retrying' THEN now() + interval '1 hour' ELSE run_at END,
            last_error = '{"name":"Error","message":"boom"}',
-           finished_at = CASE WHEN $2 = 'retrying' THEN NULL ELSE now() END
+           finished_at = CASE WHEN $2 = 'retrying' THEN NULL ELSE now() END,
+           dead_letter_id = CASE WHEN $2 = 'dead' THEN {{schema}}.uuid_v7() END,
+           dead_reason = CASE WHEN $2 = 'dead' THEN 'attempts_exhausted' END
          WHERE id = ANY($1)`,
         [ids, state],
       );
-      if (state === "dead") {
-        await sql(
-          conveyor,
-          `INSERT INTO {{schema}}.dead_letter_jobs (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
-           SELECT {{schema}}.uuid_v7(), id, tenant, queue, kind, payload, attempts, max_attempts, 'attempts_exhausted', last_error, '[]'
-           FROM {{schema}}.jobs WHERE id = ANY($1)`,
-          [ids],
-        );
-      }
     }
   }
   return ids;
@@ -119,7 +113,7 @@ export function tune(conveyor: Conveyor, tuning: Partial<BulkActionTuning>): voi
 export async function emptyTables(conveyor: Conveyor): Promise<void> {
   await sql(
     conveyor,
-    `TRUNCATE {{schema}}.jobs, {{schema}}.job_executions, {{schema}}.dead_letter_jobs, {{schema}}.bulk_actions,
+    `TRUNCATE {{schema}}.jobs, {{schema}}.job_executions, {{schema}}.bulk_actions,
        {{schema}}.flows, {{schema}}.flow_jobs, {{schema}}.job_dependencies, {{schema}}.job_dependency_state`,
   );
 }

@@ -30,7 +30,7 @@ describe("migrations", () => {
       [schema],
     );
     expect(rows.map((row) => row.table_name)).toEqual(
-      expect.arrayContaining(["jobs", "job_executions", "dead_letter_jobs", "workers", "api_keys", "migrations"]),
+      expect.arrayContaining(["jobs", "jobs_live", "jobs_dead", "job_history", "job_executions", "workers", "api_keys", "migrations"]),
     );
 
     expect(await conveyor.migrate()).toEqual({ applied: [], routines: [], version: latest });
@@ -105,6 +105,7 @@ describe("migrations", () => {
       "029_job_ends": "7ce725d0c802e84c925bc97fbd574913d7b4908deb906d38a9c18096acc4273c",
       "030_job_history_copy_mark_ordered": "798507f3fbe6139008afb716ed2c4fb816a5996dca34e078cc6a5dea7b8b1264",
       "031_history_costs_less": "a299fe42fe623a28968cc6f9fdf564973ebbbd54f3f880869fe7bf09e68c28bf",
+      "032_dead_jobs_stored_once": "b8174833518164132ccf001fdcaeb90833194c1214f56b9cbe953e0efbb6453c",
       "033_step_record_states": "909c273f299efa48c270f1d40dc1cd20422f193df592b31b25e7301add05ec88",
       "034_job_requeues": "a2abe1513f45d2909d5b336a86fc6b9c113335242ead736214cfc17685b3fc51",
     };
@@ -309,6 +310,20 @@ describe("schema", () => {
       [{ run_at: "infinity" }, "jobs_run_at_bounded"],
       [{ run_at: "-infinity" }, "jobs_run_at_bounded"],
       [{ status: "retrying", run_at: "10000-01-01 00:00:00+00" }, "jobs_run_at_bounded"],
+      // Migration 032: only a dead job carries a dead letter, its id and reason together.
+      ...[
+        [{ status: "dead", finished_at: new Date(), dead_reason: "attempts_exhausted" }, null],
+        [{ status: "dead", finished_at: new Date(), dead_reason: "dependency_failed" }, null],
+        [{ status: "dead", finished_at: new Date(), dead_reason: "permanent_error" }, null],
+        [{ status: "dead", finished_at: new Date(), dead_reason: "tired" }, "jobs_dead_letter_valid"],
+        [{ status: "dead", finished_at: new Date(), dead_reason: null }, "jobs_dead_letter_valid"],
+        [{ status: "queued", dead_reason: "attempts_exhausted" }, "jobs_dead_letter_valid"],
+        [{ status: "cancelled", finished_at: new Date(), dead_reason: "attempts_exhausted" }, "jobs_dead_letter_valid"],
+      ].map(([overrides, expected], n): [Record<string, unknown>, string | null] => [
+        { dead_letter_id: `018f0000-0000-7000-8000-${String(1000 + n).padStart(12, "0")}`, ...(overrides as object) },
+        expected as string | null,
+      ]),
+      [{ status: "dead", finished_at: new Date(), dead_reason: "attempts_exhausted" }, "jobs_dead_letter_valid"], // a reason with no id
     ];
     for (const [overrides, expected] of cases) expect(await row(overrides), JSON.stringify(overrides).slice(0, 120)).toBe(expected);
   });

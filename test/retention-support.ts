@@ -1,8 +1,9 @@
 /**
  * Rows in any state, made old in SQL: jobs are enqueued through the client,
- * then moved to their state with the timestamps (finished_at, dead_at, …) set
- * `ageMs` in the past, each with an execution row (and a dead-letter entry
- * for dead jobs), so a prune has real cascades to follow.
+ * then moved to their state with the timestamps (finished_at, …) set
+ * `ageMs` in the past, each with an execution row (a dead job is its own
+ * dead letter, dead as long ago as it finished), so a prune has real
+ * cascades to follow.
  */
 import type { Conveyor } from "../packages/core/src/index.js";
 import { sql } from "./worker/support.js";
@@ -40,28 +41,29 @@ export async function makeJobs(conveyor: Conveyor, kind: string, count: number, 
   await sql(
     conveyor,
     `UPDATE {{schema}}.jobs SET status = $3, attempts = CASE WHEN $3 = 'dead' THEN 2 ELSE 1 END, started_at = ${age},
-       finished_at = ${finished} WHERE id = ANY($1)`,
+       finished_at = ${finished},
+       dead_letter_id = CASE WHEN $3 = 'dead' THEN {{schema}}.uuid_v7() END,
+       dead_reason = CASE WHEN $3 = 'dead' THEN 'attempts_exhausted' END
+     WHERE id = ANY($1)`,
     [ids, ageMs, state],
   );
-  if (state === "dead") {
-    await sql(
-      conveyor,
-      `INSERT INTO {{schema}}.dead_letter_jobs (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, history, dead_at)
-       SELECT {{schema}}.uuid_v7(), id, tenant, queue, kind, payload, attempts, max_attempts, 'attempts_exhausted', '[]', ${age}
-       FROM {{schema}}.jobs WHERE id = ANY($1)`,
-      [ids, ageMs],
-    );
-  }
   return ids;
 }
 
-/** Ids of `ids` that still have a row in `table` (`id` for jobs, `job_id` for the tables and the view that point at jobs). */
+/**
+ * Ids of `ids` that still have a row in `table` (`id` for jobs, `job_id` for
+ * the tables and the view that point at jobs), or, for "dead letters", that
+ * are still dead jobs with their dead letter.
+ */
 export async function surviving(
   conveyor: Conveyor,
-  table: "jobs" | "job_executions" | "job_attempts" | "dead_letter_jobs",
+  table: "jobs" | "job_executions" | "job_attempts" | "dead letters",
   ids: readonly string[],
 ): Promise<string[]> {
-  const column = table === "jobs" ? "id" : "job_id";
-  const { rows } = await sql(conveyor, `SELECT DISTINCT ${column} AS id FROM {{schema}}.${table} WHERE ${column} = ANY($1)`, [ids]);
+  const text =
+    table === "dead letters"
+      ? "SELECT id FROM {{schema}}.jobs_dead WHERE id = ANY($1) AND dead_letter_id IS NOT NULL"
+      : `SELECT DISTINCT ${table === "jobs" ? "id" : "job_id"} AS id FROM {{schema}}.${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ANY($1)`;
+  const { rows } = await sql(conveyor, text, [ids]);
   return rows.map((row: { id: string }) => row.id).sort();
 }

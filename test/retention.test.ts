@@ -48,7 +48,7 @@ describe("conveyor.prune", () => {
     expect(await surviving(conveyor, "jobs", kept)).toEqual(kept);
     // Every kept job that had an attempt still has it (queued ones never ran; a running one's is on its row).
     expect(await surviving(conveyor, "job_attempts", kept)).toEqual(sorted(youngDone, started, dead));
-    expect(await surviving(conveyor, "dead_letter_jobs", dead)).toEqual(sorted(dead));
+    expect(await surviving(conveyor, "dead letters", dead)).toEqual(sorted(dead));
     expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 0, flows: 0, events: 0 });
   });
 
@@ -111,7 +111,7 @@ describe("conveyor.prune", () => {
     const youngDead = await make(2, "dead", 10 * DAY_MS);
 
     expect(await conveyor.prune()).toEqual({ jobs: 0, deadLetters: 3, flows: 0, events: 0 });
-    for (const table of ["jobs", "job_executions", "dead_letter_jobs"] as const) {
+    for (const table of ["jobs", "job_executions", "dead letters"] as const) {
       expect(await surviving(conveyor, table, oldDead), table).toEqual([]);
       expect(await surviving(conveyor, table, youngDead), table).toEqual(sorted(youngDead));
     }

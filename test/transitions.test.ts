@@ -110,8 +110,8 @@ describe("the transition table against the store", () => {
 
   it("a requeue moves a dead job as the table says", async () => {
     const id = await inState("dead");
-    const { rows } = await sql(conveyor, `SELECT id FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [id]);
-    const job = await conveyor.deadLetters.requeue(rows[0].id);
+    const { rows } = await sql(conveyor, `SELECT dead_letter_id FROM {{schema}}.jobs WHERE id = $1`, [id]);
+    const job = await conveyor.deadLetters.requeue(rows[0].dead_letter_id);
     expect(job.status).toBe(transitionOf("dead", "requeue"));
   });
 
@@ -123,6 +123,11 @@ describe("the transition table against the store", () => {
       if (to === null) await expect(resumed).rejects.toThrow(`is ${status}; only a job that is`);
       else expect((await resumed).status).toBe(to);
       if (to === null) expect(await statusOf(id)).toBe(status);
+      if (status === "dead") {
+        // Out of the dead-letter queue with its row.
+        const { rows } = await sql(conveyor, `SELECT dead_letter_id, dead_reason FROM {{schema}}.jobs WHERE id = $1`, [id]);
+        expect(rows).toEqual([{ dead_letter_id: null, dead_reason: null }]);
+      }
     });
   }
 

@@ -132,9 +132,15 @@ describe("storing jobs by state on a schema that holds jobs", () => {
     expect(duringCopy, "changes made while the history was being copied").toBeGreaterThan(20);
     expect(made).toBeGreaterThan(duringCopy);
 
+    // Compared on the columns the jobs had before 027 (later migrations add more).
+    const [shadowed] = await q<{ list: string }>(
+      `SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS list FROM pg_attribute
+       WHERE attrelid = '${s}.shadow'::regclass AND attnum > 0 AND NOT attisdropped`,
+    );
+    const old = shadowed!.list;
     const [diff] = await q<{ missing: number; extra: number; jobs: number }>(
-      `SELECT (SELECT count(*)::int FROM (SELECT * FROM ${s}.shadow EXCEPT ALL SELECT * FROM ${s}.jobs) AS d) AS missing,
-              (SELECT count(*)::int FROM (SELECT * FROM ${s}.jobs EXCEPT ALL SELECT * FROM ${s}.shadow) AS d) AS extra,
+      `SELECT (SELECT count(*)::int FROM (SELECT ${old} FROM ${s}.shadow EXCEPT ALL SELECT ${old} FROM ${s}.jobs) AS d) AS missing,
+              (SELECT count(*)::int FROM (SELECT ${old} FROM ${s}.jobs EXCEPT ALL SELECT ${old} FROM ${s}.shadow) AS d) AS extra,
               (SELECT count(*)::int FROM ${s}.jobs) AS jobs`,
     );
     expect({ missing: diff!.missing, extra: diff!.extra }).toEqual({ missing: 0, extra: 0 });

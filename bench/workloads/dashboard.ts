@@ -101,11 +101,8 @@ async function fill(client: pg.Client, total: number, log: (message: string) => 
     await client.query("COMMIT");
     log(`dashboard: filled ${(to + 1).toLocaleString("en-US")} of ${total.toLocaleString("en-US")} jobs`);
   }
-  await client.query(
-    `INSERT INTO dead_letter_jobs (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history, dead_at)
-     SELECT j.id, j.id, j.tenant, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, 'attempts_exhausted', j.last_error, '[]'::jsonb, j.finished_at
-     FROM jobs AS j WHERE j.status = 'dead'`,
-  );
+  // Each dead job is its own dead letter.
+  await client.query(`UPDATE jobs_dead SET dead_letter_id = id, dead_reason = 'attempts_exhausted'`);
 }
 
 function percentiles(samples: number[]): Percentiles {

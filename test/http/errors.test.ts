@@ -110,15 +110,15 @@ describe("problem+json", () => {
 
   it("hides internal failures behind a generic 500 that names only the request id", async () => {
     const { conveyor } = test;
-    await conveyor.pool.query(`ALTER TABLE "${test.schema}".dead_letter_jobs RENAME TO dead_letter_jobs_away`);
+    await conveyor.pool.query(`ALTER TABLE "${test.schema}".jobs_dead RENAME TO jobs_dead_away`);
     try {
       const response = await call(test.app, { url: "/v1/dead-letters", key: test.keys.acme, headers: { "x-request-id": "trace-500" } });
       const problem = expectProblem(response, 500, "INTERNAL");
       expect(problem.detail).toBe("internal error; the server log has the details under this request's id");
       expect(problem.requestId).toBe("trace-500");
-      expect(response.body).not.toContain("dead_letter_jobs");
+      expect(response.body).not.toContain("jobs_dead");
     } finally {
-      await conveyor.pool.query(`ALTER TABLE "${test.schema}".dead_letter_jobs_away RENAME TO dead_letter_jobs`);
+      await conveyor.pool.query(`ALTER TABLE "${test.schema}".jobs_dead_away RENAME TO jobs_dead`);
     }
   });
 

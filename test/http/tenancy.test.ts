@@ -32,7 +32,6 @@ afterAll(async () => {
  */
 const globexState = async () => ({
   jobs: (await rows(test, "SELECT * FROM {{schema}}.jobs WHERE tenant = 'globex' ORDER BY id")).map(({ lease_expires_at: _lease, ...job }) => job),
-  deadLetters: await rows(test, "SELECT * FROM {{schema}}.dead_letter_jobs WHERE tenant = 'globex' ORDER BY id"),
   executions: await rows(test, "SELECT e.* FROM {{schema}}.job_attempts e JOIN {{schema}}.jobs j ON j.id = e.job_id WHERE j.tenant = 'globex' ORDER BY e.id"),
 });
 

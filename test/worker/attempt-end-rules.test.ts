@@ -65,8 +65,8 @@ describe("an attempt's end, decided in core and applied by jobEndAttempts", () =
         const { rows } = await sql(conveyor, `SELECT (run_at - updated_at) > interval '30 seconds' AS delayed FROM {{schema}}.jobs WHERE id = $1`, [id]);
         if (expected.nextStatus === "retrying" || expected.nextStatus === "queued") expect(rows[0].delayed).toBe(expected.delayMs > 0);
         expect(after!.finishedAt !== null).toBe(["succeeded", "cancelled", "dead"].includes(expected.nextStatus!));
-        const { rows: letters } = await sql(conveyor, `SELECT reason FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [id]);
-        expect(letters.map((row: { reason: string }) => row.reason)).toEqual(expected.nextStatus === "dead" ? [expected.deadReason] : []);
+        const { rows: letters } = await sql(conveyor, `SELECT dead_reason FROM {{schema}}.jobs WHERE id = $1 AND dead_letter_id IS NOT NULL`, [id]);
+        expect(letters.map((row: { dead_reason: string }) => row.dead_reason)).toEqual(expected.nextStatus === "dead" ? [expected.deadReason] : []);
         if (after!.status !== "cancelled" && after!.status !== "dead") await conveyor.cancel(id);
       });
     }

@@ -143,7 +143,13 @@ describe("reclaim sweep races", () => {
     const buried = (await Promise.all([storeOf(conveyor).jobReclaimExpired(1000), storeOf(conveyor).jobReclaimExpired(1000)])).flat();
     expect(buried).toHaveLength(300);
     expect(buried.every((job) => job.status === "dead")).toBe(true);
-    const { rows: letters } = await sql(conveyor, `SELECT count(*)::int AS n, min(jsonb_array_length(history))::int AS h FROM {{schema}}.dead_letter_jobs`);
+    const { rows: letters } = await sql(
+      conveyor,
+      `SELECT count(*)::int AS n, min((SELECT count(*) FROM {{schema}}.job_executions AS e WHERE e.job_id = j.id))::int AS h
+       FROM {{schema}}.jobs_dead AS j WHERE j.dead_letter_id IS NOT NULL`,
+    );
     expect(letters[0]).toEqual({ n: 300, h: 2 });
+    const page = await conveyor.deadLetters.list({ limit: 300 });
+    expect(page.items.map((letter) => letter.history.length)).toEqual(Array.from({ length: 300 }, () => 2));
   });
 });

@@ -81,7 +81,7 @@ describe("the reclaimer", () => {
       expect(after!.finishedAt).not.toBeNull();
       expect(after!.executions.map((e) => e.outcome)).toEqual(["cancelled"]);
     }
-    const { rows } = await sql(conveyor, `SELECT count(*)::int AS n FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY($1)`, [[first.id, second.id]]);
+    const { rows } = await sql(conveyor, `SELECT count(*)::int AS n FROM {{schema}}.jobs WHERE id = ANY($1) AND dead_letter_id IS NOT NULL`, [[first.id, second.id]]);
     expect(rows[0].n).toBe(0);
   });
 
@@ -97,9 +97,9 @@ describe("the reclaimer", () => {
     } finally {
       await worker.stop({ graceMs: 0 });
     }
-    const { rows } = await sql(conveyor, `SELECT reason, history FROM {{schema}}.dead_letter_jobs WHERE job_id = $1`, [job.id]);
-    expect(rows).toHaveLength(1);
-    expect(rows[0].reason).toBe("attempts_exhausted");
-    expect(rows[0].history.map((entry: { outcome: string; workerId: string }) => [entry.workerId, entry.outcome])).toEqual([["gone-owner", "lease_expired"]]);
+    const letters = (await conveyor.deadLetters.list()).items.filter((letter) => letter.jobId === job.id);
+    expect(letters).toHaveLength(1);
+    expect(letters[0]!.reason).toBe("attempts_exhausted");
+    expect(letters[0]!.history.map((entry) => [entry.workerId, entry.outcome])).toEqual([["gone-owner", "lease_expired"]]);
   });
 });

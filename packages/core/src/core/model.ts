@@ -142,7 +142,7 @@ export interface JobWithExecutions<P = unknown> extends Job<P> {
   requeues: JobRequeue[];
 }
 
-/** An entry in the dead-letter queue: a snapshot taken when the job died. */
+/** An entry in the dead-letter queue: a dead job as it died (nothing changes a dead job), with why, when, and its attempts. */
 export interface DeadLetter {
   /** The dead letter's id. */
   id: string;

@@ -72,24 +72,6 @@ CREATE TABLE conveyor.cron_schedules (
   CONSTRAINT cron_schedules_priority_range CHECK (((priority >= '-1000'::integer) AND (priority <= 1000)))
 );
 
-CREATE TABLE conveyor.dead_letter_jobs (
-  id uuid NOT NULL,
-  job_id uuid NOT NULL,
-  tenant text NOT NULL,
-  queue text NOT NULL,
-  kind text NOT NULL,
-  payload jsonb NOT NULL,
-  attempts integer NOT NULL,
-  max_attempts integer NOT NULL,
-  reason text NOT NULL,
-  last_error jsonb,
-  history jsonb NOT NULL,
-  dead_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT dead_letter_jobs_job_id_key UNIQUE (job_id),
-  CONSTRAINT dead_letter_jobs_pkey PRIMARY KEY (id),
-  CONSTRAINT dead_letter_jobs_reason_valid CHECK ((reason = ANY ('{attempts_exhausted,permanent_error,dependency_failed}'::text[])))
-);
-
 CREATE TABLE conveyor.events (
   id uuid NOT NULL,
   tenant text NOT NULL,
@@ -271,8 +253,11 @@ CREATE TABLE conveyor.jobs (
   trace_context jsonb,
   limit_key text,
   awaited boolean NOT NULL DEFAULT false,
+  dead_letter_id uuid,
+  dead_reason text,
   CONSTRAINT jobs_attempts_nonnegative CHECK ((attempts >= 0)),
   CONSTRAINT jobs_attempts_within_max CHECK ((attempts <= max_attempts)),
+  CONSTRAINT jobs_dead_letter_valid CHECK ((((dead_letter_id IS NULL) = (dead_reason IS NULL)) AND ((dead_letter_id IS NULL) OR (status = 'dead'::text)) AND ((dead_reason IS NULL) OR (dead_reason = ANY ('{attempts_exhausted,permanent_error,dependency_failed}'::text[]))))) NOT VALID NOT VALID,
   CONSTRAINT jobs_finished_iff_terminal CHECK (((status = ANY ('{succeeded,cancelled,dead}'::text[])) = (finished_at IS NOT NULL))),
   CONSTRAINT jobs_limit_key_bounded CHECK (((limit_key IS NULL) OR ((length(limit_key) >= 1) AND (length(limit_key) <= 256)))),
   CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
@@ -380,8 +365,6 @@ CREATE TABLE conveyor.workers (
 
 CREATE INDEX bulk_actions_running_idx ON conveyor.bulk_actions USING btree (lease_expires_at) WHERE (status = 'running'::text);
 CREATE INDEX bulk_actions_tenant_idx ON conveyor.bulk_actions USING btree (tenant, id);
-CREATE INDEX dead_letter_jobs_dead_at_idx ON conveyor.dead_letter_jobs USING btree (dead_at);
-CREATE INDEX dead_letter_jobs_tenant_idx ON conveyor.dead_letter_jobs USING btree (tenant, id);
 CREATE INDEX events_created_idx ON conveyor.events USING btree (created_at);
 CREATE INDEX events_match_idx ON conveyor.events USING btree (tenant, name, event_key, created_at);
 CREATE UNIQUE INDEX flow_jobs_flow_node_idx ON conveyor.flow_jobs USING btree (flow_id, node);
@@ -398,6 +381,9 @@ CREATE INDEX job_steps_open_waits_idx ON conveyor.job_steps USING btree (tenant,
 CREATE INDEX job_waits_expires_idx ON conveyor.job_waits USING btree (expires_at);
 CREATE INDEX jobs_by_queue_state_tenant_idx ON conveyor.jobs_live USING btree (queue, status, tenant) WHERE (status = ANY (ARRAY['waiting'::text, 'sleeping'::text]));
 CREATE INDEX jobs_dead_by_queue_idx ON conveyor.jobs_dead USING btree (queue, id);
+CREATE INDEX jobs_dead_finished_idx ON conveyor.jobs_dead USING btree (finished_at);
+CREATE INDEX jobs_dead_letter_by_tenant_idx ON conveyor.jobs_dead USING btree (tenant, dead_letter_id);
+CREATE UNIQUE INDEX jobs_dead_letter_id_idx ON conveyor.jobs_dead USING btree (dead_letter_id);
 CREATE INDEX jobs_finished_by_kind_idx ON ONLY conveyor.job_history USING btree (kind, finished_at);
 CREATE INDEX jobs_idempotency_key_idx ON ONLY conveyor.jobs USING btree (tenant, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX jobs_ready_by_limit_key_idx ON conveyor.jobs_live USING btree (queue, limit_key, priority, run_at, id) WHERE ((status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (limit_key IS NOT NULL));
@@ -473,4 +459,4 @@ UNION ALL
 CREATE CONSTRAINT TRIGGER job_ends_release AFTER INSERT ON conveyor.job_ends DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION conveyor.job_ends_release();
 CREATE TRIGGER jobs_deleted AFTER DELETE ON conveyor.jobs REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_deleted();
 CREATE TRIGGER jobs_notify_ready AFTER INSERT ON conveyor.jobs_live REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION conveyor.jobs_notify_ready();
-CREATE TRIGGER jobs_status_changed BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.unique_key IS NOT NULL) OR ((old.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text])) <> (new.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text]))) OR ((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text]))))) EXECUTE FUNCTION conveyor.jobs_status_changed();
+CREATE TRIGGER jobs_status_changed BEFORE UPDATE OF status ON conveyor.jobs FOR EACH ROW WHEN (((new.unique_key IS NOT NULL) OR ((old.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text])) <> (new.status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'retrying'::text, 'sleeping'::text]))) OR ((new.status = ANY (ARRAY['queued'::text, 'retrying'::text])) AND (old.status <> ALL (ARRAY['queued'::text, 'retrying'::text]))) OR ((old.dead_letter_id IS NOT NULL) AND (new.status <> 'dead'::text)))) EXECUTE FUNCTION conveyor.jobs_status_changed();

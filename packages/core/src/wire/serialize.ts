@@ -74,7 +74,7 @@ export function jobDetailJson(job: JobWithExecutions): JobDetailJson {
   return { ...jobJson(job), executions: job.executions.map(executionJson), requeues: job.requeues.map(requeueJson) };
 }
 
-/** A dead letter as JSON; the times of its history, stored as jsonb text, normalised. */
+/** A dead letter as JSON; the times of its history, read as jsonb text, normalised. */
 export function deadLetterJson(entry: DeadLetter): DeadLetterJson {
   return {
     id: entry.id,
@@ -87,7 +87,7 @@ export function deadLetterJson(entry: DeadLetter): DeadLetterJson {
     maxAttempts: entry.maxAttempts,
     reason: entry.reason,
     lastError: errorJson(entry.lastError),
-    // The history is stored as jsonb, so its times arrive as Postgres' text; normalise them.
+    // The history is read as jsonb, so its times arrive as Postgres' text; normalise them.
     history: entry.history.map(
       (attempt): ExecutionJson => ({
         id: attempt.executionId,

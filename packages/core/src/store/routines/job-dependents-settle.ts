@@ -35,9 +35,12 @@ const MOVED_ALSO = { old_status: "d.old_status", had_dependents: "j.has_dependen
  * dependentSettleEvent: a blocking failure kills or cancels by its policy,
  * a reopened dependency re-arms, a met set queues.
  *
- * A job that has started is never moved: it ran with what its dependencies
- * were then. A job without a state row (released by a requeue of its own,
- * see deadLetterRequeue) is never moved either. Rows are locked in id order.
+ * A job killed by its dependency is its own dead letter (reason
+ * `dependency_failed`), and one that comes back leaves the dead-letter
+ * queue (job-moves.ts). A job that has started is never moved: it ran with
+ * what its dependencies were then. A job without a state row (released by
+ * a requeue of its own, see deadLetterRequeue) is never moved either. Rows
+ * are locked in id order.
  */
 export const jobDependentsSettle: Routine = {
   name: "job_dependents_settle",
@@ -71,6 +74,7 @@ BEGIN
       only: `d.new_status <> d.old_status AND d.old_status IN (${LIVE})`,
       returning: MOVED_ALSO,
       release: false,
+      deadReason: "'dependency_failed'",
     },
     SETTLE_WRITES,
   )}${returnEndedJobs(
@@ -86,15 +90,6 @@ BEGIN
     SETTLE_WRITES,
   )}, moved AS (
     SELECT * FROM settled_moved UNION ALL SELECT * FROM reopened_moved
-  ), buried AS (
-    INSERT INTO {{schema}}.dead_letter_jobs
-      (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
-    SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
-           'dependency_failed', m.last_error, '[]'::jsonb
-    FROM moved AS m WHERE m.status = ${STATE.dead}
-  ), unburied AS (
-    DELETE FROM {{schema}}.dead_letter_jobs
-    WHERE job_id = ANY(ARRAY(SELECT id FROM moved WHERE old_status = ${STATE.dead}))
   ), flagged AS (
     UPDATE {{schema}}.job_dependency_state AS s SET ended_by_dependency = m.status IN (${STATE.dead}, ${STATE.cancelled})
     FROM moved AS m

@@ -3,7 +3,8 @@ import type { Routine } from "./routine.js";
 /**
  * Everything recorded about jobs that are being deleted, deleted with them:
  * executions, durable steps, batch memberships, requeues, dependency edges
- * and counts, flow membership, idempotency keys and dead letters. `p_ids` are the jobs;
+ * and counts, flow membership and idempotency keys (a dead job's dead
+ * letter is its own row, so it goes with it). `p_ids` are the jobs;
  * `p_depended` those of them that had dependents (the others have no edge
  * pointing at them, so their probe is skipped). Called by the delete
  * trigger (jobs_deleted) for a DELETE of any path, and by retention before
@@ -29,7 +30,6 @@ BEGIN
   DELETE FROM {{schema}}.job_dependencies WHERE job_id = ANY(ARRAY(SELECT job_id FROM gone));
   DELETE FROM {{schema}}.flow_jobs WHERE job_id = ANY(p_ids);
   DELETE FROM {{schema}}.job_keys WHERE job_id = ANY(p_ids);
-  DELETE FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY(p_ids);
 END
 $$;`,
 };

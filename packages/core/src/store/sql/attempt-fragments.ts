@@ -1,7 +1,6 @@
 import { ATTEMPT_END_EVENTS } from "../../core/transitions.js";
 import { JOB_COLUMNS } from "./job-columns.js";
 import { type JobWrites, moveLiveJobs } from "./job-moves.js";
-import { STATE } from "./status-sets.js";
 import { deadReasonOf, outcomeOf, statusWrites } from "./status-writes.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
@@ -45,34 +44,16 @@ const UNSUCCESSFUL_ENDS = { expr: "t.event", events: ATTEMPT_END_EVENTS.filter((
  * started_at), and whose event (an attempt-ending event of
  * core/transitions.ts, not a success) already has the cancel-at-end rule
  * applied (cancelAtEnd). It writes what the transition table says the event
- * writes (statusWrites) and nothing more: it moves the job, records the ended attempt and, for
- * `dead`, writes the dead-letter entry with the whole execution history in
- * the same statement, so the move is atomic. The history is read from the
- * statement's snapshot, which holds the earlier attempts but not the one
- * ending (its record is written by this statement), so that one is added
- * from `target`.
+ * writes (statusWrites) and nothing more: it moves the job and records the
+ * ended attempt; a job that ends `dead` lands in jobs_dead as its own dead
+ * letter (a dead-letter id and the event's dead reason, job-moves.ts), its
+ * history read from its attempts (sql/dead-letters.ts), so the move is
+ * atomic and the job is stored once.
  */
 export const ATTEMPT_END = `${moveLiveJobs(
-  { name: "attempt", from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" },
+  { name: "attempt", from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id", deadReason: deadReasonOf(UNSUCCESSFUL_ENDS) },
   statusWrites(UNSUCCESSFUL_ENDS, { delayMs: "t.delay_ms", error: "t.error" }),
 )}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
          ${outcomeOf(UNSUCCESSFUL_ENDS, "t.outcome")}, t.error
-  FROM target AS t`)}, buried AS (
-  INSERT INTO {{schema}}.dead_letter_jobs
-    (id, job_id, tenant, queue, kind, payload, attempts, max_attempts, reason, last_error, history)
-  SELECT {{schema}}.uuid_v7(), m.id, m.tenant, m.queue, m.kind, m.payload, m.attempts, m.max_attempts,
-         ${deadReasonOf(UNSUCCESSFUL_ENDS)}, m.last_error,
-         (SELECT coalesce(jsonb_agg(h.entry ORDER BY h.started_at, h.id), '[]'::jsonb) FROM (
-            -- Earlier attempts; this one's row is written by this statement.
-            SELECT e.id, e.started_at, jsonb_build_object(
-                     'executionId', e.id, 'attempt', e.attempt, 'workerId', e.worker_id, 'startedAt', e.started_at,
-                     'finishedAt', e.finished_at, 'outcome', e.outcome, 'error', e.error) AS entry
-            FROM {{schema}}.job_executions AS e WHERE e.job_id = m.id
-            UNION ALL
-            SELECT t.execution_id, t.started_at, jsonb_build_object(
-                     'executionId', t.execution_id, 'attempt', t.attempt, 'workerId', t.worker_id, 'startedAt', t.started_at,
-                     'finishedAt', now(), 'outcome', t.outcome, 'error', t.error)) AS h)
-  FROM attempt_ended AS m JOIN target AS t ON t.id = m.id
-  WHERE m.status = ${STATE.dead}
-)
+  FROM target AS t`)}
 SELECT ${JOB_COLUMNS} FROM attempt_moved`;

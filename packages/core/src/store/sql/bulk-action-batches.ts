@@ -197,13 +197,11 @@ export function bulkActionApply(schema: string, plan: BulkBatchPlan, ids: readon
   const none = "'{}'::text[]";
   switch (plan.action) {
     case "retry": {
-      // Dead jobs as deadLetterRequeue requeues one: the entry and the job's
-      // dependency counts go, its return re-arms what waits on it, at commit,
-      // and the requeue is recorded with the operation.
+      // Dead jobs as deadLetterRequeue requeues one: the dead letter (on the
+      // row) and the job's dependency counts go, its return re-arms what
+      // waits on it, at commit, and the requeue is recorded with the operation.
       const dead = `ARRAY(SELECT id FROM target WHERE status = ${STATE.dead})`;
-      const text = `${target}, entries AS (
-  DELETE FROM ${quoted}.dead_letter_jobs WHERE job_id = ANY(${dead})
-), released AS (
+      const text = `${target}, released AS (
   DELETE FROM ${quoted}.job_dependency_state WHERE job_id = ANY(${dead})
 )${requeueDeadJobs("requeued", quoted)}${recordRequeues("requeued_recorded", "requeued_moved", { action: REQUEUE_ACTION.bulk_retry, bulkActionId: `$${values.push(operationId)}::uuid` }, quoted)}, hastened AS (
   UPDATE ${jobs} AS j SET run_at = now(), updated_at = now()
@@ -221,7 +219,7 @@ SELECT count(*)::integer AS touched, ${none} AS woken FROM cancelled_moved`;
     }
     case "purge": {
       // Executions, dependency edges and flow membership go with their jobs
-      // (the triggers jobs_delete_executions and jobs_delete_dependencies), a dead job's entry by cascade.
+      // (jobs_forget, by the trigger jobs_deleted); a dead job's dead letter is its row.
       const text = `${target}, deleted AS (
   DELETE FROM ${jobs} AS j USING target AS t WHERE j.id = t.id
   RETURNING 1

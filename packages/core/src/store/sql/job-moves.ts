@@ -46,6 +46,8 @@ export const JOB_TABLE = {
   trace_context: "jsonb",
   limit_key: "text",
   awaited: "boolean",
+  dead_letter_id: "uuid",
+  dead_reason: "text",
 } as const;
 
 /** The columns of JOB_TABLE, in order. */
@@ -131,6 +133,13 @@ export interface MoveSource {
    * their release and their waiters read the end.
    */
   keep?: string;
+  /**
+   * Why a job this move ends dead is dead-lettered (an SQL expression over
+   * `alias`). Its row in jobs_dead is its dead letter: it is given a fresh
+   * dead-letter id and this reason, and the death's time is its
+   * finished_at. A move that cannot end a job dead leaves it out.
+   */
+  deadReason?: string;
 }
 
 /** `source.returning` as what a RETURNING adds (`, value AS column`, …) and as the names a later SELECT reads (`, column`, …). */
@@ -183,6 +192,10 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   const rows = (states: string) => `(SELECT * FROM ${from} AS ${alias} WHERE ${status} IN (${states})${only}) AS ${alias}`;
   const { also, alsoNames } = returned(source);
   const keep = source.keep ? `, (${source.keep}) OR j.has_dependents OR j.awaited AS stored` : "";
+  const buried = (dead: string): string => `CASE WHEN ${status} = ${STATE.dead} THEN ${dead} END`;
+  const ended: JobWrites = source.deadReason
+    ? { ...writes, dead_letter_id: buried(`${s}.uuid_v7()`), dead_reason: buried(source.deadReason) }
+    : writes;
   const stored = source.keep ? " AND stored" : "";
   return `
 , ${name}_kept AS (
@@ -195,7 +208,7 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   DELETE FROM ${s}.jobs_live AS j
   USING ${rows(TERMINAL)}
   WHERE ${where}
-  RETURNING ${rowAfter(writes)}${also}${keep}
+  RETURNING ${rowAfter(ended)}${also}${keep}
 ), ${name}_to_history AS (
   INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})${stored}
 ), ${name}_to_dead AS (
@@ -220,8 +233,10 @@ export type EndedTable = "jobs_dead" | "job_history";
 /**
  * CTEs that bring ended jobs back to live states: the rows of `tables`
  * that `where` picks, deleted and inserted into jobs_live as written
- * (`writes.status` must be live). `<name>_moved` returns them: JOB_COLUMNS
- * as written, then `returning`. Starts with a comma.
+ * (`writes.status` must be live), a dead job's dead letter cleared: it
+ * leaves the dead-letter queue as it leaves jobs_dead. `<name>_moved`
+ * returns them: JOB_COLUMNS as written, then `returning`. Starts with a
+ * comma.
  */
 export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: readonly EndedTable[] = ["jobs_dead", "job_history"]): string {
   const s = source.schema ?? "{{schema}}";
@@ -232,7 +247,7 @@ export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: r
   DELETE FROM ${s}.${table} AS j
   USING ${source.only ? `(SELECT * FROM ${from} AS ${alias} WHERE ${source.only}) AS ${alias}` : `${from} AS ${alias}`}
   WHERE ${where}
-  RETURNING ${rowAfter(writes)}, j.status AS ended_status${also}
+  RETURNING ${rowAfter({ ...writes, dead_letter_id: "NULL", dead_reason: "NULL" })}, j.status AS ended_status${also}
 )`,
   );
   const gone = tables.map((table) => `SELECT * FROM ${name}_from_${table}`).join(" UNION ALL ");

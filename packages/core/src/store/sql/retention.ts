@@ -8,7 +8,7 @@ import { HISTORY, STATE } from "./status-sets.js";
 // VACUUM and costs the same for a day of ten jobs or of ten million. Rows
 // outside every day (job_history_default, and the partitions migration 028
 // made for the history it found) and the rows of kinds with an age of their
-// own are deleted in batches, kind by kind through jobs_finished_by_kind_idx. Dead letters and their dead jobs (jobs_dead)
+// own are deleted in batches, kind by kind through jobs_finished_by_kind_idx. Dead letters (the rows of jobs_dead)
 // are deleted in batches too: jobs die rarely.
 //
 // A batch delete repeats its cutoff on finished_at, the partition key, so
@@ -18,7 +18,7 @@ import { HISTORY, STATE } from "./status-sets.js";
 // Every batch statement locks its rows with SKIP LOCKED, so any number of
 // workers may prune at once: each row is deleted by exactly one of them,
 // none waits. What is recorded about a deleted job (executions, steps,
-// keys, dead letter) goes with it through the jobs_deleted statement
+// keys) goes with it through the jobs_deleted statement
 // trigger (routines/jobs-deleted.ts); a dropped day's, through
 // job_history_drop.
 
@@ -126,26 +126,22 @@ WITH target AS (
 SELECT count(*)::int AS count FROM pruned`;
 
 /**
- * Delete up to $2 dead-letter entries older than $1 ms, oldest first, with
- * their dead jobs and executions; returns how many. The entry is locked first
- * (a requeue or purge holding it is skipped), then its job (anyone writing it
- * is skipped too); deleting the job takes the entry with it (jobs_forget).
+ * Delete up to $2 dead letters that died more than $1 ms ago, oldest first,
+ * with their executions; returns how many. A dead letter is its dead job's
+ * row (sql/dead-letters.ts), found through jobs_dead_finished_idx and
+ * locked with SKIP LOCKED (a requeue or purge holding it is skipped).
  * $3 null: every kind but those of $4 (kinds with an age of their own);
  * else only kind $3.
  * $1 age ms float8, $2 limit, $3 kind|null, $4 kinds left out text[]
  */
 export const deadLetterPrune = `
-WITH entry AS (
-  SELECT job_id FROM {{schema}}.dead_letter_jobs
-  WHERE dead_at < now() - $1::float8 * interval '1 millisecond'
-    AND CASE WHEN $3::text IS NULL THEN kind <> ALL($4::text[]) ELSE kind = $3 END
-  ORDER BY dead_at
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED
-), target AS (
+WITH target AS (
   SELECT j.id FROM {{schema}}.jobs AS j
-  WHERE j.id = ANY(ARRAY(SELECT job_id FROM entry)) AND j.status = ${STATE.dead}
-  ORDER BY j.id
+  WHERE j.status = ${STATE.dead} AND j.dead_letter_id IS NOT NULL
+    AND j.finished_at < now() - $1::float8 * interval '1 millisecond'
+    AND CASE WHEN $3::text IS NULL THEN j.kind <> ALL($4::text[]) ELSE j.kind = $3 END
+  ORDER BY j.finished_at
+  LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), pruned AS (
   DELETE FROM {{schema}}.jobs WHERE id = ANY(ARRAY(SELECT id FROM target)) AND status = ${STATE.dead} RETURNING 1

@@ -234,8 +234,6 @@ WITH target AS (
   DELETE FROM {{schema}}.job_steps AS s
   WHERE s.job_id = ANY(ARRAY(SELECT id FROM allowed)) AND s.seq >= (SELECT seq FROM start)
   RETURNING s.name
-), entry AS (
-  DELETE FROM {{schema}}.dead_letter_jobs WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = ${STATE.dead}))
 ), released AS (
   DELETE FROM {{schema}}.job_dependency_state WHERE job_id = ANY(ARRAY(SELECT id FROM allowed WHERE status = ${STATE.dead}))
 )${moveLiveJobs({ name: "rerun", from: "allowed", alias: "a", where: `j.id = a.id AND a.status <> ${STATE.dead}` }, RERUN_WRITES)}${returnEndedJobs(
