@@ -54,7 +54,8 @@ describe("enqueueMany by COPY", () => {
     for (const [n, job] of jobs.entries()) {
       expect(job.created).toBe(true);
       expect(job.payload).toEqual(batch[n]!.payload);
-      const { executions, ...stored } = (await test.conveyor.getJob(job.id))!;
+      const { executions, requeues, ...stored } = (await test.conveyor.getJob(job.id))!;
+      expect(requeues).toEqual([]);
       const { created, ...returned } = job;
       expect(returned).toStrictEqual(stored);
     }

@@ -78,8 +78,9 @@ describe("enqueue", () => {
     ]);
     for (const job of [...single, ...batch, ...keyless]) {
       expect(job.created).toBe(true);
-      const { executions, ...stored } = (await test.conveyor.getJob(job.id))!;
+      const { executions, requeues, ...stored } = (await test.conveyor.getJob(job.id))!;
       expect(executions).toEqual([]);
+      expect(requeues).toEqual([]);
       const { created, ...returned } = job;
       expect(returned).toStrictEqual(stored);
     }
