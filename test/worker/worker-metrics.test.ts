@@ -20,6 +20,17 @@ describe("worker metrics", () => {
   });
   afterAll(() => cleanup());
 
+  /** Start `worker`, check that it runs one job to success, and stop it. */
+  async function runsOneJob(worker: ReturnType<Conveyor["worker"]>): Promise<void> {
+    const job = await conveyor.enqueue(noop, {});
+    await worker.start();
+    try {
+      expect((await conveyor.waitFor(job.id)).status).toBe("succeeded");
+    } finally {
+      await worker.stop();
+    }
+  }
+
   it("registers in an app's own prom-client registry and counts there what the worker ran", async () => {
     const registry = new Registry();
     const before = registry.getMetricsAsArray().length;
@@ -28,26 +39,14 @@ describe("worker metrics", () => {
     expect(registry.getMetricsAsArray().length).toBeGreaterThan(before);
     const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 50, logger: silent, metrics });
     expect(worker.metrics).toBe(metrics);
-    const job = await conveyor.enqueue(noop, {});
-    await worker.start();
-    try {
-      expect((await conveyor.waitFor(job.id)).status).toBe("succeeded");
-    } finally {
-      await worker.stop();
-    }
+    await runsOneJob(worker);
     expect(await registry.metrics()).toMatch(/^conveyor_jobs_completed_total\{kind="noop",outcome="succeeded"\} 1$/m);
   });
 
   it("a worker given no metrics has none and runs its jobs all the same", async () => {
     const worker = conveyor.worker({ concurrency: 1, pollIntervalMs: 50, logger: silent });
     expect(worker.metrics).toBeNull();
-    const job = await conveyor.enqueue(noop, {});
-    await worker.start();
-    try {
-      expect((await conveyor.waitFor(job.id)).status).toBe("succeeded");
-    } finally {
-      await worker.stop();
-    }
+    await runsOneJob(worker);
   });
 
   it("refuses a registry that is not one, and an unknown option, naming the field", async () => {

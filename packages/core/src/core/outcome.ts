@@ -104,16 +104,19 @@ export function decideOutcome(ending: AttemptEnding, inputs: OutcomeInputs): Out
   }
 }
 
-/** The decision of `event`: its next state, whether the attempt counts and its dead reason, as the table gives them. */
-function decided(event: Exclude<AttemptEndEvent, "cancel_observed">, outcome: AttemptOutcomeLabel, delayMs = 0): OutcomeDecision {
+/** What the transition table gives `event`: its next state, whether the attempt counts, and its dead reason. */
+function byTable<E extends AttemptEndEvent>(event: E) {
   return {
-    outcome,
     event,
     nextStatus: TRANSITIONS[event].running,
-    delayMs,
     countsAttempt: EFFECTS[event].attempts !== "give_back",
     deadReason: EFFECTS[event].deadReason,
   };
+}
+
+/** The decision of `event`, its fields as the table gives them. */
+function decided(event: Exclude<AttemptEndEvent, "cancel_observed">, outcome: AttemptOutcomeLabel, delayMs = 0): OutcomeDecision {
+  return { outcome, delayMs, ...byTable(event), nextStatus: TRANSITIONS[event].running };
 }
 
 function retryAfter(request: RetryAfter): OutcomeDecision {
@@ -148,7 +151,7 @@ export interface FinalDecision extends Omit<OutcomeDecision, "outcome" | "nextSt
 export function withCancelRequest(decision: OutcomeDecision, cancelRequested: boolean): FinalDecision {
   const event = decision.event;
   if (!cancelRequested || event === null || !(CANCEL_OBSERVED_AT as readonly string[]).includes(event)) return decision;
-  return { outcome: "cancelled", event: "cancel_observed", nextStatus: TRANSITIONS.cancel_observed.running, delayMs: 0, countsAttempt: EFFECTS.cancel_observed.attempts !== "give_back", deadReason: EFFECTS.cancel_observed.deadReason };
+  return { outcome: "cancelled", delayMs: 0, ...byTable("cancel_observed") };
 }
 
 /** What the reclaim sweep reads of a job whose lease expired, under the row lock it holds. */

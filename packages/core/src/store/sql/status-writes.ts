@@ -1,4 +1,4 @@
-import type { JobStatus } from "../../core/states.js";
+import { type JobStatus, TERMINAL_STATUSES } from "../../core/states.js";
 import { CANCEL_OBSERVED_AT, EFFECTS, type JobEvent, TRANSITIONS, type TransitionEffects } from "../../core/transitions.js";
 import type { JobColumn, JobWrites } from "./job-moves.js";
 import { TERMINAL } from "./status-sets.js";
@@ -133,7 +133,7 @@ export function statusWrites(event: WriteEvent, values: WriteValues = {}): JobWr
 /** `finished_at`: the write's time where the row enters a terminal state, NULL where it does not (left alone between live states). */
 function finishedAt(event: WriteEvent, status: string, at: string): string | undefined {
   const rows = eventsOf(event).flatMap((e) => Object.entries(TRANSITIONS[e]) as Array<[JobStatus, JobStatus]>);
-  const isTerminal = (state: JobStatus) => TERMINAL.includes(`'${state}'`);
+  const isTerminal = (state: JobStatus) => TERMINAL_STATUSES.includes(state);
   // From live states to live states only: it was NULL and stays so.
   if (rows.every(([from, to]) => !isTerminal(from) && !isTerminal(to))) return undefined;
   const terminal = rows.map(([, to]) => isTerminal(to));
