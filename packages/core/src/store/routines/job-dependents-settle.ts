@@ -74,7 +74,6 @@ BEGIN
       only: `d.new_status <> d.old_status AND d.old_status IN (${LIVE})`,
       returning: MOVED_ALSO,
       release: false,
-      deadReason: "'dependency_failed'",
     },
     SETTLE_WRITES,
   )}${returnEndedJobs(

@@ -1,7 +1,7 @@
 import { ATTEMPT_END_EVENTS } from "../../core/transitions.js";
 import { JOB_COLUMNS } from "./job-columns.js";
 import { type JobWrites, moveLiveJobs } from "./job-moves.js";
-import { deadReasonOf, outcomeOf, statusWrites } from "./status-writes.js";
+import { outcomeOf, statusWrites } from "./status-writes.js";
 
 // Pieces every statement that ends an attempt shares (attempts.ts, leases.ts,
 // transactional-completion.ts). Not statements themselves, so this module is
@@ -51,7 +51,7 @@ const UNSUCCESSFUL_ENDS = { expr: "t.event", events: ATTEMPT_END_EVENTS.filter((
  * atomic and the job is stored once.
  */
 export const ATTEMPT_END = `${moveLiveJobs(
-  { name: "attempt", from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id", deadReason: deadReasonOf(UNSUCCESSFUL_ENDS) },
+  { name: "attempt", from: "target", alias: "t", where: "j.id = ANY(ARRAY(SELECT id FROM target)) AND j.id = t.id" },
   statusWrites(UNSUCCESSFUL_ENDS, { delayMs: "t.delay_ms", error: "t.error" }),
 )}, ${attemptRecord(`SELECT t.execution_id, t.id, t.attempt, t.worker_id, t.started_at, now(),
          ${outcomeOf(UNSUCCESSFUL_ENDS, "t.outcome")}, t.error

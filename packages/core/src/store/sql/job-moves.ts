@@ -133,13 +133,6 @@ export interface MoveSource {
    * their release and their waiters read the end.
    */
   keep?: string;
-  /**
-   * Why a job this move ends dead is dead-lettered (an SQL expression over
-   * `alias`). Its row in jobs_dead is its dead letter: it is given a fresh
-   * dead-letter id and this reason, and the death's time is its
-   * finished_at. A move that cannot end a job dead leaves it out.
-   */
-  deadReason?: string;
 }
 
 /** `source.returning` as what a RETURNING adds (`, value AS column`, …) and as the names a later SELECT reads (`, column`, …). */
@@ -192,10 +185,6 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   const rows = (states: string) => `(SELECT * FROM ${from} AS ${alias} WHERE ${status} IN (${states})${only}) AS ${alias}`;
   const { also, alsoNames } = returned(source);
   const keep = source.keep ? `, (${source.keep}) OR j.has_dependents OR j.awaited AS stored` : "";
-  const buried = (dead: string): string => `CASE WHEN ${status} = ${STATE.dead} THEN ${dead} END`;
-  const ended: JobWrites = source.deadReason
-    ? { ...writes, dead_letter_id: buried(`${s}.uuid_v7()`), dead_reason: buried(source.deadReason) }
-    : writes;
   const stored = source.keep ? " AND stored" : "";
   return `
 , ${name}_kept AS (
@@ -208,7 +197,7 @@ export function moveLiveJobs(source: MoveSource, writes: JobWrites): string {
   DELETE FROM ${s}.jobs_live AS j
   USING ${rows(TERMINAL)}
   WHERE ${where}
-  RETURNING ${rowAfter(ended)}${also}${keep}
+  RETURNING ${rowAfter(writes)}${also}${keep}
 ), ${name}_to_history AS (
   INSERT INTO ${s}.job_history (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${name}_ended WHERE status IN (${HISTORY})${stored}
 ), ${name}_to_dead AS (
@@ -247,7 +236,7 @@ export function returnEndedJobs(source: MoveSource, writes: JobWrites, tables: r
   DELETE FROM ${s}.${table} AS j
   USING ${source.only ? `(SELECT * FROM ${from} AS ${alias} WHERE ${source.only}) AS ${alias}` : `${from} AS ${alias}`}
   WHERE ${where}
-  RETURNING ${rowAfter({ ...writes, dead_letter_id: "NULL", dead_reason: "NULL" })}, j.status AS ended_status${also}
+  RETURNING ${rowAfter(writes)}, j.status AS ended_status${also}
 )`,
   );
   const gone = tables.map((table) => `SELECT * FROM ${name}_from_${table}`).join(" UNION ALL ");

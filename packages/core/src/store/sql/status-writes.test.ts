@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { JOB_EVENTS } from "../../core/transitions.js";
 import { setList } from "./job-moves.js";
-import { cancelAtEnd, deadReasonOf, outcomeOf, statusWrites } from "./status-writes.js";
+import { cancelAtEnd, outcomeOf, statusWrites } from "./status-writes.js";
 
 const ALL_VALUES = {
   from: "t.status",
@@ -37,7 +37,7 @@ describe("statusWrites", () => {
     expect(cancelAtEnd("p.event", "j.cancel_requested")).toMatch(/^CASE WHEN j\.cancel_requested AND p\.event IN \('attempt_retry_after'.*'attempt_suspended'.*\) THEN 'cancel_observed' ELSE p\.event END$/);
     expect(cancelAtEnd("p.event", "x")).not.toMatch(/'attempt_succeeded'/);
     expect(outcomeOf({ expr: "t.event", events: ["attempt_failed", "cancel_observed"] }, "t.outcome")).toBe("CASE WHEN t.event = 'cancel_observed' THEN 'cancelled' ELSE t.outcome END");
-    expect(deadReasonOf("permanent_error")).toBe("'permanent_error'");
-    expect(deadReasonOf("attempt_failed")).toBe("NULL::text");
+    expect(statusWrites("permanent_error", ALL_VALUES).dead_reason).toBe("'permanent_error'");
+    expect(statusWrites("attempt_failed", ALL_VALUES).dead_reason).toBeUndefined();
   });
 });

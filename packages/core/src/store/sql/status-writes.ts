@@ -72,6 +72,9 @@ function byEvent(event: WriteEvent, column: JobColumn, valueOf: (effects: Transi
   return `CASE ${arms.join(" ")} ELSE j.${column} END`;
 }
 
+/** Whether `event` moves a job out of `dead` (a requeue, a rerun, a reopened dependency). */
+const leavesDead = (event: JobEvent): boolean => Object.entries(TRANSITIONS[event]).some(([from, to]) => from === "dead" && to !== "dead");
+
 /** A value the write needs and its statement did not give. */
 function needed(value: string | undefined, name: keyof WriteValues, event: JobEvent): string {
   if (value === undefined) throw new Error(`status write: event ${event} needs values.${name}`);
@@ -124,6 +127,10 @@ export function statusWrites(event: WriteEvent, values: WriteValues = {}): JobWr
     ),
     result: byEvent(event, "result", (fx, e) => (fx.result === "given" ? needed(values.result, "result", e) : undefined)),
     cancel_requested: byEvent(event, "cancel_requested", (fx) => ({ request: "true", clear: "false", keep: undefined })[fx.cancel]),
+    // A job's row in jobs_dead is its dead letter: an event that kills it gives the row a letter (a fresh id
+    // and its reason), and one that brings it back from dead takes the letter away.
+    dead_letter_id: byEvent(event, "dead_letter_id", (fx, e) => (fx.deadReason !== null ? "{{schema}}.uuid_v7()" : leavesDead(e) ? "NULL" : undefined)),
+    dead_reason: byEvent(event, "dead_reason", (fx, e) => (fx.deadReason !== null ? `'${fx.deadReason}'` : leavesDead(e) ? "NULL" : undefined)),
     unique_key: byEvent(event, "unique_key", (fx) => (fx.uniqueKey === "kept" ? "j.unique_key" : undefined)),
     updated_at: at,
   };
@@ -157,12 +164,4 @@ export function outcomeOf(event: WriteEvent, given: string): string {
   if (fixed.length === 0) return given;
   if (typeof event === "string") return `'${EFFECTS[event].outcome}'`;
   return `CASE ${fixed.map((e) => `WHEN ${event.expr} = '${e}' THEN '${EFFECTS[e].outcome}'`).join(" ")} ELSE ${given} END`;
-}
-
-/** Why a write sends its job to the dead-letter queue (EFFECTS deadReason), as SQL; NULL for an event that does not. */
-export function deadReasonOf(event: WriteEvent): string {
-  const dying = eventsOf(event).filter((e) => EFFECTS[e].deadReason !== null);
-  if (dying.length === 0) return "NULL::text";
-  if (typeof event === "string") return `'${EFFECTS[event].deadReason}'`;
-  return `CASE ${dying.map((e) => `WHEN ${event.expr} = '${e}' THEN '${EFFECTS[e].deadReason}'`).join(" ")} END`;
 }
